@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Idempotent setup of everything the tests use: the wasm32-wasip1 target, interpreters and
+# bubblewrap (Debian packages), and a Python venv with the `mcp` client SDK.
+# Sourced by scripts/test.sh; safe to run by hand.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+log() { echo "setup: $*" >&2; }
+
+if command -v rustup >/dev/null 2>&1; then
+  if ! rustup target list --installed | grep -qx wasm32-wasip1; then
+    log "adding the wasm32-wasip1 target"
+    rustup target add wasm32-wasip1 >&2
+  fi
+fi
+
+# Debian packages the script runners and sandbox tests need.
+need=()
+for pair in ruby:ruby php:php-cli bwrap:bubblewrap perl:perl node:nodejs python3:python3; do
+  cmd="${pair%%:*}"; pkg="${pair#*:}"
+  command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing ${need[*]}"
+    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >&2
+  else
+    log "missing ${need[*]} (not root or no apt-get): tests that need them will fail"
+  fi
+fi
+
+# A Python venv with the official MCP client SDK, for the end-to-end tests.
+venv="$root/target/test-venv"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import mcp' 2>/dev/null; then
+  log "creating $venv with the mcp SDK"
+  python3 -m venv "$venv" >&2
+  "$venv/bin/pip" install -q --disable-pip-version-check 'mcp>=2.3' >&2
+fi
+export TOOLSMITH_TEST_PYTHON="$venv/bin/python"

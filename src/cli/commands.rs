@@ -1,0 +1,280 @@
+//! The CLI commands: open the toolbox, act, print.
+
+use super::output::{self, UserError};
+use super::{Cli, Command};
+use crate::index::{self, Index, Status};
+use crate::manifest::Severity;
+use crate::toolbox::{self, FileSpec, Toolbox};
+use crate::{guide, scaffold};
+use anyhow::Result;
+use serde_json::json;
+use std::path::PathBuf;
+
+/// The actor recorded in commits made from the command line.
+pub const CLI_ACTOR: &str = "cli";
+
+/// Run a parsed command line. Returns the process exit code.
+pub fn run(cli: Cli) -> Result<i32> {
+    let explicit = cli.toolbox.clone();
+    let location = explicit.clone().unwrap_or_else(toolbox::default_location);
+    match cli.command {
+        Command::Init { dir, example } => init(dir.unwrap_or(location), example, cli.json),
+        Command::New { name, lang, description } => {
+            let tb = open(explicit, &location)?;
+            new_tool(&tb, &name, lang.template_dir(), description.as_deref(), cli.json)
+        }
+        Command::List { kind, tag } => {
+            let tb = open(explicit, &location)?;
+            list(&Index::build(tb.root()), kind.as_deref(), tag.as_deref(), cli.json)
+        }
+        Command::Show { name } => show(&open(explicit, &location)?, &name, cli.json),
+        Command::Search { query, limit } => {
+            let tb = open(explicit, &location)?;
+            let idx = Index::build(tb.root());
+            let hits = index::search(&idx, &query.join(" "), limit);
+            if cli.json {
+                output::json(&serde_json::to_value(&hits)?);
+            } else if hits.is_empty() {
+                eprintln!("no tool matches {:?}", query.join(" "));
+            } else {
+                let rows: Vec<Vec<String>> = hits.iter().map(|h| vec![h.name.clone(), h.kind.clone(), format!("{:.1}", h.score), h.summary.clone()]).collect();
+                print!("{}", output::table(&["NAME", "KIND", "SCORE", "DESCRIPTION"], &rows));
+            }
+            Ok(0)
+        }
+        Command::Log { name, limit } => {
+            let tb = open(explicit, &location)?;
+            let log = tb.log(name.as_deref(), limit).map_err(UserError::from)?;
+            if cli.json {
+                output::json(&serde_json::to_value(&log)?);
+            } else {
+                for c in log {
+                    println!("{}  {}  {}", &c.id[..c.id.len().min(10)], format_time(c.time), c.summary);
+                }
+            }
+            Ok(0)
+        }
+        Command::Lint => lint(&Index::build(open(explicit, &location)?.root()), cli.json),
+        Command::Guide => {
+            print!("{}", guide::render(&Index::build(open(explicit, &location)?.root())));
+            Ok(0)
+        }
+        Command::Schema => {
+            output::json(&crate::manifest::json_schema());
+            Ok(0)
+        }
+        Command::Call { name, args } => call(open(explicit, &location)?, &name, &args, cli.json),
+        Command::Serve { http, allow_remote, expose } => serve(open(explicit, &location)?, http, allow_remote, expose),
+        Command::Delete { name } => {
+            let tb = open(explicit, &location)?;
+            let out = tb.delete_tool(&name, CLI_ACTOR).map_err(UserError::from)?;
+            if cli.json {
+                output::json(&serde_json::to_value(&out)?);
+            } else {
+                println!("deleted {name} ({})", out.commit.as_deref().unwrap_or("no commit"));
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// Open the toolbox: an explicit --toolbox must exist; the default one is created on first use.
+pub fn open(explicit: Option<PathBuf>, location: &std::path::Path) -> Result<Toolbox> {
+    let tb = match explicit {
+        Some(dir) => Toolbox::open(&dir),
+        None => Toolbox::open_or_create(location),
+    };
+    Ok(tb.map_err(UserError::from)?)
+}
+
+fn init(dir: PathBuf, example: bool, as_json: bool) -> Result<i32> {
+    let extra = if example { toolbox::seed_files() } else { Vec::new() };
+    let tb = Toolbox::init(&dir, &extra, CLI_ACTOR).map_err(UserError::from)?;
+    let n = Index::build(tb.root()).tools().count();
+    if as_json {
+        output::json(&json!({"toolbox": tb.root(), "tools": n}));
+    } else {
+        println!("created toolbox {} with {n} tool(s)", tb.root().display());
+    }
+    Ok(0)
+}
+
+fn new_tool(tb: &Toolbox, name: &str, lang: &str, description: Option<&str>, as_json: bool) -> Result<i32> {
+    tb.tool_dir(name).map_err(UserError::from)?;
+    if tb.tools_dir().join(name).exists() {
+        return Err(UserError::new(format!("tool {name:?} already exists"), "pick another name, or edit the existing tool"));
+    }
+    let description = description.unwrap_or("TODO: say what this tool does");
+    let files = scaffold::render(lang, name, description)
+        .ok_or_else(|| UserError::new(format!("no template for {lang}"), format!("templates: {}", scaffold::languages().join(", "))))?;
+    let files: Vec<FileSpec> = files.into_iter().map(|(path, contents, executable)| FileSpec { path, contents, executable }).collect();
+    let out = tb.write_tool(name, &files, CLI_ACTOR).map_err(UserError::from)?;
+    if as_json {
+        output::json(&serde_json::to_value(&out)?);
+    } else {
+        println!("created {} from the {lang} template in {}", name, tb.tools_dir().join(name).display());
+    }
+    Ok(0)
+}
+
+fn list(idx: &Index, kind: Option<&str>, tag: Option<&str>, as_json: bool) -> Result<i32> {
+    let tools: Vec<_> = idx
+        .tools()
+        .filter(|t| kind.is_none_or(|k| t.manifest.kind.as_str() == k))
+        .filter(|t| tag.is_none_or(|g| t.manifest.tags.iter().any(|x| x == g)))
+        .collect();
+    let broken: Vec<_> = idx.broken().collect();
+    if as_json {
+        let tools: Vec<_> = tools.iter().map(|t| json!({"name": t.manifest.name, "kind": t.manifest.kind, "description": t.manifest.summary(), "tags": t.manifest.tags})).collect();
+        let broken: Vec<_> = broken.iter().map(|e| json!({"name": e.name, "errors": e.errors().iter().map(|d| d.to_string()).collect::<Vec<_>>()})).collect();
+        output::json(&json!({"tools": tools, "broken": broken}));
+        return Ok(0);
+    }
+    let rows: Vec<Vec<String>> = tools.iter().map(|t| vec![t.manifest.name.clone(), t.manifest.kind.to_string(), t.manifest.summary().to_string()]).collect();
+    print!("{}", output::table(&["NAME", "KIND", "DESCRIPTION"], &rows));
+    for e in broken {
+        let first = e.errors().first().map(|d| d.to_string()).unwrap_or_default();
+        println!("{}  BROKEN  {}", e.name, first.lines().next().unwrap_or(""));
+    }
+    Ok(0)
+}
+
+fn show(tb: &Toolbox, name: &str, as_json: bool) -> Result<i32> {
+    let dir = tb.tool_dir(name).map_err(UserError::from)?;
+    let idx = Index::build(tb.root());
+    let entry = idx.get(name).ok_or_else(|| UserError::new(format!("there is no tool named {name:?}"), "`toolsmith list` shows the tools"))?;
+    let text = std::fs::read_to_string(dir.join(crate::manifest::FILE_NAME)).unwrap_or_default();
+    let files: Vec<String> = walkdir::WalkDir::new(&dir)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| !crate::hashing::IGNORED_NAMES.contains(&e.file_name().to_string_lossy().as_ref()))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| e.path().strip_prefix(&dir).ok().map(|p| p.to_string_lossy().into_owned()))
+        .collect();
+    if as_json {
+        let (status, errors) = match &entry.status {
+            Status::Ok(_) => ("ok", vec![]),
+            Status::Broken(d) => ("broken", d.iter().map(|d| d.to_string()).collect()),
+        };
+        output::json(&json!({"name": name, "status": status, "errors": errors, "dir": dir, "files": files, "manifest": entry.tool().map(|t| &t.manifest), "tool_toml": text}));
+        return Ok(0);
+    }
+    println!("# {name}  ({})\n", dir.display());
+    for d in entry.errors() {
+        println!("{d}");
+    }
+    println!("files: {}\n", files.join(", "));
+    print!("{text}");
+    Ok(0)
+}
+
+fn lint(idx: &Index, as_json: bool) -> Result<i32> {
+    let mut errors = 0;
+    let mut warnings = 0;
+    let mut all = Vec::new();
+    for e in idx.entries() {
+        let diags: Vec<_> = match &e.status {
+            Status::Ok(t) => t.warnings.clone(),
+            Status::Broken(d) => d.clone(),
+        };
+        for d in diags {
+            match d.severity {
+                Severity::Error => errors += 1,
+                Severity::Warning => warnings += 1,
+            }
+            all.push(d);
+        }
+    }
+    if as_json {
+        output::json(&json!({"errors": errors, "warnings": warnings, "diagnostics": all}));
+    } else {
+        for d in &all {
+            eprintln!("{d}");
+        }
+        println!("{} tool(s) checked: {errors} error(s), {warnings} warning(s)", idx.len());
+    }
+    Ok(if errors > 0 { 1 } else { 0 })
+}
+
+fn format_time(secs: i64) -> String {
+    // ISO-like UTC date without pulling in a date crate: days since epoch → civil date.
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}", rem / 3600, (rem % 3600) / 60)
+}
+
+/// Howard Hinnant's days-to-civil algorithm.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// `toolsmith call NAME --args JSON`.
+pub(super) fn call(tb: Toolbox, name: &str, args: &str, as_json: bool) -> Result<i32> {
+    let args: serde_json::Value = serde_json::from_str(args).map_err(|e| UserError::new(format!("--args is not valid JSON: {e}"), "pass a JSON object, e.g. --args '{\"text\": \"hello\"}'"))?;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let app = crate::app::App::new(tb);
+    let out = rt.block_on(app.call(name, args, &crate::runner::script::NoHost));
+    match out {
+        Ok(o) => {
+            if as_json {
+                output::json(&json!({"text": o.text, "structured": o.structured, "logs": o.logs}));
+            } else {
+                for l in &o.logs {
+                    eprintln!("{l}");
+                }
+                println!("{}", o.text);
+            }
+            Ok(0)
+        }
+        Err(e) => Err(anyhow::Error::new(UserError { hint: e.hint(), message: e.to_string() })),
+    }
+}
+
+/// `toolsmith serve`.
+pub(super) fn serve(tb: Toolbox, http: Option<String>, allow_remote: bool, expose: super::Exposure) -> Result<i32> {
+    let exposure = match expose {
+        super::Exposure::All => crate::mcp::Exposure::All,
+        super::Exposure::Pinned => crate::mcp::Exposure::Pinned,
+        super::Exposure::None => crate::mcp::Exposure::None,
+    };
+    let addr: Option<std::net::SocketAddr> = match http {
+        None => None,
+        Some(a) => {
+            let addr: std::net::SocketAddr = a.parse().map_err(|e| UserError::new(format!("--http {a:?} is not an address: {e}"), "use IP:PORT, e.g. 127.0.0.1:8080"))?;
+            if !addr.ip().is_loopback() && !allow_remote {
+                return Err(UserError::new(format!("{addr} is not a loopback address"), "serving beyond this machine exposes your tools to the network; add --allow-remote if you mean it"));
+            }
+            Some(addr)
+        }
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(async move {
+        let app = crate::app::App::new(tb);
+        let idx = app.index();
+        let (ok, broken) = (idx.tools().count(), idx.broken().count());
+        let root = app.toolbox.root().to_path_buf();
+        let shared = crate::mcp::start(app, exposure)?;
+        let transport = match addr {
+            Some(a) => format!("streamable HTTP at http://{a}/mcp"),
+            None => "stdio".to_string(),
+        };
+        eprintln!("toolsmith {}: serving {} ({ok} tools, {broken} broken) over {transport}", env!("CARGO_PKG_VERSION"), root.display());
+        match addr {
+            Some(a) => crate::mcp::serve_http(shared, a).await,
+            None => crate::mcp::serve_stdio(shared).await,
+        }
+    })?;
+    Ok(0)
+}

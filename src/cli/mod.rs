@@ -1,0 +1,141 @@
+//! The command line: argument definitions (clap) and dispatch to the commands.
+//!
+//! Parsing produces plain values first; commands then open the toolbox and act. Data goes to
+//! stdout (`--json` for scripts), logs and errors to stderr.
+
+mod commands;
+mod output;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+pub use commands::run;
+pub use output::UserError as UserErrorRef;
+
+/// toolsmith: a self-extending MCP server. An AI writes tools; toolsmith builds, stores,
+/// versions and runs them in a git toolbox.
+#[derive(Debug, Parser)]
+#[command(name = "toolsmith", version, about, long_about = None)]
+pub struct Cli {
+    /// The toolbox directory (default: $TOOLSMITH_HOME, else the platform data dir).
+    #[arg(long, global = true, env = "TOOLSMITH_TOOLBOX", value_name = "DIR")]
+    pub toolbox: Option<PathBuf>,
+    /// Print data as JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// More logging on stderr (-v info, -vv debug).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a new toolbox (a git repository with tools/).
+    Init {
+        /// Where to create it (default: the --toolbox or default location).
+        dir: Option<PathBuf>,
+        /// Seed it with the example tools.
+        #[arg(long)]
+        example: bool,
+    },
+    /// Scaffold a new tool from a template and commit it.
+    New {
+        name: String,
+        /// Language of the template.
+        #[arg(long, value_enum, default_value_t = Lang::Python)]
+        lang: Lang,
+        /// One-line description.
+        #[arg(long, short)]
+        description: Option<String>,
+    },
+    /// List the tools (and broken tool directories).
+    List {
+        /// Only tools of this kind.
+        #[arg(long)]
+        kind: Option<String>,
+        /// Only tools with this tag.
+        #[arg(long)]
+        tag: Option<String>,
+    },
+    /// Show one tool: manifest, schemas, files.
+    Show { name: String },
+    /// Ranked keyword search over the tools.
+    Search {
+        query: Vec<String>,
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+    },
+    /// History of the toolbox, or of one tool.
+    Log {
+        name: Option<String>,
+        #[arg(long, short = 'n', default_value_t = 20)]
+        limit: usize,
+    },
+    /// Validate every manifest; exits non-zero when any has errors.
+    Lint,
+    /// Print the guide (the toolsmith://guide resource).
+    Guide,
+    /// Delete a tool (as a commit; history keeps it).
+    Delete { name: String },
+    /// Print the JSON Schema of tool.toml (docs/tool.schema.json).
+    Schema,
+    /// Call a stored tool with JSON arguments and print its result.
+    Call {
+        name: String,
+        /// Arguments as a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+    },
+    /// Serve the toolbox over MCP (stdio by default).
+    Serve {
+        /// Serve streamable HTTP on this address instead of stdio, e.g. 127.0.0.1:8080 (path /mcp).
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+        /// Allow a non-loopback --http address.
+        #[arg(long)]
+        allow_remote: bool,
+        /// Which stored tools appear as MCP tools of their own.
+        #[arg(long, value_enum, env = "TOOLSMITH_EXPOSE", default_value_t = Exposure::All)]
+        expose: Exposure,
+    },
+}
+
+/// Template languages for `new`.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum Lang {
+    Rust,
+    Python,
+    Node,
+    Ruby,
+    Bash,
+    Perl,
+    Php,
+}
+
+impl Lang {
+    pub fn template_dir(self) -> &'static str {
+        match self {
+            Lang::Rust => "rust",
+            Lang::Python => "python",
+            Lang::Node => "node",
+            Lang::Ruby => "ruby",
+            Lang::Bash => "bash",
+            Lang::Perl => "perl",
+            Lang::Php => "php",
+        }
+    }
+}
+
+/// Which stored tools the MCP server lists as tools of their own.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq, Default)]
+pub enum Exposure {
+    /// Every valid tool (up to 200; past that, pinned ones only).
+    #[default]
+    All,
+    /// Only tools with `pinned = true`.
+    Pinned,
+    /// None: meta-tools only (use call_tool).
+    None,
+}

@@ -1,0 +1,51 @@
+//! Content hashes of tool directories: the source hash (source files + lockfile) and the
+//! artifact hash, written into tool.toml as "sha256:<hex>".
+
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+/// Names never part of a tool's source: build outputs, environments, caches.
+pub const IGNORED_NAMES: &[&str] = &["target", ".venv", "node_modules", "__pycache__", ".toolsmith", ".git"];
+
+/// "sha256:<hex>" of bytes.
+pub fn sha256_bytes(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
+}
+
+/// "sha256:<hex>" of a file's contents.
+pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+    Ok(sha256_bytes(&std::fs::read(path)?))
+}
+
+/// The source hash of a tool directory: every regular file except tool.toml, the artifact
+/// and ignored directories, sorted by relative path, each as (path, NUL, length, contents).
+/// Independent of file times, so a clone of the toolbox hashes the same.
+pub fn source_hash(dir: &Path, artifact: Option<&str>) -> std::io::Result<String> {
+    let mut files = Vec::new();
+    let walker = walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name().into_iter().filter_entry(|e| {
+        let n = e.file_name().to_string_lossy();
+        !(e.file_type().is_dir() && IGNORED_NAMES.contains(&n.as_ref()))
+    });
+    for entry in walker {
+        let entry = entry.map_err(std::io::Error::other)?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(dir).map_err(std::io::Error::other)?;
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if rel == crate::manifest::FILE_NAME || Some(rel.as_str()) == artifact {
+            continue;
+        }
+        files.push(rel);
+    }
+    files.sort();
+    let mut h = Sha256::new();
+    for rel in files {
+        let bytes = std::fs::read(dir.join(&rel))?;
+        h.update(rel.as_bytes());
+        h.update([0]);
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(&bytes);
+    }
+    Ok(format!("sha256:{}", hex::encode(h.finalize())))
+}

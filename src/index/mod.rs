@@ -1,0 +1,284 @@
+//! The index: every tool directory of a toolbox, parsed, with broken ones kept and explained.
+//!
+//! Invariant: the index is a pure function of the files under `tools/`. It never writes. A
+//! broken manifest becomes a `Broken` entry and never hides the others. Re-indexing one tool
+//! reads only that tool's directory; a full refresh re-reads only tools whose files changed
+//! (by size and modification time).
+
+mod search;
+
+pub use search::{SearchHit, search};
+
+use crate::manifest::{self, Diagnostic, Manifest, Severity};
+use crate::names;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// The directory under a toolbox root that holds the tools.
+pub const TOOLS_DIR: &str = "tools";
+
+/// A tool that parsed and validated.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    pub manifest: Manifest,
+    /// The input schema, resolved from `input_schema` or `input_schema_file` (an empty object
+    /// schema when the tool declares none).
+    pub input_schema: Map<String, Value>,
+    /// The output schema, if declared.
+    pub output_schema: Option<Map<String, Value>>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// The state of one tool directory.
+#[derive(Debug, Clone)]
+pub enum Status {
+    Ok(Box<Tool>),
+    Broken(Vec<Diagnostic>),
+}
+
+/// One directory under `tools/`.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The directory name (the tool name when valid).
+    pub name: String,
+    /// The tool directory.
+    pub dir: PathBuf,
+    pub status: Status,
+    fingerprint: Fingerprint,
+}
+
+impl Entry {
+    pub fn tool(&self) -> Option<&Tool> {
+        match &self.status {
+            Status::Ok(t) => Some(t),
+            Status::Broken(_) => None,
+        }
+    }
+
+    pub fn errors(&self) -> &[Diagnostic] {
+        match &self.status {
+            Status::Ok(_) => &[],
+            Status::Broken(d) => d,
+        }
+    }
+}
+
+/// Size and mtime of the files an entry was built from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Fingerprint(Vec<(u64, Option<SystemTime>)>);
+
+fn stat(path: &Path) -> (u64, Option<SystemTime>) {
+    match std::fs::metadata(path) {
+        Ok(m) => (m.len(), m.modified().ok()),
+        Err(_) => (u64::MAX, None),
+    }
+}
+
+/// The index of one toolbox.
+#[derive(Debug, Clone, Default)]
+pub struct Index {
+    root: PathBuf,
+    entries: BTreeMap<String, Entry>,
+}
+
+impl Index {
+    /// Index the toolbox at `root` from scratch.
+    pub fn build(root: &Path) -> Index {
+        let mut index = Index { root: root.to_path_buf(), entries: BTreeMap::new() };
+        let dirs = list_tool_dirs(root);
+        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8);
+        let chunk = dirs.len().div_ceil(threads).max(64);
+        let entries: Vec<Entry> = std::thread::scope(|s| {
+            let handles: Vec<_> = dirs.chunks(chunk).map(|part| s.spawn(move || part.iter().map(|(n, d)| load_entry(n, d)).collect::<Vec<_>>())).collect();
+            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+        });
+        for e in entries {
+            index.entries.insert(e.name.clone(), e);
+        }
+        index
+    }
+
+    /// The toolbox root this index describes.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Re-read one tool directory (or drop it when it is gone). Returns true when the entry changed.
+    pub fn reindex_tool(&mut self, name: &str) -> bool {
+        let dir = self.root.join(TOOLS_DIR).join(name);
+        if !dir.is_dir() {
+            return self.entries.remove(name).is_some();
+        }
+        let fresh = load_entry(name, &dir);
+        let changed = self.entries.get(name).is_none_or(|old| old.fingerprint != fresh.fingerprint || !same_status(old, &fresh));
+        self.entries.insert(name.to_string(), fresh);
+        changed
+    }
+
+    /// Bring the whole index up to date, re-reading only directories whose files changed.
+    /// Returns the names of entries that were added, changed or removed.
+    pub fn refresh(&mut self) -> Vec<String> {
+        let dirs = list_tool_dirs(&self.root);
+        let mut changed = Vec::new();
+        let present: std::collections::BTreeSet<&String> = dirs.iter().map(|(n, _)| n).collect();
+        let gone: Vec<String> = self.entries.keys().filter(|k| !present.contains(k)).cloned().collect();
+        for name in gone {
+            self.entries.remove(&name);
+            changed.push(name);
+        }
+        for (name, dir) in &dirs {
+            let up_to_date = self.entries.get(name).is_some_and(|e| e.fingerprint == fingerprint(dir, e));
+            if !up_to_date && self.reindex_tool(name) {
+                changed.push(name.clone());
+            }
+        }
+        changed.sort();
+        changed
+    }
+
+    /// All entries, sorted by name.
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.values()
+    }
+
+    /// Valid tools, sorted by name.
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.entries.values().filter_map(Entry::tool)
+    }
+
+    /// Broken entries, sorted by name.
+    pub fn broken(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.values().filter(|e| matches!(e.status, Status::Broken(_)))
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Entry> {
+        self.entries.get(name)
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.entries.get(name).and_then(Entry::tool)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+fn same_status(a: &Entry, b: &Entry) -> bool {
+    match (&a.status, &b.status) {
+        (Status::Ok(x), Status::Ok(y)) => x.manifest == y.manifest && x.input_schema == y.input_schema && x.output_schema == y.output_schema,
+        (Status::Broken(x), Status::Broken(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Directories directly under `<root>/tools`, sorted by name. Hidden entries (starting with
+/// '.') are skipped: toolsmith keeps its temporary directories there.
+fn list_tool_dirs(root: &Path) -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = walkdir::WalkDir::new(root.join(TOOLS_DIR))
+        .min_depth(1)
+        .max_depth(1)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_dir())
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.into_path()))
+        .filter(|(n, _)| !n.starts_with('.'))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The files an entry depends on: tool.toml plus any schema files it names.
+fn fingerprint(dir: &Path, entry: &Entry) -> Fingerprint {
+    let mut files = vec![dir.join(manifest::FILE_NAME)];
+    if let Some(t) = entry.tool() {
+        files.extend(t.manifest.input_schema_file.iter().map(|f| dir.join(f)));
+        files.extend(t.manifest.output_schema_file.iter().map(|f| dir.join(f)));
+    }
+    Fingerprint(files.iter().map(|f| stat(f)).collect())
+}
+
+fn broken(name: &str, dir: &Path, file: PathBuf, message: String, hint: &str) -> Entry {
+    let d = Diagnostic { severity: Severity::Error, file, line: None, column: None, field: None, message, hint: Some(hint.to_string()) };
+    let mut e = Entry { name: name.to_string(), dir: dir.to_path_buf(), status: Status::Broken(vec![d]), fingerprint: Fingerprint::default() };
+    e.fingerprint = fingerprint(dir, &e);
+    e
+}
+
+/// Read and parse one tool directory.
+fn load_entry(name: &str, dir: &Path) -> Entry {
+    let file = dir.join(manifest::FILE_NAME);
+    if let Err(e) = names::validate(name) {
+        return broken(name, dir, dir.to_path_buf(), format!("directory name is not a valid tool name: {e}"), e.hint());
+    }
+    let text = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return broken(name, dir, file, "the tool directory has no tool.toml".into(), "add a tool.toml (see docs/tool-toml.md), or `toolsmith new NAME` to scaffold one");
+        }
+        Err(e) => return broken(name, dir, file, format!("cannot read tool.toml: {e}"), "check the file's permissions and encoding (UTF-8)"),
+    };
+    let status = match manifest::parse(&file, Some(name), &text) {
+        Ok(parsed) => resolve(dir, &file, parsed),
+        Err(mut diags) => {
+            if text.lines().any(|l| l.starts_with("<<<<<<< ") || l.starts_with(">>>>>>> ")) {
+                for d in &mut diags {
+                    d.hint = Some("this tool.toml holds git merge-conflict markers: resolve the conflict, then `git add` it".into());
+                }
+            }
+            Status::Broken(diags)
+        }
+    };
+    let mut e = Entry { name: name.to_string(), dir: dir.to_path_buf(), status, fingerprint: Fingerprint::default() };
+    e.fingerprint = fingerprint(dir, &e);
+    e
+}
+
+/// Resolve schema files named by the manifest.
+fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Status {
+    let m = parsed.manifest;
+    let load = |field: &str, rel: &str| -> Result<Map<String, Value>, Diagnostic> {
+        let path = dir.join(rel);
+        let fail = |message: String| Diagnostic {
+            severity: Severity::Error,
+            file: file.to_path_buf(),
+            line: None,
+            column: None,
+            field: Some(format!("{field}_file")),
+            message,
+            hint: Some(format!("{rel} must be a JSON object schema beside tool.toml")),
+        };
+        let text = std::fs::read_to_string(&path).map_err(|e| fail(format!("cannot read {rel}: {e}")))?;
+        match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(o)) => Ok(o),
+            Ok(_) => Err(fail(format!("{rel} is not a JSON object"))),
+            Err(e) => Err(fail(format!("{rel} is not valid JSON: {e}"))),
+        }
+    };
+    let input = match (&m.input_schema, &m.input_schema_file) {
+        (Some(s), _) => Ok(s.clone()),
+        (None, Some(f)) => load("input_schema", f),
+        (None, None) => Ok(empty_object_schema()),
+    };
+    let output = match (&m.output_schema, &m.output_schema_file) {
+        (Some(s), _) => Ok(Some(s.clone())),
+        (None, Some(f)) => load("output_schema", f).map(Some),
+        (None, None) => Ok(None),
+    };
+    match (input, output) {
+        (Ok(input_schema), Ok(output_schema)) => Status::Ok(Box::new(Tool { manifest: m, input_schema, output_schema, warnings: parsed.warnings })),
+        (i, o) => Status::Broken(i.err().into_iter().chain(o.err()).collect()),
+    }
+}
+
+fn empty_object_schema() -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("type".into(), Value::String("object".into()));
+    m
+}

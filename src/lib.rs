@@ -1,0 +1,16 @@
+//! toolsmith: a self-extending MCP server whose tools live in a git toolbox.
+//!
+//! See ARCHITECTURE.md for the map of modules and the invariants each keeps.
+
+pub mod app;
+pub mod cli;
+pub mod git;
+pub mod guide;
+pub mod hashing;
+pub mod index;
+pub mod manifest;
+pub mod mcp;
+pub mod names;
+pub mod runner;
+pub mod scaffold;
+pub mod toolbox;

@@ -1,0 +1,36 @@
+//! The `toolsmith` binary: parse the command line, set up logging on stderr, run.
+
+use clap::Parser;
+use toolsmith::cli::{self, Cli};
+
+fn main() {
+    let cli = Cli::parse();
+    let default = match cli.verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLSMITH_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).with_target(false).init();
+
+    let code = match cli::run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            let mut hint = None;
+            for cause in e.chain() {
+                if let Some(u) = cause.downcast_ref::<cli::UserErrorRef>() {
+                    hint = u.hint.clone();
+                }
+            }
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            if let Some(h) = hint {
+                eprintln!("hint: {h}");
+            }
+            2
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,389 @@
+//! The `tool.toml` manifest: its types, parsing with precise diagnostics, and validation.
+//!
+//! Invariant: this module does no IO. `parse` is a pure function of the file's text; a schema
+//! file named by `input_schema_file` is resolved by the indexer, not here.
+
+mod edit;
+mod parse;
+mod validate;
+
+pub use edit::{EditError, set_hashes};
+pub use parse::{Diagnostic, Parsed, Severity, parse};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// The manifest format this build reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+/// The manifest's file name inside a tool directory.
+pub const FILE_NAME: &str = "tool.toml";
+
+/// A parsed `tool.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "toolsmith tool.toml", description = "Manifest of one toolsmith tool")]
+pub struct Manifest {
+    /// Manifest format version. This build understands format 1.
+    #[serde(default = "default_format")]
+    pub format: u32,
+    /// Tool name: equals the directory name; lowercase a-z, 0-9, '_' and '-', starting with a letter, at most 64 characters.
+    pub name: String,
+    /// What the tool does, in one or two sentences. The first line is its summary.
+    pub description: String,
+    /// How the tool runs.
+    pub kind: Kind,
+    /// Free-form version of the tool (history is kept by git; this is informational).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Keywords for search and filtering.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Exposed as its own MCP tool when the server's exposure is `pinned`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub pinned: bool,
+    /// Entry point and interpreter.
+    #[serde(default)]
+    pub run: Run,
+    /// JSON Schema of the arguments (an object schema), written in TOML.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<Map<String, Value>>,
+    /// A JSON Schema file beside tool.toml, instead of `input_schema`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_schema_file: Option<String>,
+    /// JSON Schema of the structured result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Map<String, Value>>,
+    /// A JSON Schema file beside tool.toml, instead of `output_schema`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema_file: Option<String>,
+    /// MCP tool annotations.
+    #[serde(default)]
+    pub annotations: Annotations,
+    /// Dependencies installed for the tool.
+    #[serde(default)]
+    pub dependencies: Dependencies,
+    /// Resource limits for one call.
+    #[serde(default)]
+    pub limits: Limits,
+    /// What the tool may reach; everything is denied by default.
+    #[serde(default)]
+    pub capabilities: Capabilities,
+    /// Input → expected output pairs, run after builds and registrations.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<Example>,
+    /// Content hashes written by toolsmith.
+    #[serde(default)]
+    pub hashes: Hashes,
+    /// Where an imported tool came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+    /// Steps of a pipeline (kind = "pipeline").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<Step>,
+}
+
+fn default_format() -> u32 {
+    FORMAT_VERSION
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// How a tool runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Rust compiled to WebAssembly (wasm32-wasip1), run in wasmtime.
+    Wasm,
+    /// A script run by an interpreter as a subprocess.
+    Script,
+    /// An ordered list of steps that call other tools.
+    Pipeline,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 3] = [Kind::Wasm, Kind::Script, Kind::Pipeline];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Wasm => "wasm",
+            Kind::Script => "script",
+            Kind::Pipeline => "pipeline",
+        }
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Kind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| format!("unknown kind {s:?}; allowed: wasm, script, pipeline"))
+    }
+}
+
+/// Entry point and interpreter.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Run {
+    /// kind = "wasm": the built module, relative to the tool directory (default "tool.wasm").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<String>,
+    /// kind = "script": python, node, ruby, bash, perl, php or other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// kind = "script": the script file, relative to the tool directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    /// The interpreter command and its leading arguments; defaults from `language`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpreter: Option<Vec<String>>,
+    /// How a script talks to the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<Protocol>,
+    /// Keep a warm worker process that serves many calls.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub worker: bool,
+}
+
+/// How a script talks to the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// One JSON-RPC 2.0 request on stdin; the script may call back the host; it answers with a response.
+    Jsonrpc,
+    /// Arguments as JSON on stdin, the result on stdout.
+    Plain,
+}
+
+/// The languages toolsmith knows an interpreter for.
+pub const LANGUAGES: &[(&str, &[&str], &str)] = &[
+    ("python", &["python3", "-u"], "py"),
+    ("node", &["node"], "js"),
+    ("ruby", &["ruby"], "rb"),
+    ("bash", &["bash"], "sh"),
+    ("perl", &["perl"], "pl"),
+    ("php", &["php"], "php"),
+];
+
+/// The default interpreter command for a language, if toolsmith knows it.
+pub fn default_interpreter(language: &str) -> Option<Vec<String>> {
+    LANGUAGES
+        .iter()
+        .find(|(l, _, _)| *l == language)
+        .map(|(_, cmd, _)| cmd.iter().map(|s| s.to_string()).collect())
+}
+
+/// MCP tool annotations.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Annotations {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world: Option<bool>,
+}
+
+/// Dependencies installed for the tool.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Dependencies {
+    /// Rust crates: name → version, or { version, features }.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub crates: BTreeMap<String, CrateDep>,
+    /// Python requirements (pip syntax).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pip: Vec<String>,
+    /// npm packages: name → version range.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub npm: BTreeMap<String, String>,
+}
+
+/// A crate dependency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum CrateDep {
+    Version(String),
+    Detailed {
+        version: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        features: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        default_features: Option<bool>,
+    },
+}
+
+/// Resource limits for one call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Limits {
+    /// Wall-clock / CPU time limit in milliseconds (default 10000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Memory limit in MiB (default 256).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u64>,
+    /// Cap on stdout and on stderr, in bytes (default 1 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_bytes: Option<u64>,
+}
+
+impl Limits {
+    pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+    pub const DEFAULT_MEMORY_MB: u64 = 256;
+    pub const DEFAULT_OUTPUT_BYTES: u64 = 1 << 20;
+
+    pub fn timeout_ms(&self) -> u64 {
+        self.timeout_ms.unwrap_or(Self::DEFAULT_TIMEOUT_MS)
+    }
+    pub fn memory_mb(&self) -> u64 {
+        self.memory_mb.unwrap_or(Self::DEFAULT_MEMORY_MB)
+    }
+    pub fn output_bytes(&self) -> u64 {
+        self.output_bytes.unwrap_or(Self::DEFAULT_OUTPUT_BYTES)
+    }
+}
+
+/// What a tool may reach. Everything is denied by default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Capabilities {
+    /// Network access.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub network: bool,
+    /// Environment variables passed through from the host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+    /// Paths the tool may read (inside the allowed roots).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read: Vec<String>,
+    /// Paths the tool may write (inside the allowed roots).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write: Vec<String>,
+}
+
+/// One example: input → expected output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Example {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The arguments.
+    #[serde(default = "empty_object")]
+    pub input: Value,
+    /// Expected structured output (exact JSON equality).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+    /// Expected text output (exact, trailing whitespace ignored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_text: Option<String>,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Map::new())
+}
+
+/// Content hashes written by toolsmith.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Hashes {
+    /// "sha256:<hex>" over the source files and lockfile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// "sha256:<hex>" of the built artifact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<String>,
+}
+
+/// Where an imported tool came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Origin {
+    pub url: String,
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// One pipeline step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Step {
+    /// Name for `$steps.<name>` references.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The stored tool to call.
+    pub tool: String,
+    /// Arguments; strings may reference `$input`, `$prev`, `$steps.<name>` with paths.
+    #[serde(default = "empty_object")]
+    pub args: Value,
+    /// Run the step only when this reference is truthy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
+    /// What a failure of this step does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_error: Option<OnError>,
+}
+
+/// What a failing pipeline step does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    Stop,
+    Continue,
+}
+
+impl Manifest {
+    /// The first line of the description.
+    pub fn summary(&self) -> &str {
+        self.description.lines().next().unwrap_or("").trim()
+    }
+
+    /// The artifact path of a wasm tool, relative to the tool directory.
+    pub fn artifact(&self) -> &str {
+        self.run.artifact.as_deref().unwrap_or("tool.wasm")
+    }
+
+    /// The interpreter command of a script tool.
+    pub fn interpreter(&self) -> Option<Vec<String>> {
+        self.run
+            .interpreter
+            .clone()
+            .or_else(|| self.run.language.as_deref().and_then(default_interpreter))
+    }
+
+    /// The script protocol (jsonrpc unless set).
+    pub fn protocol(&self) -> Protocol {
+        self.run.protocol.unwrap_or(Protocol::Jsonrpc)
+    }
+
+    /// Serialize back to TOML (used when toolsmith writes a fresh manifest).
+    pub fn to_toml(&self) -> Result<String, toml::ser::Error> {
+        toml::to_string_pretty(self)
+    }
+
+    /// Property names of the input schema (for search).
+    pub fn input_field_names(&self) -> Vec<&str> {
+        self.input_schema
+            .as_ref()
+            .and_then(|s| s.get("properties"))
+            .and_then(Value::as_object)
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The JSON Schema of the tool.toml format (what `docs/tool.schema.json` holds).
+pub fn json_schema() -> Value {
+    let schema = schemars::schema_for!(Manifest);
+    serde_json::to_value(schema).expect("a generated schema serializes")
+}

@@ -1,0 +1,75 @@
+//! From index entries to MCP tool definitions, and which stored tools are exposed.
+
+use crate::index::{Index, Tool as IndexTool};
+use rmcp::model::{Tool, ToolAnnotations};
+use std::sync::Arc;
+
+/// Which stored tools appear in `tools/list` as tools of their own (meta-tools always do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Exposure {
+    /// Every valid tool while there are at most `ALL_CAP`; past that, pinned ones only.
+    #[default]
+    All,
+    /// Only tools with `pinned = true`.
+    Pinned,
+    /// None: meta-tools only; stored tools are reached with `call_tool`.
+    None,
+}
+
+/// Past this many tools, `All` lists pinned tools only, so clients are not flooded.
+pub const ALL_CAP: usize = 200;
+
+impl Exposure {
+    /// The stored tools to list, in name order.
+    pub fn select<'a>(self, index: &'a Index) -> Vec<&'a IndexTool> {
+        let count = index.tools().count();
+        match self {
+            Exposure::All if count <= ALL_CAP => index.tools().collect(),
+            Exposure::All | Exposure::Pinned => index.tools().filter(|t| t.manifest.pinned).collect(),
+            Exposure::None => Vec::new(),
+        }
+    }
+
+    /// Whether one stored tool is listed on its own.
+    pub fn exposes(self, index: &Index, name: &str) -> bool {
+        let Some(t) = index.tool(name) else { return false };
+        match self {
+            Exposure::All => t.manifest.pinned || index.tools().count() <= ALL_CAP,
+            Exposure::Pinned => t.manifest.pinned,
+            Exposure::None => false,
+        }
+    }
+}
+
+/// The MCP definition of a stored tool, from its tool.toml.
+pub fn mcp_tool(t: &IndexTool) -> Tool {
+    let m = &t.manifest;
+    let mut tool = Tool::new(m.name.clone(), m.description.clone(), Arc::new(t.input_schema.clone()));
+    if let Some(title) = &m.annotations.title {
+        tool = tool.with_title(title.clone());
+    }
+    let a = &m.annotations;
+    let mut ann = match &a.title {
+        Some(title) => ToolAnnotations::with_title(title.clone()),
+        None => ToolAnnotations::new(),
+    };
+    if let Some(v) = a.read_only {
+        ann = ann.read_only(v);
+    }
+    if let Some(v) = a.destructive {
+        ann = ann.destructive(v);
+    }
+    if let Some(v) = a.idempotent {
+        ann = ann.idempotent(v);
+    }
+    if let Some(v) = a.open_world {
+        ann = ann.open_world(v);
+    }
+    tool = tool.with_annotations(ann);
+    if let Some(out) = &t.output_schema {
+        if out.get("type").and_then(|v| v.as_str()) == Some("object") {
+            tool = tool.with_raw_output_schema(Arc::new(out.clone()));
+        }
+    }
+    tool
+}

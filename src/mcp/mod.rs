@@ -1,0 +1,92 @@
+//! The MCP server: the toolbox as live MCP tools, resources and prompts, over stdio or
+//! streamable HTTP, for both protocol eras (2025-11-25 and older; 2026-07-28).
+//!
+//! Invariant: only this module knows JSON-RPC and rmcp types. It reads the index through
+//! `App`, writes through `Toolbox`, runs through the runners, and re-lists when the watcher
+//! reports a settled change.
+#![allow(deprecated)] // MCP logging is deprecated for 2026 (SEP-2577) but 2025 peers use it.
+
+mod convert;
+mod handler;
+mod host;
+mod hub;
+mod meta;
+mod watch;
+
+use crate::app::App;
+use hub::Hub;
+use rmcp::model::LoggingLevel;
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+pub use convert::Exposure;
+
+/// State shared by every session of one server process.
+pub struct Shared {
+    pub app: App,
+    pub hub: Hub,
+    pub exposure: Exposure,
+    /// The index generation last announced to clients.
+    announced: std::sync::atomic::AtomicU64,
+    /// Wakes the watcher task to announce a change made through MCP.
+    poke: tokio::sync::Notify,
+}
+
+/// Per-session state (stdio run, or one 2025 HTTP session).
+#[derive(Default)]
+pub struct Session {
+    pub log_level: Mutex<Option<LoggingLevel>>,
+    pub subscribed: Mutex<HashSet<String>>,
+}
+
+/// One MCP session's handler.
+#[derive(Clone)]
+pub struct Server {
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+}
+
+impl Server {
+    fn new(shared: Arc<Shared>) -> Server {
+        Server { shared, session: Arc::default() }
+    }
+}
+
+/// Build the shared state and start the watcher.
+pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
+    let generation = app.generation();
+    let shared = Arc::new(Shared { app, hub: Hub::default(), exposure, announced: generation.into(), poke: tokio::sync::Notify::new() });
+    watch::spawn(Arc::clone(&shared))?;
+    Ok(shared)
+}
+
+/// Serve MCP on stdin/stdout until the client disconnects.
+pub async fn serve_stdio(shared: Arc<Shared>) -> anyhow::Result<()> {
+    use rmcp::ServiceExt;
+    let running = Server::new(shared).serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}
+
+/// Serve MCP over streamable HTTP at `addr` (path `/mcp`) until interrupted.
+pub async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> anyhow::Result<()> {
+    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager};
+    let ct = tokio_util::sync::CancellationToken::new();
+    let mut config = StreamableHttpServerConfig::default().with_cancellation_token(ct.child_token());
+    if addr.ip().is_loopback() {
+        config = config.with_allowed_hosts(["localhost", "127.0.0.1", "::1", "[::1]"]).with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]);
+    } else {
+        config = config.disable_allowed_hosts();
+    }
+    let service = StreamableHttpService::new(move || Ok(Server::new(Arc::clone(&shared))), Arc::new(LocalSessionManager::default()), config);
+    let app = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            let _ = tokio::signal::ctrl_c().await;
+            ct.cancel();
+        })
+        .await?;
+    Ok(())
+}

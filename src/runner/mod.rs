@@ -1,0 +1,121 @@
+//! Runners: call a stored tool with JSON arguments and turn what it printed into a result.
+//!
+//! Invariant: runners know nothing of git or MCP. They get a tool (its directory and parsed
+//! manifest) and arguments, and return a `CallOutput` or a `RunError` that says what to do.
+
+pub mod pipeline;
+pub mod script;
+pub mod wasm;
+
+use crate::index::Tool;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// What a tool call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOutput {
+    /// The text of the result (stdout, or the JSON rendered as text).
+    pub text: String,
+    /// The result as JSON, when the tool printed valid JSON.
+    pub structured: Option<Value>,
+    /// Lines the tool wrote to stderr (delivered as log messages).
+    pub logs: Vec<String>,
+}
+
+impl CallOutput {
+    /// Interpret a tool's stdout: valid JSON becomes structured output plus text.
+    pub fn from_stdout(stdout: &[u8], stderr: &[u8]) -> CallOutput {
+        let text = String::from_utf8_lossy(stdout).trim_end().to_string();
+        let structured = serde_json::from_str::<Value>(&text).ok().filter(|_| !text.is_empty());
+        CallOutput { text, structured, logs: lines(stderr) }
+    }
+
+    /// A result given as JSON (by a JSON-RPC script or a pipeline).
+    pub fn from_value(v: Value, logs: Vec<String>) -> CallOutput {
+        match v {
+            Value::String(s) => CallOutput { text: s, structured: None, logs },
+            other => CallOutput { text: other.to_string(), structured: Some(other), logs },
+        }
+    }
+}
+
+pub(crate) fn lines(bytes: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(bytes).lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect()
+}
+
+/// Why a call failed. Each message says what happened and, in `hint`, what to do.
+#[derive(Debug, Error)]
+pub enum RunError {
+    #[error("tool {tool:?} is not built: {path} is missing")]
+    NotBuilt { tool: String, path: PathBuf },
+    #[error("tool {tool:?}: the artifact's sha256 ({actual}) does not match tool.toml ({expected}); it was changed outside toolsmith")]
+    Tampered { tool: String, expected: String, actual: String },
+    #[error("tool {tool:?} has no artifact hash in tool.toml, so its artifact cannot be verified")]
+    Unverified { tool: String },
+    #[error("tool {tool:?} ran past its time limit of {ms} ms and was stopped")]
+    Timeout { tool: String, ms: u64 },
+    #[error("tool {tool:?} went over its memory limit of {mb} MiB")]
+    Memory { tool: String, mb: u64 },
+    #[error("tool {tool:?} wrote more than its output limit of {bytes} bytes")]
+    OutputTooLarge { tool: String, bytes: u64 },
+    #[error("tool {tool:?} failed (exit code {code}): {stderr}")]
+    Failed { tool: String, code: i32, stderr: String },
+    #[error("tool {tool:?} crashed: {message}")]
+    Trap { tool: String, message: String },
+    #[error("tool {tool:?} returned an error: {message}")]
+    ToolError { tool: String, message: String, data: Option<Value> },
+    #[error("tool {tool:?} broke the protocol: {message}")]
+    Protocol { tool: String, message: String },
+    #[error("cannot start tool {tool:?}: {message}")]
+    Start { tool: String, message: String },
+    #[error("tool {tool:?} asked for {what}, which is not allowed: {why}")]
+    Denied { tool: String, what: String, why: String },
+    #[error("a tool of kind {kind} cannot be run by this runner")]
+    WrongKind { kind: String },
+    #[error("call of {tool:?} was cancelled")]
+    Cancelled { tool: String },
+}
+
+impl RunError {
+    /// What the caller can do about it.
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            RunError::NotBuilt { tool, .. } => format!("build it: `build_tool` over MCP or `toolsmith build {tool}`"),
+            RunError::Tampered { tool, .. } | RunError::Unverified { tool } => {
+                format!("rebuild it from its source with `build_tool` (or `toolsmith build {tool}`), or restore the committed artifact with `git checkout -- tools/{tool}`")
+            }
+            RunError::Timeout { .. } => "make the tool faster, or raise `limits.timeout_ms` in its tool.toml".into(),
+            RunError::Memory { .. } => "use less memory, or raise `limits.memory_mb` in its tool.toml".into(),
+            RunError::OutputTooLarge { .. } => "print less, or raise `limits.output_bytes` in its tool.toml".into(),
+            RunError::Failed { .. } | RunError::Trap { .. } | RunError::ToolError { .. } => "check the arguments against the tool's input schema (`get_tool`), or fix the tool".into(),
+            RunError::Protocol { .. } => "a jsonrpc script must answer the request with id 0 (see docs/script-protocol.md), or set protocol = \"plain\"".into(),
+            RunError::Start { .. } => "check that the interpreter is installed and on PATH".into(),
+            RunError::Denied { .. } => "declare it under [capabilities] in tool.toml, inside the allowed roots (TOOLSMITH_ROOTS)".into(),
+            RunError::WrongKind { .. } | RunError::Cancelled { .. } => return None,
+        })
+    }
+}
+
+/// Directories tools may be granted access to (`TOOLSMITH_ROOTS`, colon-separated).
+pub fn allowed_roots() -> Vec<PathBuf> {
+    std::env::var_os("TOOLSMITH_ROOTS").map(|v| std::env::split_paths(&v).filter(|p| p.is_absolute()).collect()).unwrap_or_default()
+}
+
+/// Check that a declared path lies inside one of the allowed roots (after resolving `..`
+/// and symlinks as far as the path exists).
+pub fn inside_roots(path: &Path, roots: &[PathBuf]) -> bool {
+    let resolved = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    if resolved.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+        return false;
+    }
+    roots.iter().any(|r| {
+        let r = r.canonicalize().unwrap_or_else(|_| r.clone());
+        resolved.starts_with(&r)
+    })
+}
+
+/// The tool directory of a tool inside a toolbox root.
+pub fn tool_dir(root: &Path, tool: &Tool) -> PathBuf {
+    root.join(crate::index::TOOLS_DIR).join(&tool.manifest.name)
+}

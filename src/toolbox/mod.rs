@@ -1,0 +1,138 @@
+//! The toolbox: a git repository whose `tools/<name>/` directories are the tools.
+//!
+//! Invariant: this is the only module that writes into a toolbox. Every mutation is exactly
+//! one commit on the current branch with the index updated (plain `git status` stays clean),
+//! made under one lock (`.git/toolsmith.lock`), and lands atomically: a tool directory is
+//! prepared beside its final place and renamed into it, so a crash leaves the old tool or the
+//! new one, never half of one. Nothing is ever written outside the toolbox.
+
+mod layout;
+mod write;
+
+pub use layout::{default_location, seed_files};
+pub use write::{FileSpec, WriteOutcome};
+
+use crate::git;
+use crate::index::TOOLS_DIR;
+use crate::names::{self, NameError};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// What went wrong with a toolbox operation.
+#[derive(Debug, Error)]
+pub enum ToolboxError {
+    #[error("{path} is not a toolbox: {reason}")]
+    NotAToolbox { path: PathBuf, reason: String },
+    #[error("{path} already exists and is not empty")]
+    AlreadyExists { path: PathBuf },
+    #[error(transparent)]
+    Name(#[from] NameError),
+    #[error("there is no tool named {name:?}")]
+    NoSuchTool { name: String },
+    #[error("tool {name:?} already exists")]
+    ToolExists { name: String },
+    #[error("file path {path:?} is not allowed: {reason}")]
+    BadPath { path: String, reason: String },
+    #[error("{action} {path}: {source}")]
+    Io { action: &'static str, path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Git(#[from] git::GitError),
+}
+
+impl ToolboxError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            ToolboxError::NotAToolbox { path, .. } => format!("create one with `toolsmith init {}`, or pass --toolbox DIR", path.display()),
+            ToolboxError::AlreadyExists { .. } => "choose an empty or new directory".into(),
+            ToolboxError::Name(e) => e.hint().into(),
+            ToolboxError::NoSuchTool { .. } => "`toolsmith list` shows the tools".into(),
+            ToolboxError::ToolExists { .. } => "pick another name, or update the existing tool".into(),
+            ToolboxError::BadPath { .. } => "use relative paths inside the tool directory, without `..`".into(),
+            ToolboxError::Io { .. } => "check permissions and free space".into(),
+            ToolboxError::Git(_) => return None,
+        })
+    }
+}
+
+pub(crate) fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> ToolboxError + 'a {
+    move |source| ToolboxError::Io { action, path: path.to_path_buf(), source }
+}
+
+/// An open toolbox.
+#[derive(Debug, Clone)]
+pub struct Toolbox {
+    root: PathBuf,
+}
+
+impl Toolbox {
+    /// Open an existing toolbox, finishing any write a crash interrupted.
+    pub fn open(root: &Path) -> Result<Toolbox, ToolboxError> {
+        let not = |reason: &str| ToolboxError::NotAToolbox { path: root.to_path_buf(), reason: reason.to_string() };
+        if !root.is_dir() {
+            return Err(not("the directory does not exist"));
+        }
+        if !root.join(".git").exists() {
+            return Err(not("it is not a git repository (no .git)"));
+        }
+        let root = root.canonicalize().map_err(io_err("resolve", root))?;
+        let tb = Toolbox { root };
+        std::fs::create_dir_all(tb.tools_dir()).map_err(io_err("create", &tb.tools_dir()))?;
+        tb.recover()?;
+        Ok(tb)
+    }
+
+    /// Create a new toolbox at `root` (which must be absent or empty), with a README,
+    /// .gitignore, .gitattributes, `tools/` and the given extra files, as one commit.
+    pub fn init(root: &Path, extra: &[(String, Vec<u8>)], actor: &str) -> Result<Toolbox, ToolboxError> {
+        if root.exists() {
+            let mut rd = std::fs::read_dir(root).map_err(io_err("read", root))?;
+            if rd.next().is_some() {
+                return Err(ToolboxError::AlreadyExists { path: root.to_path_buf() });
+            }
+        }
+        let mut files: Vec<(String, Vec<u8>)> = layout::skeleton();
+        files.extend(extra.iter().cloned());
+        let refs: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
+        let message = write::message("init", "toolbox", "a new toolsmith toolbox", actor, None);
+        git::init_with_files(root, &refs, &message, &layout::signature(root))?;
+        Toolbox::open(root)
+    }
+
+    /// Open the toolbox at `root`, creating and seeding it from the example toolbox first when
+    /// it does not exist yet.
+    pub fn open_or_create(root: &Path) -> Result<Toolbox, ToolboxError> {
+        if root.join(".git").exists() {
+            return Toolbox::open(root);
+        }
+        let seed = seed_files();
+        tracing::info!(toolbox = %root.display(), tools = seed.len(), "creating the toolbox, seeded from store-example");
+        Toolbox::init(root, &seed, "toolsmith")
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn tools_dir(&self) -> PathBuf {
+        self.root.join(TOOLS_DIR)
+    }
+
+    /// The directory of a tool, after validating the name.
+    pub fn tool_dir(&self, name: &str) -> Result<PathBuf, ToolboxError> {
+        names::validate(name)?;
+        Ok(self.tools_dir().join(name))
+    }
+
+    /// Commits touching one tool (or the whole toolbox), newest first.
+    pub fn log(&self, name: Option<&str>, limit: usize) -> Result<Vec<git::CommitInfo>, ToolboxError> {
+        let prefix = match name {
+            Some(n) => {
+                names::validate(n)?;
+                Some(format!("{TOOLS_DIR}/{n}"))
+            }
+            None => None,
+        };
+        Ok(git::log(&self.root, prefix.as_deref(), limit)?)
+    }
+}

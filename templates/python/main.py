@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""{{name}}: {{description}}
+
+Calling convention (toolsmith, kind = "script", protocol = "jsonrpc"):
+- the host writes ONE JSON-RPC request line on stdin:
+  {"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"arguments":{...},"context":{...}}}
+  `arguments` match input_schema; `context` holds {"tool", "roots", "capabilities"}.
+- write newline-delimited JSON-RPC messages on stdout; the last one is the response to id 0:
+  {"jsonrpc":"2.0","id":0,"result":...} or {"jsonrpc":"2.0","id":0,"error":{"code":-32000,"message":"..."}}
+  The helper below does this: return a value from run() or raise an exception.
+- log(msg) sends a "log" notification; call_host(method, params) sends a request to the host
+  (memory/get, memory/set, memory/list, memory/delete, tools/call, resources/read,
+  elicitation/create, sampling/createMessage) and returns its result. stderr is logged too.
+Never print anything else on stdout.
+"""
+
+
+def run(args, ctx):
+    text = args.get("text")
+    if not isinstance(text, str):
+        raise ValueError("missing string argument `text`")
+    return {"message": f"Hello, {text}!"}
+
+
+# --- toolsmith jsonrpc helper (keep as is) ---------------------------------------------------
+import json, sys, itertools
+_ids = itertools.count(1)
+def _send(msg):
+    sys.stdout.write(json.dumps(msg, ensure_ascii=False) + "\n"); sys.stdout.flush()
+def log(msg, level="info"):
+    _send({"jsonrpc": "2.0", "method": "log", "params": {"level": level, "message": str(msg)}})
+def call_host(method, params=None):
+    cid = f"c{next(_ids)}"
+    _send({"jsonrpc": "2.0", "id": cid, "method": method, "params": params or {}})
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            raise RuntimeError(f"host closed stdin while waiting for {method}")
+        resp = json.loads(line)
+        if resp.get("id") == cid:
+            if "error" in resp:
+                raise RuntimeError(resp["error"].get("message", "host error"))
+            return resp.get("result")
+def _main():
+    req = json.loads(sys.stdin.readline())
+    params = req.get("params") or {}
+    try:
+        _send({"jsonrpc": "2.0", "id": req.get("id", 0), "result": run(params.get("arguments") or {}, params.get("context") or {})})
+    except Exception as e:  # any failure becomes a JSON-RPC error response
+        _send({"jsonrpc": "2.0", "id": req.get("id", 0), "error": {"code": -32000, "message": str(e)}})
+if __name__ == "__main__":
+    _main()

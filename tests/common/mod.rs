@@ -1,0 +1,48 @@
+//! Test helpers: the `git` CLI as the oracle, and temp toolboxes.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::Command;
+
+/// Run the git CLI in `dir` and return stdout; panics with stderr on failure.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git runs");
+    assert!(out.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `git status --porcelain` is empty and `git fsck --strict` is clean.
+pub fn assert_clean(dir: &Path) {
+    let status = git(dir, &["status", "--porcelain", "--untracked-files=all"]);
+    assert_eq!(status, "", "git status is not clean in {}", dir.display());
+    let out = Command::new("git").arg("-C").arg(dir).args(["fsck", "--strict", "--no-progress"]).output().expect("git fsck runs");
+    assert!(out.status.success(), "git fsck failed: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("error") && !err.contains("missing"), "git fsck reported: {err}");
+}
+
+pub fn commit_count(dir: &Path) -> usize {
+    git(dir, &["rev-list", "--count", "HEAD"]).trim().parse().expect("a count")
+}
+
+/// A minimal valid script manifest.
+pub fn script_manifest(name: &str, description: &str) -> String {
+    format!(
+        "format = 1\nname = \"{name}\"\ndescription = \"{description}\"\nkind = \"script\"\ntags = [\"test\"]\n\n[run]\nlanguage = \"python\"\nentry = \"main.py\"\nprotocol = \"plain\"\n\n[input_schema]\ntype = \"object\"\n[input_schema.properties.text]\ntype = \"string\"\n"
+    )
+}
+
+pub fn script_files(name: &str, description: &str) -> Vec<toolsmith::toolbox::FileSpec> {
+    use toolsmith::toolbox::FileSpec;
+    vec![
+        FileSpec::new("tool.toml", script_manifest(name, description)),
+        FileSpec::new("main.py", "import json, sys\nargs = json.load(sys.stdin)\nprint(json.dumps({\"echo\": args}))\n"),
+    ]
+}
+
+/// A fresh empty toolbox in a temp dir.
+pub fn toolbox() -> (tempfile::TempDir, toolsmith::toolbox::Toolbox) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let tb = toolsmith::toolbox::Toolbox::init(&tmp.path().join("box"), &[], "test").expect("init");
+    (tmp, tb)
+}

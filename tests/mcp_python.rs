@@ -1,0 +1,117 @@
+//! End to end through the official MCP Python SDK (a client nobody here wrote), over stdio and
+//! streamable HTTP, in both protocol eras: list, call, guide, list_changed after CLI and hand edits.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn python() -> PathBuf {
+    let p = std::env::var_os("TOOLSMITH_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python"));
+    assert!(p.exists(), "the Python venv with the mcp SDK is missing at {}: run ./scripts/setup.sh (./scripts/test.sh does)", p.display());
+    p
+}
+
+fn example_toolbox(tmp: &Path) -> PathBuf {
+    let dir = tmp.join("box");
+    let out = Command::new(env!("CARGO_BIN_EXE_toolsmith")).args(["init", "--example"]).arg(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    dir
+}
+
+fn scenario(toolbox: &Path, mode: &str, url: Option<&str>) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/scenario.py");
+    let mut cmd = Command::new(python());
+    cmd.arg(script).args(["--toolsmith", env!("CARGO_BIN_EXE_toolsmith"), "--mode", mode, "--toolbox"]).arg(toolbox);
+    if let Some(u) = url {
+        cmd.args(["--url", u]);
+    }
+    let out = cmd.env("TOOLSMITH_CACHE", toolbox.parent().unwrap().join("cache")).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "scenario ({mode}, {url:?}) failed:\nstdout: {stdout}\nstderr: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(stdout.lines().last().unwrap_or("")).expect("a JSON summary")
+}
+
+fn check(summary: &Value, toolbox: &Path) {
+    assert_eq!(summary["word_count"]["words"], 3, "{summary}");
+    assert_eq!(summary["slugify"]["slug"], "hello-world", "{summary}");
+    assert_eq!(summary["missing_is_error"], true);
+    assert!(summary["missing_text"].as_str().unwrap().contains("hint:"), "{summary}");
+    assert_eq!(summary["search_first"], "word_count");
+    assert_eq!(summary["guide_has_word_count"], true);
+    assert_eq!(summary["edited_description"], "Edited by hand");
+    assert_eq!(summary["deleted_gone"], true);
+    // The CLI change and the delete are commits; the hand edit is not (git shows it as a change).
+    let log = git(toolbox, &["log", "--format=%s"]);
+    assert!(log.contains("add fresh_tool") && log.contains("delete fresh_tool"), "{log}");
+    assert!(git(toolbox, &["log", "-1", "--format=%B"]).contains("Actor: "));
+}
+
+#[test]
+fn python_sdk_legacy_over_stdio() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tb = example_toolbox(tmp.path());
+    let s = scenario(&tb, "legacy", None);
+    check(&s, &tb);
+    assert_eq!(s["protocol"], "2025-11-25");
+    // Legacy peers get exactly one list_changed per settled change.
+    assert_eq!(s["cli_change_notifications"], 1, "{s}");
+    assert_eq!(s["hand_edit_notifications"], 1, "{s}");
+}
+
+#[test]
+fn python_sdk_auto_over_stdio() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tb = example_toolbox(tmp.path());
+    let s = scenario(&tb, "auto", None);
+    check(&s, &tb);
+    assert_eq!(s["protocol"], "2026-07-28");
+    assert_eq!(s["cli_change_notifications"], 1, "{s}");
+    assert_eq!(s["hand_edit_notifications"], 1, "{s}");
+}
+
+struct HttpServer(std::process::Child);
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve_http(toolbox: &Path) -> (HttpServer, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let child = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .args(["--toolbox"])
+        .arg(toolbox)
+        .args(["serve", "--http", &addr])
+        .env("TOOLSMITH_CACHE", toolbox.parent().unwrap().join("cache"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let server = HttpServer(child);
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(&addr).is_ok() {
+            return (server, format!("http://{addr}/mcp"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("serve --http did not start listening on {addr}");
+}
+
+#[test]
+fn python_sdk_both_eras_over_http() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tb = example_toolbox(tmp.path());
+    let (_server, url) = serve_http(&tb);
+    let s = scenario(&tb, "legacy", Some(&url));
+    check(&s, &tb);
+    assert_eq!(s["protocol"], "2025-11-25");
+    let s = scenario(&tb, "auto", Some(&url));
+    check(&s, &tb);
+    assert_eq!(s["protocol"], "2026-07-28");
+}
