@@ -21,13 +21,23 @@ impl Server {
     fn spawn(bin: &Path, toolbox: &Path, cache: &Path) -> (Server, Duration) {
         let t = Instant::now();
         let mut child = Command::new(bin)
-            .args(["--toolbox"]).arg(toolbox).arg("serve")
+            .args(["--toolbox"])
+            .arg(toolbox)
+            .arg("serve")
             .env("TOOLSMITH_CACHE", cache)
-            .stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null())
-            .spawn().expect("spawn toolsmith");
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn toolsmith");
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut s = Server { child, stdin, stdout, next: 1 };
+        let mut s = Server {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+        };
         s.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}));
         let init = t.elapsed();
         s.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
@@ -77,14 +87,27 @@ impl Drop for Server {
 
 fn bin() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let ok = Command::new("cargo").args(["build", "--release", "--quiet"]).current_dir(root).status().unwrap().success();
+    let ok = Command::new("cargo")
+        .args(["build", "--release", "--quiet"])
+        .current_dir(root)
+        .status()
+        .unwrap()
+        .success();
     assert!(ok, "cargo build --release");
     root.join("target/release/toolsmith")
 }
 
 fn toolbox(bin: &Path, dir: &Path, extra: usize) -> PathBuf {
     let tb = dir.join("box");
-    assert!(Command::new(bin).args(["init", "--example"]).arg(&tb).stdout(Stdio::null()).status().unwrap().success());
+    assert!(
+        Command::new(bin)
+            .args(["init", "--example"])
+            .arg(&tb)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap()
+            .success()
+    );
     for i in 0..extra {
         let d = tb.join("tools").join(format!("gen_{i:05}"));
         std::fs::create_dir_all(&d).unwrap();
@@ -110,11 +133,29 @@ fn main() {
         let tb = toolbox(&bin, tmp.path(), extra);
         let cache = tmp.path().join("cache");
         let mut inits: Vec<Duration> = (0..5).map(|_| Server::spawn(&bin, &tb, &cache).1).collect();
-        rows.push((format!("spawn → initialize, {label} tools"), ms(pct(&mut inits, 0.5)), if label == "1,000" { "≤ 15 ms" } else { "" }));
+        rows.push((
+            format!("spawn → initialize, {label} tools"),
+            ms(pct(&mut inits, 0.5)),
+            if label == "1,000" { "≤ 15 ms" } else { "" },
+        ));
         let (mut s, _) = Server::spawn(&bin, &tb, &cache);
-        let mut lists: Vec<Duration> = (0..20).map(|_| { let t = Instant::now(); s.request("tools/list", json!({})); t.elapsed() }).collect();
-        let target = match label { "10" => "≤ 1 ms", "10,000" => "≤ 20 ms", _ => "" };
-        rows.push((format!("tools/list, {label} tools"), ms(pct(&mut lists, 0.5)), target));
+        let mut lists: Vec<Duration> = (0..20)
+            .map(|_| {
+                let t = Instant::now();
+                s.request("tools/list", json!({}));
+                t.elapsed()
+            })
+            .collect();
+        let target = match label {
+            "10" => "≤ 1 ms",
+            "10,000" => "≤ 20 ms",
+            _ => "",
+        };
+        rows.push((
+            format!("tools/list, {label} tools"),
+            ms(pct(&mut lists, 0.5)),
+            target,
+        ));
     }
 
     let tmp = tempfile::tempdir().unwrap();
@@ -125,34 +166,94 @@ fn main() {
         let (mut s, _) = Server::spawn(&bin, &tb, &cache);
         let t = Instant::now();
         let r = s.request("tools/call", args.clone());
-        rows.push(("first WASM call, cold cache (compiles)".into(), ms(t.elapsed()), ""));
+        rows.push((
+            "first WASM call, cold cache (compiles)".into(),
+            ms(t.elapsed()),
+            "",
+        ));
         assert_eq!(r["result"]["structuredContent"]["words"], 4, "{r}");
-        let mut calls: Vec<Duration> = (0..200).map(|_| { let t = Instant::now(); s.request("tools/call", args.clone()); t.elapsed() }).collect();
-        rows.push(("warm WASM call word_count p50".into(), ms(pct(&mut calls, 0.5)), "≤ 1 ms"));
-        rows.push(("warm WASM call word_count p95".into(), ms(pct(&mut calls, 0.95)), ""));
+        let mut calls: Vec<Duration> = (0..200)
+            .map(|_| {
+                let t = Instant::now();
+                s.request("tools/call", args.clone());
+                t.elapsed()
+            })
+            .collect();
+        rows.push((
+            "warm WASM call word_count p50".into(),
+            ms(pct(&mut calls, 0.5)),
+            "≤ 1 ms",
+        ));
+        rows.push((
+            "warm WASM call word_count p95".into(),
+            ms(pct(&mut calls, 0.95)),
+            "",
+        ));
         let mut calls: Vec<Duration> = (0..50).map(|_| { let t = Instant::now(); s.request("tools/call", json!({"name": "call_tool", "arguments": {"name": "system_info", "arguments": {}}})); t.elapsed() }).collect();
-        rows.push(("bash script call (fresh process) p50".into(), ms(pct(&mut calls, 0.5)), ""));
-        let mut calls: Vec<Duration> = (0..30).map(|_| { let t = Instant::now(); s.request("tools/call", json!({"name": "json_format", "arguments": {"json": "[1,2]"}})); t.elapsed() }).collect();
-        rows.push(("python script call (fresh process) p50".into(), ms(pct(&mut calls, 0.5)), ""));
-        let mut calls: Vec<Duration> = (0..30).map(|_| { let t = Instant::now(); s.request("tools/call", json!({"name": "slugify", "arguments": {"text": "A b"}})); t.elapsed() }).collect();
-        rows.push(("node script call (fresh process) p50".into(), ms(pct(&mut calls, 0.5)), ""));
+        rows.push((
+            "bash script call (fresh process) p50".into(),
+            ms(pct(&mut calls, 0.5)),
+            "",
+        ));
+        let mut calls: Vec<Duration> = (0..30)
+            .map(|_| {
+                let t = Instant::now();
+                s.request(
+                    "tools/call",
+                    json!({"name": "json_format", "arguments": {"json": "[1,2]"}}),
+                );
+                t.elapsed()
+            })
+            .collect();
+        rows.push((
+            "python script call (fresh process) p50".into(),
+            ms(pct(&mut calls, 0.5)),
+            "",
+        ));
+        let mut calls: Vec<Duration> = (0..30)
+            .map(|_| {
+                let t = Instant::now();
+                s.request(
+                    "tools/call",
+                    json!({"name": "slugify", "arguments": {"text": "A b"}}),
+                );
+                t.elapsed()
+            })
+            .collect();
+        rows.push((
+            "node script call (fresh process) p50".into(),
+            ms(pct(&mut calls, 0.5)),
+            "",
+        ));
     }
     {
         let (mut s, _) = Server::spawn(&bin, &tb, &cache);
         let t = Instant::now();
         s.request("tools/call", args.clone());
-        rows.push(("first WASM call after restart (cached module)".into(), ms(t.elapsed()), "≤ 5 ms"));
+        rows.push((
+            "first WASM call after restart (cached module)".into(),
+            ms(t.elapsed()),
+            "≤ 5 ms",
+        ));
         let path = tb.join("tools/word_count/tool.toml");
         let text = std::fs::read_to_string(&path).unwrap();
         let mut edits = Vec::new();
         for i in 0..10 {
             std::thread::sleep(Duration::from_millis(300));
             let t = Instant::now();
-            std::fs::write(&path, text.replace("Count the words", &format!("Count (v{i}) the words"))).unwrap();
+            std::fs::write(
+                &path,
+                text.replace("Count the words", &format!("Count (v{i}) the words")),
+            )
+            .unwrap();
             s.wait_for("notifications/tools/list_changed");
             edits.push(t.elapsed());
         }
-        rows.push(("hand edit → list_changed p50".into(), ms(pct(&mut edits, 0.5)), "≤ 100 ms"));
+        rows.push((
+            "hand edit → list_changed p50".into(),
+            ms(pct(&mut edits, 0.5)),
+            "≤ 100 ms",
+        ));
     }
 
     println!("\n| benchmark | result | target |\n|---|---|---|");

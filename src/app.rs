@@ -4,11 +4,11 @@
 use crate::index::{Index, Tool};
 use crate::manifest::{Kind, OnError};
 use crate::runner::pipeline;
-use futures::future::BoxFuture;
 use crate::runner::script::{self, Host};
 use crate::runner::wasm::WasmRunner;
 use crate::runner::{CallOutput, RunError};
 use crate::toolbox::Toolbox;
+use futures::future::BoxFuture;
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
@@ -29,7 +29,13 @@ pub enum CallError {
     #[error(transparent)]
     Run(#[from] RunError),
     #[error("pipeline {pipeline:?}, step {step} ({tool}): {message}")]
-    Step { pipeline: String, step: String, tool: String, message: String, hint: Option<String> },
+    Step {
+        pipeline: String,
+        step: String,
+        tool: String,
+        message: String,
+        hint: Option<String>,
+    },
     #[error("pipeline {name:?} nests pipelines deeper than {max}; is there a cycle?")]
     TooDeep { name: String, max: usize },
 }
@@ -37,12 +43,20 @@ pub enum CallError {
 impl CallError {
     pub fn hint(&self) -> Option<String> {
         match self {
-            CallError::NoSuchTool { .. } => Some("`list_tools` or `search_tools` shows the tools there are".into()),
-            CallError::Broken { name, .. } => Some(format!("fix tools/{name}/tool.toml (`toolsmith lint` points at the line)")),
-            CallError::BadArguments { name, .. } => Some(format!("`get_tool {name}` shows the input schema")),
+            CallError::NoSuchTool { .. } => {
+                Some("`list_tools` or `search_tools` shows the tools there are".into())
+            }
+            CallError::Broken { name, .. } => Some(format!(
+                "fix tools/{name}/tool.toml (`toolsmith lint` points at the line)"
+            )),
+            CallError::BadArguments { name, .. } => {
+                Some(format!("`get_tool {name}` shows the input schema"))
+            }
             CallError::Run(e) => e.hint(),
             CallError::Step { hint, .. } => hint.clone(),
-            CallError::TooDeep { .. } => Some("a pipeline must not call itself, directly or through other pipelines".into()),
+            CallError::TooDeep { .. } => {
+                Some("a pipeline must not call itself, directly or through other pipelines".into())
+            }
         }
     }
 }
@@ -58,7 +72,12 @@ pub struct App {
 impl App {
     pub fn new(toolbox: Toolbox) -> App {
         let index = Index::build(toolbox.root());
-        App { toolbox, index: RwLock::new(Arc::new(index)), generation: AtomicU64::new(0), wasm: std::sync::OnceLock::new() }
+        App {
+            toolbox,
+            index: RwLock::new(Arc::new(index)),
+            generation: AtomicU64::new(0),
+            wasm: std::sync::OnceLock::new(),
+        }
     }
 
     /// A snapshot of the index (cheap: an Arc).
@@ -89,33 +108,65 @@ impl App {
 
     fn wasm(&self) -> Result<&WasmRunner, RunError> {
         self.wasm
-            .get_or_init(|| WasmRunner::new(WasmRunner::default_cache_dir()).map_err(|e| e.to_string()))
+            .get_or_init(|| {
+                WasmRunner::new(WasmRunner::default_cache_dir()).map_err(|e| e.to_string())
+            })
             .as_ref()
-            .map_err(|message| RunError::Start { tool: "(wasm engine)".into(), message: message.clone() })
+            .map_err(|message| RunError::Start {
+                tool: "(wasm engine)".into(),
+                message: message.clone(),
+            })
     }
 
     /// Look up a valid tool by name.
     pub fn tool(&self, name: &str) -> Result<Tool, CallError> {
         let idx = self.index();
         match idx.get(name) {
-            None => Err(CallError::NoSuchTool { name: name.to_string() }),
+            None => Err(CallError::NoSuchTool {
+                name: name.to_string(),
+            }),
             Some(e) => match e.tool() {
                 Some(t) => Ok(t.clone()),
-                None => Err(CallError::Broken { name: name.to_string(), errors: e.errors().iter().map(|d| d.to_string()).collect::<Vec<_>>().join("; ") }),
+                None => Err(CallError::Broken {
+                    name: name.to_string(),
+                    errors: e
+                        .errors()
+                        .iter()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                }),
             },
         }
     }
 
     /// Call a stored tool by name.
-    pub async fn call(&self, name: &str, args: Value, host: &dyn Host) -> Result<CallOutput, CallError> {
+    pub async fn call(
+        &self,
+        name: &str,
+        args: Value,
+        host: &dyn Host,
+    ) -> Result<CallOutput, CallError> {
         self.call_at(name, args, host, 0).await
     }
 
-    fn call_at<'a>(&'a self, name: &'a str, args: Value, host: &'a dyn Host, depth: usize) -> BoxFuture<'a, Result<CallOutput, CallError>> {
+    fn call_at<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        host: &'a dyn Host,
+        depth: usize,
+    ) -> BoxFuture<'a, Result<CallOutput, CallError>> {
         Box::pin(self.call_inner(name, args, host, depth))
     }
 
-    async fn call_inner(&self, name: &str, args: Value, host: &dyn Host, depth: usize) -> Result<CallOutput, CallError> {
+    async fn call_inner(
+        &self,
+        name: &str,
+        args: Value,
+        host: &dyn Host,
+        depth: usize,
+    ) -> Result<CallOutput, CallError> {
         let tool = self.tool(name)?;
         check_arguments(&tool, &args)?;
         let dir = self.toolbox.tools_dir().join(name);
@@ -124,7 +175,10 @@ impl App {
                 let runner = self.wasm()?.clone();
                 let out = tokio::task::spawn_blocking(move || runner.call(&dir, &tool, &args))
                     .await
-                    .map_err(|e| RunError::Trap { tool: name.to_string(), message: e.to_string() })??;
+                    .map_err(|e| RunError::Trap {
+                        tool: name.to_string(),
+                        message: e.to_string(),
+                    })??;
                 for l in &out.logs {
                     host.log("info", l);
                 }
@@ -136,28 +190,60 @@ impl App {
     }
 
     /// Run a pipeline's steps in order; its result is the last step's output.
-    async fn run_pipeline(&self, tool: &Tool, args: Value, host: &dyn Host, depth: usize) -> Result<CallOutput, CallError> {
+    async fn run_pipeline(
+        &self,
+        tool: &Tool,
+        args: Value,
+        host: &dyn Host,
+        depth: usize,
+    ) -> Result<CallOutput, CallError> {
         let name = tool.manifest.name.clone();
         if depth >= MAX_PIPELINE_DEPTH {
-            return Err(CallError::TooDeep { name, max: MAX_PIPELINE_DEPTH });
+            return Err(CallError::TooDeep {
+                name,
+                max: MAX_PIPELINE_DEPTH,
+            });
         }
-        let mut scope = pipeline::Scope { input: args, ..Default::default() };
+        let mut scope = pipeline::Scope {
+            input: args,
+            ..Default::default()
+        };
         let mut last = CallOutput::from_value(Value::Null, Vec::new());
         let mut logs = Vec::new();
         for (i, step) in tool.manifest.steps.iter().enumerate() {
             let label = step.name.clone().unwrap_or_else(|| format!("#{}", i + 1));
-            let step_err = |message: String, hint: Option<String>| CallError::Step { pipeline: name.clone(), step: label.clone(), tool: step.tool.clone(), message, hint };
+            let step_err = |message: String, hint: Option<String>| CallError::Step {
+                pipeline: name.clone(),
+                step: label.clone(),
+                tool: step.tool.clone(),
+                message,
+                hint,
+            };
             if let Some(cond) = &step.when {
-                let v = pipeline::resolve(&Value::String(cond.clone()), &scope).map_err(|e| step_err(e.to_string(), Some("fix the step's `when`".into())))?;
+                let v = pipeline::resolve(&Value::String(cond.clone()), &scope)
+                    .map_err(|e| step_err(e.to_string(), Some("fix the step's `when`".into())))?;
                 if !pipeline::truthy(&v) {
                     continue;
                 }
             }
-            let step_args = pipeline::resolve(&step.args, &scope).map_err(|e| step_err(e.to_string(), Some("references are $input, $prev and $steps.<name>, with dotted paths".into())))?;
+            let step_args = pipeline::resolve(&step.args, &scope).map_err(|e| {
+                step_err(
+                    e.to_string(),
+                    Some(
+                        "references are $input, $prev and $steps.<name>, with dotted paths".into(),
+                    ),
+                )
+            })?;
             let result = match self.call_at(&step.tool, step_args, host, depth + 1).await {
-                Ok(out) => out.structured.clone().unwrap_or(Value::String(out.text.clone())),
+                Ok(out) => out
+                    .structured
+                    .clone()
+                    .unwrap_or(Value::String(out.text.clone())),
                 Err(e) if step.on_error == Some(OnError::Continue) => {
-                    host.log("warning", &format!("pipeline {name}: step {label} failed and was skipped: {e}"));
+                    host.log(
+                        "warning",
+                        &format!("pipeline {name}: step {label} failed and was skipped: {e}"),
+                    );
                     serde_json::json!({"error": e.to_string()})
                 }
                 Err(e) => return Err(step_err(e.to_string(), e.hint())),
@@ -178,16 +264,38 @@ impl App {
 pub fn check_arguments(tool: &Tool, args: &Value) -> Result<(), CallError> {
     let name = tool.manifest.name.clone();
     if !args.is_object() {
-        return Err(CallError::BadArguments { name, problems: format!("arguments must be a JSON object, not {args}") });
+        return Err(CallError::BadArguments {
+            name,
+            problems: format!("arguments must be a JSON object, not {args}"),
+        });
     }
     let schema = Value::Object(tool.input_schema.clone());
     let validator = match jsonschema::validator_for(&schema) {
         Ok(v) => v,
-        Err(e) => return Err(CallError::Broken { name, errors: format!("its input schema is not a valid JSON Schema: {e}") }),
+        Err(e) => {
+            return Err(CallError::Broken {
+                name,
+                errors: format!("its input schema is not a valid JSON Schema: {e}"),
+            });
+        }
     };
-    let problems: Vec<String> = validator.iter_errors(args).map(|e| {
-        let at = e.instance_path().to_string();
-        if at.is_empty() { e.to_string() } else { format!("{at}: {e}") }
-    }).collect();
-    if problems.is_empty() { Ok(()) } else { Err(CallError::BadArguments { name, problems: problems.join("; ") }) }
+    let problems: Vec<String> = validator
+        .iter_errors(args)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            }
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(CallError::BadArguments {
+            name,
+            problems: problems.join("; "),
+        })
+    }
 }

@@ -17,28 +17,52 @@ pub fn render(index: &Index) -> String {
          repository, described by a hand-editable `tool.toml`. Every change made through toolsmith \
          is one git commit, so any version can be read, compared and restored.\n",
         tools.len(),
-        if broken.is_empty() { String::new() } else { format!(" and {} broken one(s)", broken.len()) }
+        if broken.is_empty() {
+            String::new()
+        } else {
+            format!(" and {} broken one(s)", broken.len())
+        }
     );
     g.push_str(CONVENTIONS);
     let langs: Vec<&str> = LANGUAGES.iter().map(|(l, _, _)| *l).collect();
-    let _ = writeln!(g, "Script languages with a known interpreter: {}. Any other interpreter works with `interpreter = [\"cmd\", \"args\"]`.\n", langs.join(", "));
+    let _ = writeln!(
+        g,
+        "Script languages with a known interpreter: {}. Any other interpreter works with `interpreter = [\"cmd\", \"args\"]`.\n",
+        langs.join(", ")
+    );
 
     let _ = writeln!(g, "## Tools in this toolbox\n");
     if tools.is_empty() {
         let _ = writeln!(g, "No tools yet. Create one (see above).\n");
     } else {
-        let _ = writeln!(g, "| name | kind | tags | what it does |\n|---|---|---|---|");
+        let _ = writeln!(
+            g,
+            "| name | kind | tags | what it does |\n|---|---|---|---|"
+        );
         for t in &tools {
             let m = &t.manifest;
-            let _ = writeln!(g, "| `{}` | {} | {} | {} |", m.name, m.kind, m.tags.join(", "), m.summary().replace('|', "\\|"));
+            let _ = writeln!(
+                g,
+                "| `{}` | {} | {} | {} |",
+                m.name,
+                m.kind,
+                m.tags.join(", "),
+                m.summary().replace('|', "\\|")
+            );
         }
         g.push('\n');
     }
     if !broken.is_empty() {
-        let _ = writeln!(g, "## Broken tools\n\nThese directories could not be loaded; fix their tool.toml (`toolsmith lint` shows file:line):\n");
+        let _ = writeln!(
+            g,
+            "## Broken tools\n\nThese directories could not be loaded; fix their tool.toml (`toolsmith lint` shows file:line):\n"
+        );
         for e in &broken {
             if let Status::Broken(diags) = &e.status {
-                let first = diags.first().map(|d| d.message.as_str()).unwrap_or("unknown error");
+                let first = diags
+                    .first()
+                    .map(|d| d.message.as_str())
+                    .unwrap_or("unknown error");
                 let _ = writeln!(g, "- `{}`: {}", e.name, first);
             }
         }

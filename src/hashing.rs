@@ -5,7 +5,14 @@ use sha2::{Digest, Sha256};
 use std::path::Path;
 
 /// Names never part of a tool's source: build outputs, environments, caches.
-pub const IGNORED_NAMES: &[&str] = &["target", ".venv", "node_modules", "__pycache__", ".toolsmith", ".git"];
+pub const IGNORED_NAMES: &[&str] = &[
+    "target",
+    ".venv",
+    "node_modules",
+    "__pycache__",
+    ".toolsmith",
+    ".git",
+];
 
 /// "sha256:<hex>" of bytes.
 pub fn sha256_bytes(bytes: &[u8]) -> String {
@@ -22,16 +29,23 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
 /// Independent of file times, so a clone of the toolbox hashes the same.
 pub fn source_hash(dir: &Path, artifact: Option<&str>) -> std::io::Result<String> {
     let mut files = Vec::new();
-    let walker = walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name().into_iter().filter_entry(|e| {
-        let n = e.file_name().to_string_lossy();
-        !(e.file_type().is_dir() && IGNORED_NAMES.contains(&n.as_ref()))
-    });
+    let walker = walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let n = e.file_name().to_string_lossy();
+            !(e.file_type().is_dir() && IGNORED_NAMES.contains(&n.as_ref()))
+        });
     for entry in walker {
         let entry = entry.map_err(std::io::Error::other)?;
         if !entry.file_type().is_file() {
             continue;
         }
-        let rel = entry.path().strip_prefix(dir).map_err(std::io::Error::other)?;
+        let rel = entry
+            .path()
+            .strip_prefix(dir)
+            .map_err(std::io::Error::other)?;
         let rel = rel.to_string_lossy().replace('\\', "/");
         if rel == crate::manifest::FILE_NAME || Some(rel.as_str()) == artifact {
             continue;

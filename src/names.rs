@@ -57,8 +57,12 @@ impl NameError {
     /// What the user can do about it.
     pub fn hint(&self) -> &'static str {
         match self {
-            NameError::Reserved { .. } => "pick another name; reserved names belong to toolsmith's own tools",
-            _ => "use a name like `word_count` or `json-format`: lowercase letters, digits, '_' and '-', starting with a letter, at most 64 characters",
+            NameError::Reserved { .. } => {
+                "pick another name; reserved names belong to toolsmith's own tools"
+            }
+            _ => {
+                "use a name like `word_count` or `json-format`: lowercase letters, digits, '_' and '-', starting with a letter, at most 64 characters"
+            }
         }
     }
 }
@@ -76,14 +80,22 @@ pub fn validate(name: &str) -> Result<(), NameError> {
     for (pos, ch) in name.chars().enumerate() {
         let ok = ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_' || ch == '-';
         if !ok {
-            return Err(NameError::BadChar { name: name.to_string(), ch, pos });
+            return Err(NameError::BadChar {
+                name: name.to_string(),
+                ch,
+                pos,
+            });
         }
     }
     if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
-        return Err(NameError::BadStart { name: name.to_string() });
+        return Err(NameError::BadStart {
+            name: name.to_string(),
+        });
     }
     if RESERVED_NAMES.contains(&name) {
-        return Err(NameError::Reserved { name: name.to_string() });
+        return Err(NameError::Reserved {
+            name: name.to_string(),
+        });
     }
     Ok(())
 }

@@ -6,7 +6,10 @@ static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
 
 /// The template languages available.
 pub fn languages() -> Vec<&'static str> {
-    let mut v: Vec<&str> = TEMPLATES.dirs().filter_map(|d| d.path().file_name()?.to_str()).collect();
+    let mut v: Vec<&str> = TEMPLATES
+        .dirs()
+        .filter_map(|d| d.path().file_name()?.to_str())
+        .collect();
     v.sort();
     v
 }
@@ -21,11 +24,25 @@ pub fn render(lang: &str, name: &str, description: &str) -> Option<Vec<(String, 
     Some(out)
 }
 
-fn collect(dir: &Dir<'static>, base: &std::path::Path, name: &str, description: &str, out: &mut Vec<(String, Vec<u8>, bool)>) {
+fn collect(
+    dir: &Dir<'static>,
+    base: &std::path::Path,
+    name: &str,
+    description: &str,
+    out: &mut Vec<(String, Vec<u8>, bool)>,
+) {
     for f in dir.files() {
-        let rel = f.path().strip_prefix(base).unwrap_or(f.path()).to_string_lossy().replace('\\', "/");
+        let rel = f
+            .path()
+            .strip_prefix(base)
+            .unwrap_or(f.path())
+            .to_string_lossy()
+            .replace('\\', "/");
         let contents = match std::str::from_utf8(f.contents()) {
-            Ok(text) => text.replace("{{name}}", name).replace("{{description}}", &description.replace('"', "\\\"")).into_bytes(),
+            Ok(text) => text
+                .replace("{{name}}", name)
+                .replace("{{description}}", &description.replace('"', "\\\""))
+                .into_bytes(),
             Err(_) => f.contents().to_vec(),
         };
         let executable = rel.ends_with(".sh");

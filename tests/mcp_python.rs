@@ -10,28 +10,57 @@ use std::process::{Command, Stdio};
 fn python() -> PathBuf {
     let p = std::env::var_os("TOOLSMITH_TEST_PYTHON")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python"));
-    assert!(p.exists(), "the Python venv with the mcp SDK is missing at {}: run ./scripts/setup.sh (./scripts/test.sh does)", p.display());
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python")
+        });
+    assert!(
+        p.exists(),
+        "the Python venv with the mcp SDK is missing at {}: run ./scripts/setup.sh (./scripts/test.sh does)",
+        p.display()
+    );
     p
 }
 
 fn example_toolbox(tmp: &Path) -> PathBuf {
     let dir = tmp.join("box");
-    let out = Command::new(env!("CARGO_BIN_EXE_toolsmith")).args(["init", "--example"]).arg(&dir).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .args(["init", "--example"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     dir
 }
 
 fn scenario(toolbox: &Path, mode: &str, url: Option<&str>) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/scenario.py");
     let mut cmd = Command::new(python());
-    cmd.arg(script).args(["--toolsmith", env!("CARGO_BIN_EXE_toolsmith"), "--mode", mode, "--toolbox"]).arg(toolbox);
+    cmd.arg(script)
+        .args([
+            "--toolsmith",
+            env!("CARGO_BIN_EXE_toolsmith"),
+            "--mode",
+            mode,
+            "--toolbox",
+        ])
+        .arg(toolbox);
     if let Some(u) = url {
         cmd.args(["--url", u]);
     }
-    let out = cmd.env("TOOLSMITH_CACHE", toolbox.parent().unwrap().join("cache")).output().unwrap();
+    let out = cmd
+        .env("TOOLSMITH_CACHE", toolbox.parent().unwrap().join("cache"))
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "scenario ({mode}, {url:?}) failed:\nstdout: {stdout}\nstderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "scenario ({mode}, {url:?}) failed:\nstdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_str(stdout.lines().last().unwrap_or("")).expect("a JSON summary")
 }
 
@@ -39,14 +68,20 @@ fn check(summary: &Value, toolbox: &Path) {
     assert_eq!(summary["word_count"]["words"], 3, "{summary}");
     assert_eq!(summary["slugify"]["slug"], "hello-world", "{summary}");
     assert_eq!(summary["missing_is_error"], true);
-    assert!(summary["missing_text"].as_str().unwrap().contains("hint:"), "{summary}");
+    assert!(
+        summary["missing_text"].as_str().unwrap().contains("hint:"),
+        "{summary}"
+    );
     assert_eq!(summary["search_first"], "word_count");
     assert_eq!(summary["guide_has_word_count"], true);
     assert_eq!(summary["edited_description"], "Edited by hand");
     assert_eq!(summary["deleted_gone"], true);
     // The CLI change and the delete are commits; the hand edit is not (git shows it as a change).
     let log = git(toolbox, &["log", "--format=%s"]);
-    assert!(log.contains("add fresh_tool") && log.contains("delete fresh_tool"), "{log}");
+    assert!(
+        log.contains("add fresh_tool") && log.contains("delete fresh_tool"),
+        "{log}"
+    );
     assert!(git(toolbox, &["log", "-1", "--format=%B"]).contains("Actor: "));
 }
 
@@ -82,7 +117,11 @@ impl Drop for HttpServer {
 }
 
 fn serve_http(toolbox: &Path) -> (HttpServer, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let addr = format!("127.0.0.1:{port}");
     let child = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
         .args(["--toolbox"])

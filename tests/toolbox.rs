@@ -18,7 +18,9 @@ fn init_makes_a_clean_repository_with_the_layout() {
     assert!(msg.contains("Actor: test"), "{msg}");
     assert_eq!(git(tb.root(), &["branch", "--show-current"]).trim(), "main");
     let ignore = std::fs::read_to_string(tb.root().join(".gitignore")).unwrap();
-    assert!(ignore.contains(".venv/") && ignore.contains("node_modules/") && ignore.contains("target/"));
+    assert!(
+        ignore.contains(".venv/") && ignore.contains("node_modules/") && ignore.contains("target/")
+    );
 }
 
 #[test]
@@ -26,27 +28,57 @@ fn every_mutation_is_one_clean_commit_with_trailers() {
     let (_tmp, tb) = toolbox();
     let base = commit_count(tb.root());
 
-    let out = tb.write_tool("echo", &script_files("echo", "Echoes its input"), "claude-desktop").unwrap();
+    let out = tb
+        .write_tool(
+            "echo",
+            &script_files("echo", "Echoes its input"),
+            "claude-desktop",
+        )
+        .unwrap();
     assert_eq!(out.action, "add");
     assert_clean(tb.root());
     assert_eq!(commit_count(tb.root()), base + 1);
     let msg = git(tb.root(), &["log", "-1", "--format=%B"]);
     assert!(msg.starts_with("add echo: Echoes its input"), "{msg}");
-    assert!(msg.contains("Tool: echo") && msg.contains("Actor: claude-desktop"), "{msg}");
-    assert_eq!(git(tb.root(), &["show", "HEAD:tools/echo/main.py"]).lines().next(), Some("import json, sys"));
+    assert!(
+        msg.contains("Tool: echo") && msg.contains("Actor: claude-desktop"),
+        "{msg}"
+    );
+    assert_eq!(
+        git(tb.root(), &["show", "HEAD:tools/echo/main.py"])
+            .lines()
+            .next(),
+        Some("import json, sys")
+    );
 
     // Update: replaces the whole directory (a dropped file disappears from git too).
     let mut files = script_files("echo", "Echoes its input, louder");
-    files.push(FileSpec { path: "run.sh".into(), contents: b"#!/bin/sh\necho hi\n".to_vec(), executable: true });
+    files.push(FileSpec {
+        path: "run.sh".into(),
+        contents: b"#!/bin/sh\necho hi\n".to_vec(),
+        executable: true,
+    });
     tb.write_tool("echo", &files, "cli").unwrap();
     assert_clean(tb.root());
-    assert!(git(tb.root(), &["log", "-1", "--format=%s"]).starts_with("update echo: Echoes its input, louder"));
-    assert!(git(tb.root(), &["ls-files", "-s", "tools/echo/run.sh"]).starts_with("100755"), "executable bit kept");
+    assert!(
+        git(tb.root(), &["log", "-1", "--format=%s"])
+            .starts_with("update echo: Echoes its input, louder")
+    );
+    assert!(
+        git(tb.root(), &["ls-files", "-s", "tools/echo/run.sh"]).starts_with("100755"),
+        "executable bit kept"
+    );
 
-    let files = vec![FileSpec::new("tool.toml", script_manifest("echo", "Echoes")), FileSpec::new("main.py", "print(1)\n")];
+    let files = vec![
+        FileSpec::new("tool.toml", script_manifest("echo", "Echoes")),
+        FileSpec::new("main.py", "print(1)\n"),
+    ];
     tb.write_tool("echo", &files, "cli").unwrap();
     assert_clean(tb.root());
-    assert_eq!(git(tb.root(), &["ls-files", "tools/echo"]).lines().count(), 2);
+    assert_eq!(
+        git(tb.root(), &["ls-files", "tools/echo"]).lines().count(),
+        2
+    );
 
     // Writing the same content again makes no commit.
     let n = commit_count(tb.root());
@@ -59,14 +91,32 @@ fn every_mutation_is_one_clean_commit_with_trailers() {
     assert!(!tb.root().join("tools/echo").exists());
     assert!(git(tb.root(), &["log", "-1", "--format=%B"]).starts_with("delete echo:"));
     // History keeps it.
-    assert!(git(tb.root(), &["log", "--format=%s", "--", "tools/echo"]).lines().count() >= 3);
+    assert!(
+        git(tb.root(), &["log", "--format=%s", "--", "tools/echo"])
+            .lines()
+            .count()
+            >= 3
+    );
 
     // A commit with the git CLI on top keeps working.
     std::fs::write(tb.root().join("NOTES.md"), "hand-written\n").unwrap();
     git(tb.root(), &["add", "NOTES.md"]);
-    git(tb.root(), &["-c", "user.name=T", "-c", "user.email=t@x", "commit", "-q", "-m", "notes"]);
+    git(
+        tb.root(),
+        &[
+            "-c",
+            "user.name=T",
+            "-c",
+            "user.email=t@x",
+            "commit",
+            "-q",
+            "-m",
+            "notes",
+        ],
+    );
     assert_clean(tb.root());
-    tb.write_tool("again", &script_files("again", "Again"), "cli").unwrap();
+    tb.write_tool("again", &script_files("again", "Again"), "cli")
+        .unwrap();
     assert_clean(tb.root());
 }
 
@@ -75,8 +125,21 @@ fn hostile_names_are_refused_and_nothing_leaves_the_toolbox() {
     let (tmp, tb) = toolbox();
     let before = git(tb.root(), &["rev-parse", "HEAD"]);
     let long = "a".repeat(300);
-    for name in ["../x", "/abs", "a/b", "", &long, ".git", "a\nb", "a\u{1b}b", "..", "call_tool"] {
-        let err = tb.write_tool(name, &script_files("x", "x"), "t").expect_err(name);
+    for name in [
+        "../x",
+        "/abs",
+        "a/b",
+        "",
+        &long,
+        ".git",
+        "a\nb",
+        "a\u{1b}b",
+        "..",
+        "call_tool",
+    ] {
+        let err = tb
+            .write_tool(name, &script_files("x", "x"), "t")
+            .expect_err(name);
         assert!(err.hint().is_some(), "{name:?}: {err}");
     }
     // Bad file paths inside a tool are refused too.
@@ -87,11 +150,21 @@ fn hostile_names_are_refused_and_nothing_leaves_the_toolbox() {
     }
     assert_eq!(git(tb.root(), &["rev-parse", "HEAD"]), before);
     assert_clean(tb.root());
-    let mut outside: Vec<String> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut outside: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     outside.sort();
-    assert_eq!(outside, vec!["box".to_string()], "nothing written beside the toolbox");
+    assert_eq!(
+        outside,
+        vec!["box".to_string()],
+        "nothing written beside the toolbox"
+    );
     assert!(!std::path::Path::new("/abs").exists());
-    let tools: Vec<_> = std::fs::read_dir(tb.tools_dir()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let tools: Vec<_> = std::fs::read_dir(tb.tools_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(tools.len(), 1, "only .gitkeep in tools/: {tools:?}");
 }
 
@@ -105,7 +178,12 @@ fn twenty_concurrent_writers_lose_nothing() {
             let tb = Arc::clone(&tb);
             std::thread::spawn(move || {
                 let name = format!("tool{i}");
-                tb.write_tool(&name, &script_files(&name, &format!("Tool number {i}")), "t").map(|o| o.commit.is_some())
+                tb.write_tool(
+                    &name,
+                    &script_files(&name, &format!("Tool number {i}")),
+                    "t",
+                )
+                .map(|o| o.commit.is_some())
             })
         })
         .collect();
@@ -116,7 +194,15 @@ fn twenty_concurrent_writers_lose_nothing() {
     assert_clean(tb.root());
     assert_eq!(Index::build(tb.root()).tools().count(), 20);
     for i in 0..20 {
-        assert_eq!(git(tb.root(), &["log", "--format=%s", "--", &format!("tools/tool{i}")]).lines().count(), 1);
+        assert_eq!(
+            git(
+                tb.root(),
+                &["log", "--format=%s", "--", &format!("tools/tool{i}")]
+            )
+            .lines()
+            .count(),
+            1
+        );
     }
 }
 
@@ -128,7 +214,14 @@ fn concurrent_writers_in_separate_processes_lose_nothing() {
     let children: Vec<_> = (0..6)
         .map(|i| {
             std::process::Command::new(bin)
-                .args(["--toolbox", tb.root().to_str().unwrap(), "new", &format!("proc{i}"), "--lang", "bash"])
+                .args([
+                    "--toolbox",
+                    tb.root().to_str().unwrap(),
+                    "new",
+                    &format!("proc{i}"),
+                    "--lang",
+                    "bash",
+                ])
                 .stdout(std::process::Stdio::null())
                 .spawn()
                 .unwrap()
@@ -144,22 +237,40 @@ fn concurrent_writers_in_separate_processes_lose_nothing() {
 #[test]
 fn an_interrupted_write_leaves_the_old_tool_or_the_new_one() {
     let (_tmp, tb) = toolbox();
-    tb.write_tool("keep", &script_files("keep", "Old version"), "t").unwrap();
+    tb.write_tool("keep", &script_files("keep", "Old version"), "t")
+        .unwrap();
     let head = git(tb.root(), &["rev-parse", "HEAD"]);
+    // A live writer's staging directory (this process) is never touched by recovery.
+    let live = tb
+        .tools_dir()
+        .join(format!(".staging-other-{}-9", std::process::id()));
+    std::fs::create_dir_all(&live).unwrap();
     // A crash while preparing: a half-written staging directory is left behind.
-    let staging = tb.tools_dir().join(".staging-keep-1-2");
+    let staging = tb.tools_dir().join(".staging-keep-999999999-2");
     std::fs::create_dir_all(&staging).unwrap();
     std::fs::write(staging.join("tool.toml"), "name = \"kee").unwrap();
     // A crash between moving the old directory aside and moving the new one in.
-    let trash = tb.tools_dir().join(".trash-keep-1-3");
+    let trash = tb.tools_dir().join(".trash-keep-999999999-3");
     std::fs::rename(tb.tools_dir().join("keep"), &trash).unwrap();
     // The index never shows the half-written directory.
-    assert!(Index::build(tb.root()).get(".staging-keep-1-2").is_none());
+    assert!(
+        Index::build(tb.root())
+            .get(".staging-keep-999999999-2")
+            .is_none()
+    );
 
     let tb = Toolbox::open(tb.root()).unwrap();
     assert!(!staging.exists() && !trash.exists());
+    assert!(
+        live.exists(),
+        "a live process's staging directory is left alone"
+    );
+    std::fs::remove_dir_all(&live).unwrap();
     let idx = Index::build(tb.root());
-    assert_eq!(idx.tool("keep").unwrap().manifest.description, "Old version");
+    assert_eq!(
+        idx.tool("keep").unwrap().manifest.description,
+        "Old version"
+    );
     assert_eq!(git(tb.root(), &["rev-parse", "HEAD"]), head);
     assert_clean(tb.root());
 }
@@ -167,9 +278,12 @@ fn an_interrupted_write_leaves_the_old_tool_or_the_new_one() {
 #[test]
 fn log_lists_a_tools_versions_newest_first() {
     let (_tmp, tb) = toolbox();
-    tb.write_tool("a", &script_files("a", "First"), "t").unwrap();
-    tb.write_tool("b", &script_files("b", "Other"), "t").unwrap();
-    tb.write_tool("a", &script_files("a", "Second"), "t").unwrap();
+    tb.write_tool("a", &script_files("a", "First"), "t")
+        .unwrap();
+    tb.write_tool("b", &script_files("b", "Other"), "t")
+        .unwrap();
+    tb.write_tool("a", &script_files("a", "Second"), "t")
+        .unwrap();
     let log = tb.log(Some("a"), 10).unwrap();
     let summaries: Vec<_> = log.iter().map(|c| c.summary.as_str()).collect();
     assert_eq!(summaries, vec!["update a: Second", "add a: First"]);

@@ -19,13 +19,28 @@ pub fn run(cli: Cli) -> Result<i32> {
     let location = explicit.clone().unwrap_or_else(toolbox::default_location);
     match cli.command {
         Command::Init { dir, example } => init(dir.unwrap_or(location), example, cli.json),
-        Command::New { name, lang, description } => {
+        Command::New {
+            name,
+            lang,
+            description,
+        } => {
             let tb = open(explicit, &location)?;
-            new_tool(&tb, &name, lang.template_dir(), description.as_deref(), cli.json)
+            new_tool(
+                &tb,
+                &name,
+                lang.template_dir(),
+                description.as_deref(),
+                cli.json,
+            )
         }
         Command::List { kind, tag } => {
             let tb = open(explicit, &location)?;
-            list(&Index::build(tb.root()), kind.as_deref(), tag.as_deref(), cli.json)
+            list(
+                &Index::build(tb.root()),
+                kind.as_deref(),
+                tag.as_deref(),
+                cli.json,
+            )
         }
         Command::Show { name } => show(&open(explicit, &location)?, &name, cli.json),
         Command::Search { query, limit } => {
@@ -37,8 +52,21 @@ pub fn run(cli: Cli) -> Result<i32> {
             } else if hits.is_empty() {
                 eprintln!("no tool matches {:?}", query.join(" "));
             } else {
-                let rows: Vec<Vec<String>> = hits.iter().map(|h| vec![h.name.clone(), h.kind.clone(), format!("{:.1}", h.score), h.summary.clone()]).collect();
-                print!("{}", output::table(&["NAME", "KIND", "SCORE", "DESCRIPTION"], &rows));
+                let rows: Vec<Vec<String>> = hits
+                    .iter()
+                    .map(|h| {
+                        vec![
+                            h.name.clone(),
+                            h.kind.clone(),
+                            format!("{:.1}", h.score),
+                            h.summary.clone(),
+                        ]
+                    })
+                    .collect();
+                print!(
+                    "{}",
+                    output::table(&["NAME", "KIND", "SCORE", "DESCRIPTION"], &rows)
+                );
             }
             Ok(0)
         }
@@ -49,14 +77,22 @@ pub fn run(cli: Cli) -> Result<i32> {
                 output::json(&serde_json::to_value(&log)?);
             } else {
                 for c in log {
-                    println!("{}  {}  {}", &c.id[..c.id.len().min(10)], format_time(c.time), c.summary);
+                    println!(
+                        "{}  {}  {}",
+                        &c.id[..c.id.len().min(10)],
+                        format_time(c.time),
+                        c.summary
+                    );
                 }
             }
             Ok(0)
         }
         Command::Lint => lint(&Index::build(open(explicit, &location)?.root()), cli.json),
         Command::Guide => {
-            print!("{}", guide::render(&Index::build(open(explicit, &location)?.root())));
+            print!(
+                "{}",
+                guide::render(&Index::build(open(explicit, &location)?.root()))
+            );
             Ok(0)
         }
         Command::Schema => {
@@ -64,14 +100,21 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Call { name, args } => call(open(explicit, &location)?, &name, &args, cli.json),
-        Command::Serve { http, allow_remote, expose } => serve(open(explicit, &location)?, http, allow_remote, expose),
+        Command::Serve {
+            http,
+            allow_remote,
+            expose,
+        } => serve(open(explicit, &location)?, http, allow_remote, expose),
         Command::Delete { name } => {
             let tb = open(explicit, &location)?;
             let out = tb.delete_tool(&name, CLI_ACTOR).map_err(UserError::from)?;
             if cli.json {
                 output::json(&serde_json::to_value(&out)?);
             } else {
-                println!("deleted {name} ({})", out.commit.as_deref().unwrap_or("no commit"));
+                println!(
+                    "deleted {name} ({})",
+                    out.commit.as_deref().unwrap_or("no commit")
+                );
             }
             Ok(0)
         }
@@ -88,7 +131,11 @@ pub fn open(explicit: Option<PathBuf>, location: &std::path::Path) -> Result<Too
 }
 
 fn init(dir: PathBuf, example: bool, as_json: bool) -> Result<i32> {
-    let extra = if example { toolbox::seed_files() } else { Vec::new() };
+    let extra = if example {
+        toolbox::seed_files()
+    } else {
+        Vec::new()
+    };
     let tb = Toolbox::init(&dir, &extra, CLI_ACTOR).map_err(UserError::from)?;
     let n = Index::build(tb.root()).tools().count();
     if as_json {
@@ -99,20 +146,46 @@ fn init(dir: PathBuf, example: bool, as_json: bool) -> Result<i32> {
     Ok(0)
 }
 
-fn new_tool(tb: &Toolbox, name: &str, lang: &str, description: Option<&str>, as_json: bool) -> Result<i32> {
+fn new_tool(
+    tb: &Toolbox,
+    name: &str,
+    lang: &str,
+    description: Option<&str>,
+    as_json: bool,
+) -> Result<i32> {
     tb.tool_dir(name).map_err(UserError::from)?;
     if tb.tools_dir().join(name).exists() {
-        return Err(UserError::new(format!("tool {name:?} already exists"), "pick another name, or edit the existing tool"));
+        return Err(UserError::new(
+            format!("tool {name:?} already exists"),
+            "pick another name, or edit the existing tool",
+        ));
     }
     let description = description.unwrap_or("TODO: say what this tool does");
-    let files = scaffold::render(lang, name, description)
-        .ok_or_else(|| UserError::new(format!("no template for {lang}"), format!("templates: {}", scaffold::languages().join(", "))))?;
-    let files: Vec<FileSpec> = files.into_iter().map(|(path, contents, executable)| FileSpec { path, contents, executable }).collect();
-    let out = tb.write_tool(name, &files, CLI_ACTOR).map_err(UserError::from)?;
+    let files = scaffold::render(lang, name, description).ok_or_else(|| {
+        UserError::new(
+            format!("no template for {lang}"),
+            format!("templates: {}", scaffold::languages().join(", ")),
+        )
+    })?;
+    let files: Vec<FileSpec> = files
+        .into_iter()
+        .map(|(path, contents, executable)| FileSpec {
+            path,
+            contents,
+            executable,
+        })
+        .collect();
+    let out = tb
+        .write_tool(name, &files, CLI_ACTOR)
+        .map_err(UserError::from)?;
     if as_json {
         output::json(&serde_json::to_value(&out)?);
     } else {
-        println!("created {} from the {lang} template in {}", name, tb.tools_dir().join(name).display());
+        println!(
+            "created {} from the {lang} template in {}",
+            name,
+            tb.tools_dir().join(name).display()
+        );
     }
     Ok(0)
 }
@@ -130,10 +203,23 @@ fn list(idx: &Index, kind: Option<&str>, tag: Option<&str>, as_json: bool) -> Re
         output::json(&json!({"tools": tools, "broken": broken}));
         return Ok(0);
     }
-    let rows: Vec<Vec<String>> = tools.iter().map(|t| vec![t.manifest.name.clone(), t.manifest.kind.to_string(), t.manifest.summary().to_string()]).collect();
+    let rows: Vec<Vec<String>> = tools
+        .iter()
+        .map(|t| {
+            vec![
+                t.manifest.name.clone(),
+                t.manifest.kind.to_string(),
+                t.manifest.summary().to_string(),
+            ]
+        })
+        .collect();
     print!("{}", output::table(&["NAME", "KIND", "DESCRIPTION"], &rows));
     for e in broken {
-        let first = e.errors().first().map(|d| d.to_string()).unwrap_or_default();
+        let first = e
+            .errors()
+            .first()
+            .map(|d| d.to_string())
+            .unwrap_or_default();
         println!("{}  BROKEN  {}", e.name, first.lines().next().unwrap_or(""));
     }
     Ok(0)
@@ -142,23 +228,37 @@ fn list(idx: &Index, kind: Option<&str>, tag: Option<&str>, as_json: bool) -> Re
 fn show(tb: &Toolbox, name: &str, as_json: bool) -> Result<i32> {
     let dir = tb.tool_dir(name).map_err(UserError::from)?;
     let idx = Index::build(tb.root());
-    let entry = idx.get(name).ok_or_else(|| UserError::new(format!("there is no tool named {name:?}"), "`toolsmith list` shows the tools"))?;
+    let entry = idx.get(name).ok_or_else(|| {
+        UserError::new(
+            format!("there is no tool named {name:?}"),
+            "`toolsmith list` shows the tools",
+        )
+    })?;
     let text = std::fs::read_to_string(dir.join(crate::manifest::FILE_NAME)).unwrap_or_default();
     let files: Vec<String> = walkdir::WalkDir::new(&dir)
         .min_depth(1)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| !crate::hashing::IGNORED_NAMES.contains(&e.file_name().to_string_lossy().as_ref()))
+        .filter_entry(|e| {
+            !crate::hashing::IGNORED_NAMES.contains(&e.file_name().to_string_lossy().as_ref())
+        })
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
-        .filter_map(|e| e.path().strip_prefix(&dir).ok().map(|p| p.to_string_lossy().into_owned()))
+        .filter_map(|e| {
+            e.path()
+                .strip_prefix(&dir)
+                .ok()
+                .map(|p| p.to_string_lossy().into_owned())
+        })
         .collect();
     if as_json {
         let (status, errors) = match &entry.status {
             Status::Ok(_) => ("ok", vec![]),
             Status::Broken(d) => ("broken", d.iter().map(|d| d.to_string()).collect()),
         };
-        output::json(&json!({"name": name, "status": status, "errors": errors, "dir": dir, "files": files, "manifest": entry.tool().map(|t| &t.manifest), "tool_toml": text}));
+        output::json(
+            &json!({"name": name, "status": status, "errors": errors, "dir": dir, "files": files, "manifest": entry.tool().map(|t| &t.manifest), "tool_toml": text}),
+        );
         return Ok(0);
     }
     println!("# {name}  ({})\n", dir.display());
@@ -193,7 +293,10 @@ fn lint(idx: &Index, as_json: bool) -> Result<i32> {
         for d in &all {
             eprintln!("{d}");
         }
-        println!("{} tool(s) checked: {errors} error(s), {warnings} warning(s)", idx.len());
+        println!(
+            "{} tool(s) checked: {errors} error(s), {warnings} warning(s)",
+            idx.len()
+        );
     }
     Ok(if errors > 0 { 1 } else { 0 })
 }
@@ -203,7 +306,11 @@ fn format_time(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}", rem / 3600, (rem % 3600) / 60)
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        rem / 3600,
+        (rem % 3600) / 60
+    )
 }
 
 /// Howard Hinnant's days-to-civil algorithm.
@@ -222,8 +329,15 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// `toolsmith call NAME --args JSON`.
 pub(super) fn call(tb: Toolbox, name: &str, args: &str, as_json: bool) -> Result<i32> {
-    let args: serde_json::Value = serde_json::from_str(args).map_err(|e| UserError::new(format!("--args is not valid JSON: {e}"), "pass a JSON object, e.g. --args '{\"text\": \"hello\"}'"))?;
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let args: serde_json::Value = serde_json::from_str(args).map_err(|e| {
+        UserError::new(
+            format!("--args is not valid JSON: {e}"),
+            "pass a JSON object, e.g. --args '{\"text\": \"hello\"}'",
+        )
+    })?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let app = crate::app::App::new(tb);
     let out = rt.block_on(app.call(name, args, &crate::runner::script::NoHost));
     match out {
@@ -238,12 +352,20 @@ pub(super) fn call(tb: Toolbox, name: &str, args: &str, as_json: bool) -> Result
             }
             Ok(0)
         }
-        Err(e) => Err(anyhow::Error::new(UserError { hint: e.hint(), message: e.to_string() })),
+        Err(e) => Err(anyhow::Error::new(UserError {
+            hint: e.hint(),
+            message: e.to_string(),
+        })),
     }
 }
 
 /// `toolsmith serve`.
-pub(super) fn serve(tb: Toolbox, http: Option<String>, allow_remote: bool, expose: super::Exposure) -> Result<i32> {
+pub(super) fn serve(
+    tb: Toolbox,
+    http: Option<String>,
+    allow_remote: bool,
+    expose: super::Exposure,
+) -> Result<i32> {
     let exposure = match expose {
         super::Exposure::All => crate::mcp::Exposure::All,
         super::Exposure::Pinned => crate::mcp::Exposure::Pinned,
@@ -252,14 +374,24 @@ pub(super) fn serve(tb: Toolbox, http: Option<String>, allow_remote: bool, expos
     let addr: Option<std::net::SocketAddr> = match http {
         None => None,
         Some(a) => {
-            let addr: std::net::SocketAddr = a.parse().map_err(|e| UserError::new(format!("--http {a:?} is not an address: {e}"), "use IP:PORT, e.g. 127.0.0.1:8080"))?;
+            let addr: std::net::SocketAddr = a.parse().map_err(|e| {
+                UserError::new(
+                    format!("--http {a:?} is not an address: {e}"),
+                    "use IP:PORT, e.g. 127.0.0.1:8080",
+                )
+            })?;
             if !addr.ip().is_loopback() && !allow_remote {
-                return Err(UserError::new(format!("{addr} is not a loopback address"), "serving beyond this machine exposes your tools to the network; add --allow-remote if you mean it"));
+                return Err(UserError::new(
+                    format!("{addr} is not a loopback address"),
+                    "serving beyond this machine exposes your tools to the network; add --allow-remote if you mean it",
+                ));
             }
             Some(addr)
         }
     };
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(async move {
         let app = crate::app::App::new(tb);
         let idx = app.index();
@@ -270,7 +402,11 @@ pub(super) fn serve(tb: Toolbox, http: Option<String>, allow_remote: bool, expos
             Some(a) => format!("streamable HTTP at http://{a}/mcp"),
             None => "stdio".to_string(),
         };
-        eprintln!("toolsmith {}: serving {} ({ok} tools, {broken} broken) over {transport}", env!("CARGO_PKG_VERSION"), root.display());
+        eprintln!(
+            "toolsmith {}: serving {} ({ok} tools, {broken} broken) over {transport}",
+            env!("CARGO_PKG_VERSION"),
+            root.display()
+        );
         match addr {
             Some(a) => crate::mcp::serve_http(shared, a).await,
             None => crate::mcp::serve_stdio(shared).await,

@@ -19,13 +19,19 @@ impl std::error::Error for UserError {}
 
 impl UserError {
     pub fn new(message: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
-        anyhow::Error::new(UserError { message: message.into(), hint: Some(hint.into()) })
+        anyhow::Error::new(UserError {
+            message: message.into(),
+            hint: Some(hint.into()),
+        })
     }
 }
 
 impl From<crate::toolbox::ToolboxError> for UserError {
     fn from(e: crate::toolbox::ToolboxError) -> Self {
-        UserError { hint: e.hint(), message: e.to_string() }
+        UserError {
+            hint: e.hint(),
+            message: e.to_string(),
+        }
     }
 }
 
@@ -59,5 +65,8 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
 
 /// Print JSON to stdout.
 pub fn json(value: &serde_json::Value) {
-    println!("{}", serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()));
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+    );
 }

@@ -86,13 +86,31 @@ pub struct Index {
 impl Index {
     /// Index the toolbox at `root` from scratch.
     pub fn build(root: &Path) -> Index {
-        let mut index = Index { root: root.to_path_buf(), entries: BTreeMap::new() };
+        let mut index = Index {
+            root: root.to_path_buf(),
+            entries: BTreeMap::new(),
+        };
         let dirs = list_tool_dirs(root);
-        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8);
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(8);
         let chunk = dirs.len().div_ceil(threads).max(64);
         let entries: Vec<Entry> = std::thread::scope(|s| {
-            let handles: Vec<_> = dirs.chunks(chunk).map(|part| s.spawn(move || part.iter().map(|(n, d)| load_entry(n, d)).collect::<Vec<_>>())).collect();
-            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+            let handles: Vec<_> = dirs
+                .chunks(chunk)
+                .map(|part| {
+                    s.spawn(move || {
+                        part.iter()
+                            .map(|(n, d)| load_entry(n, d))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
         });
         for e in entries {
             index.entries.insert(e.name.clone(), e);
@@ -112,7 +130,10 @@ impl Index {
             return self.entries.remove(name).is_some();
         }
         let fresh = load_entry(name, &dir);
-        let changed = self.entries.get(name).is_none_or(|old| old.fingerprint != fresh.fingerprint || !same_status(old, &fresh));
+        let changed = self
+            .entries
+            .get(name)
+            .is_none_or(|old| old.fingerprint != fresh.fingerprint || !same_status(old, &fresh));
         self.entries.insert(name.to_string(), fresh);
         changed
     }
@@ -123,13 +144,21 @@ impl Index {
         let dirs = list_tool_dirs(&self.root);
         let mut changed = Vec::new();
         let present: std::collections::BTreeSet<&String> = dirs.iter().map(|(n, _)| n).collect();
-        let gone: Vec<String> = self.entries.keys().filter(|k| !present.contains(k)).cloned().collect();
+        let gone: Vec<String> = self
+            .entries
+            .keys()
+            .filter(|k| !present.contains(k))
+            .cloned()
+            .collect();
         for name in gone {
             self.entries.remove(&name);
             changed.push(name);
         }
         for (name, dir) in &dirs {
-            let up_to_date = self.entries.get(name).is_some_and(|e| e.fingerprint == fingerprint(dir, e));
+            let up_to_date = self
+                .entries
+                .get(name)
+                .is_some_and(|e| e.fingerprint == fingerprint(dir, e));
             if !up_to_date && self.reindex_tool(name) {
                 changed.push(name.clone());
             }
@@ -150,7 +179,9 @@ impl Index {
 
     /// Broken entries, sorted by name.
     pub fn broken(&self) -> impl Iterator<Item = &Entry> {
-        self.entries.values().filter(|e| matches!(e.status, Status::Broken(_)))
+        self.entries
+            .values()
+            .filter(|e| matches!(e.status, Status::Broken(_)))
     }
 
     pub fn get(&self, name: &str) -> Option<&Entry> {
@@ -172,7 +203,11 @@ impl Index {
 
 fn same_status(a: &Entry, b: &Entry) -> bool {
     match (&a.status, &b.status) {
-        (Status::Ok(x), Status::Ok(y)) => x.manifest == y.manifest && x.input_schema == y.input_schema && x.output_schema == y.output_schema,
+        (Status::Ok(x), Status::Ok(y)) => {
+            x.manifest == y.manifest
+                && x.input_schema == y.input_schema
+                && x.output_schema == y.output_schema
+        }
         (Status::Broken(x), Status::Broken(y)) => x == y,
         _ => false,
     }
@@ -205,8 +240,21 @@ fn fingerprint(dir: &Path, entry: &Entry) -> Fingerprint {
 }
 
 fn broken(name: &str, dir: &Path, file: PathBuf, message: String, hint: &str) -> Entry {
-    let d = Diagnostic { severity: Severity::Error, file, line: None, column: None, field: None, message, hint: Some(hint.to_string()) };
-    let mut e = Entry { name: name.to_string(), dir: dir.to_path_buf(), status: Status::Broken(vec![d]), fingerprint: Fingerprint::default() };
+    let d = Diagnostic {
+        severity: Severity::Error,
+        file,
+        line: None,
+        column: None,
+        field: None,
+        message,
+        hint: Some(hint.to_string()),
+    };
+    let mut e = Entry {
+        name: name.to_string(),
+        dir: dir.to_path_buf(),
+        status: Status::Broken(vec![d]),
+        fingerprint: Fingerprint::default(),
+    };
     e.fingerprint = fingerprint(dir, &e);
     e
 }
@@ -215,19 +263,42 @@ fn broken(name: &str, dir: &Path, file: PathBuf, message: String, hint: &str) ->
 fn load_entry(name: &str, dir: &Path) -> Entry {
     let file = dir.join(manifest::FILE_NAME);
     if let Err(e) = names::validate(name) {
-        return broken(name, dir, dir.to_path_buf(), format!("directory name is not a valid tool name: {e}"), e.hint());
+        return broken(
+            name,
+            dir,
+            dir.to_path_buf(),
+            format!("directory name is not a valid tool name: {e}"),
+            e.hint(),
+        );
     }
     let text = match std::fs::read_to_string(&file) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return broken(name, dir, file, "the tool directory has no tool.toml".into(), "add a tool.toml (see docs/tool-toml.md), or `toolsmith new NAME` to scaffold one");
+            return broken(
+                name,
+                dir,
+                file,
+                "the tool directory has no tool.toml".into(),
+                "add a tool.toml (see docs/tool-toml.md), or `toolsmith new NAME` to scaffold one",
+            );
         }
-        Err(e) => return broken(name, dir, file, format!("cannot read tool.toml: {e}"), "check the file's permissions and encoding (UTF-8)"),
+        Err(e) => {
+            return broken(
+                name,
+                dir,
+                file,
+                format!("cannot read tool.toml: {e}"),
+                "check the file's permissions and encoding (UTF-8)",
+            );
+        }
     };
     let status = match manifest::parse(&file, Some(name), &text) {
         Ok(parsed) => resolve(dir, &file, parsed),
         Err(mut diags) => {
-            if text.lines().any(|l| l.starts_with("<<<<<<< ") || l.starts_with(">>>>>>> ")) {
+            if text
+                .lines()
+                .any(|l| l.starts_with("<<<<<<< ") || l.starts_with(">>>>>>> "))
+            {
                 for d in &mut diags {
                     d.hint = Some("this tool.toml holds git merge-conflict markers: resolve the conflict, then `git add` it".into());
                 }
@@ -235,7 +306,12 @@ fn load_entry(name: &str, dir: &Path) -> Entry {
             Status::Broken(diags)
         }
     };
-    let mut e = Entry { name: name.to_string(), dir: dir.to_path_buf(), status, fingerprint: Fingerprint::default() };
+    let mut e = Entry {
+        name: name.to_string(),
+        dir: dir.to_path_buf(),
+        status,
+        fingerprint: Fingerprint::default(),
+    };
     e.fingerprint = fingerprint(dir, &e);
     e
 }
@@ -252,9 +328,12 @@ fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Status {
             column: None,
             field: Some(format!("{field}_file")),
             message,
-            hint: Some(format!("{rel} must be a JSON object schema beside tool.toml")),
+            hint: Some(format!(
+                "{rel} must be a JSON object schema beside tool.toml"
+            )),
         };
-        let text = std::fs::read_to_string(&path).map_err(|e| fail(format!("cannot read {rel}: {e}")))?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| fail(format!("cannot read {rel}: {e}")))?;
         match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(o)) => Ok(o),
             Ok(_) => Err(fail(format!("{rel} is not a JSON object"))),
@@ -272,7 +351,12 @@ fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Status {
         (None, None) => Ok(None),
     };
     match (input, output) {
-        (Ok(input_schema), Ok(output_schema)) => Status::Ok(Box::new(Tool { manifest: m, input_schema, output_schema, warnings: parsed.warnings })),
+        (Ok(input_schema), Ok(output_schema)) => Status::Ok(Box::new(Tool {
+            manifest: m,
+            input_schema,
+            output_schema,
+            warnings: parsed.warnings,
+        })),
         (i, o) => Status::Broken(i.err().into_iter().chain(o.err()).collect()),
     }
 }

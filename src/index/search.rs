@@ -17,12 +17,26 @@ pub struct SearchHit {
     pub matched: Vec<&'static str>,
 }
 
-/// Split text into lowercase alphanumeric tokens (`word_count` → `word`, `count`).
+/// Split text into lowercase alphanumeric tokens (`word_count` → `word`, `count`), with a
+/// light plural folding (`words` → `word`) so queries and names meet.
 pub fn tokens(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|t| !t.is_empty())
-        .map(str::to_lowercase)
+        .map(|t| stem(&t.to_lowercase()))
         .collect()
+}
+
+fn stem(t: &str) -> String {
+    if t.len() > 3
+        && t.ends_with('s')
+        && !t.ends_with("ss")
+        && !t.ends_with("us")
+        && !t.ends_with("is")
+    {
+        t[..t.len() - 1].to_string()
+    } else {
+        t.to_string()
+    }
 }
 
 /// Score of one term against a token list: exact token, prefix, or substring.
@@ -47,9 +61,18 @@ fn score_tool(tool: &Tool, terms: &[String], whole: &str) -> (f64, Vec<&'static 
     let m = &tool.manifest;
     let name_toks = tokens(&m.name);
     let tag_toks: Vec<String> = m.tags.iter().flat_map(|t| tokens(t)).collect();
-    let field_toks: Vec<String> = m.input_field_names().iter().flat_map(|f| tokens(f)).collect();
+    let field_toks: Vec<String> = m
+        .input_field_names()
+        .iter()
+        .flat_map(|f| tokens(f))
+        .collect();
     let desc_toks = tokens(&m.description);
-    let title_toks = m.annotations.title.as_deref().map(tokens).unwrap_or_default();
+    let title_toks = m
+        .annotations
+        .title
+        .as_deref()
+        .map(tokens)
+        .unwrap_or_default();
 
     let mut total = 0.0;
     let mut matched_terms = 0usize;
@@ -108,7 +131,11 @@ pub fn search(index: &Index, query: &str, limit: usize) -> Vec<SearchHit> {
             })
         })
         .collect();
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.name.cmp(&b.name)));
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.name.cmp(&b.name))
+    });
     hits.truncate(limit);
     hits
 }

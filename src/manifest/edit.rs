@@ -8,14 +8,22 @@ use toml_edit::{DocumentMut, Item, Table, value};
 pub struct EditError(String);
 
 /// Set (or remove, with None) `[hashes] source` and `artifact`, keeping everything else.
-pub fn set_hashes(text: &str, source: Option<&str>, artifact: Option<&str>) -> Result<String, EditError> {
-    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| EditError(e.to_string()))?;
+pub fn set_hashes(
+    text: &str,
+    source: Option<&str>,
+    artifact: Option<&str>,
+) -> Result<String, EditError> {
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| EditError(e.to_string()))?;
     if !doc.contains_key("hashes") {
         let mut t = Table::new();
         t.decor_mut().set_prefix("\n");
         doc.insert("hashes", Item::Table(t));
     }
-    let hashes = doc["hashes"].as_table_mut().ok_or_else(|| EditError("`hashes` is not a table".into()))?;
+    let hashes = doc["hashes"]
+        .as_table_mut()
+        .ok_or_else(|| EditError("`hashes` is not a table".into()))?;
     for (key, v) in [("source", source), ("artifact", artifact)] {
         match v {
             Some(v) => {
@@ -38,7 +46,9 @@ mod tests {
         let text = "# my tool\nname = \"x\" # the name\n\n[hashes]\nsource = \"sha256:old\"\n";
         let out = set_hashes(text, Some("sha256:new"), Some("sha256:art")).unwrap();
         assert!(out.contains("# my tool") && out.contains("# the name"));
-        assert!(out.contains("source = \"sha256:new\"") && out.contains("artifact = \"sha256:art\""));
+        assert!(
+            out.contains("source = \"sha256:new\"") && out.contains("artifact = \"sha256:art\"")
+        );
         let added = set_hashes("name = \"x\"\n", Some("sha256:s"), None).unwrap();
         assert!(added.contains("[hashes]\nsource = \"sha256:s\""), "{added}");
     }

@@ -22,7 +22,10 @@ pub const FILE_NAME: &str = "tool.toml";
 
 /// A parsed `tool.toml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[schemars(title = "toolsmith tool.toml", description = "Manifest of one toolsmith tool")]
+#[schemars(
+    title = "toolsmith tool.toml",
+    description = "Manifest of one toolsmith tool"
+)]
 pub struct Manifest {
     /// Manifest format version. This build understands format 1.
     #[serde(default = "default_format")]
@@ -92,7 +95,9 @@ fn is_false(b: &bool) -> bool {
 }
 
 /// How a tool runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// Rust compiled to WebAssembly (wasm32-wasip1), run in wasmtime.
@@ -385,5 +390,42 @@ impl Manifest {
 /// The JSON Schema of the tool.toml format (what `docs/tool.schema.json` holds).
 pub fn json_schema() -> Value {
     let schema = schemars::schema_for!(Manifest);
-    serde_json::to_value(schema).expect("a generated schema serializes")
+    let mut v = serde_json::to_value(schema).expect("a generated schema serializes");
+    strip_null(&mut v);
+    v
+}
+
+/// TOML has no null: optional fields are simply absent, so the schema must not offer null.
+fn strip_null(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            if let Some(Value::Array(types)) = o.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let only = types.remove(0);
+                    o.insert("type".into(), only);
+                }
+            }
+            for key in ["anyOf", "oneOf"] {
+                if let Some(Value::Array(alts)) = o.get_mut(key) {
+                    alts.retain(|a| a.get("type").and_then(Value::as_str) != Some("null"));
+                    if alts.len() == 1 {
+                        let only = alts.remove(0);
+                        o.remove(key);
+                        if let Value::Object(inner) = only {
+                            for (k, x) in inner {
+                                o.entry(k).or_insert(x);
+                            }
+                        }
+                    }
+                }
+            }
+            if o.get("default") == Some(&Value::Null) {
+                o.remove("default");
+            }
+            o.values_mut().for_each(strip_null);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_null),
+        _ => {}
+    }
 }

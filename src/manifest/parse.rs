@@ -83,16 +83,25 @@ pub fn parse(file: &Path, dir_name: Option<&str>, text: &str) -> Result<Parsed, 
 
     let mut unknown = Vec::new();
     let de = toml_edit::de::Deserializer::from(doc.clone());
-    let manifest: Manifest = match serde_ignored::deserialize(de, |path| unknown.push(path.to_string())) {
-        Ok(m) => m,
-        Err(e) => {
-            let message = e.message().trim().to_string();
-            let field = field_from_message(&message);
-            return Err(vec![loc.diag(Severity::Error, e.span(), field, message, Some(
-                "see docs/tool-toml.md for the fields and their types".into(),
-            ))]);
-        }
-    };
+    let manifest: Manifest =
+        match serde_ignored::deserialize(de, |path| unknown.push(path.to_string())) {
+            Ok(m) => m,
+            Err(e) => {
+                let message = e
+                    .message()
+                    .trim()
+                    .replace("expected u64", "expected a non-negative integer")
+                    .replace("expected u32", "expected a non-negative integer");
+                let field = field_from_message(&message);
+                return Err(vec![loc.diag(
+                    Severity::Error,
+                    e.span(),
+                    field,
+                    message,
+                    Some("see docs/tool-toml.md for the fields and their types".into()),
+                )]);
+            }
+        };
 
     let mut warnings: Vec<Diagnostic> = unknown
         .into_iter()
@@ -111,7 +120,13 @@ pub fn parse(file: &Path, dir_name: Option<&str>, text: &str) -> Result<Parsed, 
     let mut errors = Vec::new();
     for issue in validate::validate(&manifest, dir_name) {
         let span = span_of(&doc, &issue.field);
-        let d = loc.diag(issue.severity, span, Some(issue.field), issue.message, issue.hint);
+        let d = loc.diag(
+            issue.severity,
+            span,
+            Some(issue.field),
+            issue.message,
+            issue.hint,
+        );
         match issue.severity {
             Severity::Error => errors.push(d),
             Severity::Warning => warnings.push(d),
@@ -122,8 +137,14 @@ pub fn parse(file: &Path, dir_name: Option<&str>, text: &str) -> Result<Parsed, 
             Severity::Warning,
             None,
             Some("format".into()),
-            format!("no format version; assuming format = {}", super::FORMAT_VERSION),
-            Some(format!("add `format = {}` at the top", super::FORMAT_VERSION)),
+            format!(
+                "no format version; assuming format = {}",
+                super::FORMAT_VERSION
+            ),
+            Some(format!(
+                "add `format = {}` at the top",
+                super::FORMAT_VERSION
+            )),
         ));
     }
     if errors.is_empty() {
@@ -206,7 +227,19 @@ impl<'a> Locator<'a> {
             }
             None => (None, None),
         };
-        let file = if self.file.as_os_str().is_empty() { PathBuf::from(FILE_NAME) } else { self.file.to_path_buf() };
-        Diagnostic { severity, file, line, column, field, message, hint }
+        let file = if self.file.as_os_str().is_empty() {
+            PathBuf::from(FILE_NAME)
+        } else {
+            self.file.to_path_buf()
+        };
+        Diagnostic {
+            severity,
+            file,
+            line,
+            column,
+            field,
+            message,
+            hint,
+        }
     }
 }

@@ -13,11 +13,21 @@ pub(super) struct Issue {
 }
 
 fn err(field: impl Into<String>, message: impl Into<String>, hint: impl Into<String>) -> Issue {
-    Issue { severity: Severity::Error, field: field.into(), message: message.into(), hint: Some(hint.into()) }
+    Issue {
+        severity: Severity::Error,
+        field: field.into(),
+        message: message.into(),
+        hint: Some(hint.into()),
+    }
 }
 
 fn warn(field: impl Into<String>, message: impl Into<String>, hint: impl Into<String>) -> Issue {
-    Issue { severity: Severity::Warning, field: field.into(), message: message.into(), hint: Some(hint.into()) }
+    Issue {
+        severity: Severity::Warning,
+        field: field.into(),
+        message: message.into(),
+        hint: Some(hint.into()),
+    }
 }
 
 /// A relative path that stays inside the tool directory.
@@ -25,7 +35,9 @@ fn is_inner_path(p: &str) -> bool {
     let path = std::path::Path::new(p);
     !p.is_empty()
         && !path.is_absolute()
-        && path.components().all(|c| matches!(c, std::path::Component::Normal(_)))
+        && path
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
 pub(super) fn validate(m: &Manifest, dir_name: Option<&str>) -> Vec<Issue> {
@@ -33,7 +45,10 @@ pub(super) fn validate(m: &Manifest, dir_name: Option<&str>) -> Vec<Issue> {
     if m.format > FORMAT_VERSION || m.format == 0 {
         out.push(err(
             "format",
-            format!("format {} is not supported; this toolsmith reads format {FORMAT_VERSION}", m.format),
+            format!(
+                "format {} is not supported; this toolsmith reads format {FORMAT_VERSION}",
+                m.format
+            ),
             "upgrade toolsmith, or write the manifest in format 1",
         ));
     }
@@ -49,18 +64,44 @@ pub(super) fn validate(m: &Manifest, dir_name: Option<&str>) -> Vec<Issue> {
         }
     }
     if m.description.trim().is_empty() {
-        out.push(err("description", "description is empty", "say in a sentence what the tool does; clients show it to the model"));
+        out.push(err(
+            "description",
+            "description is empty",
+            "say in a sentence what the tool does; clients show it to the model",
+        ));
     }
     for (i, tag) in m.tags.iter().enumerate() {
         if tag.trim().is_empty() || tag.len() > 64 {
-            out.push(err(format!("tags.{i}"), format!("tag {tag:?} is empty or longer than 64 characters"), "use short keywords"));
+            out.push(err(
+                format!("tags.{i}"),
+                format!("tag {tag:?} is empty or longer than 64 characters"),
+                "use short keywords",
+            ));
         }
     }
     check_run(m, &mut out);
-    check_schema("input_schema", m.input_schema.as_ref(), m.input_schema_file.as_deref(), true, &mut out);
-    check_schema("output_schema", m.output_schema.as_ref(), m.output_schema_file.as_deref(), false, &mut out);
+    check_schema(
+        "input_schema",
+        m.input_schema.as_ref(),
+        m.input_schema_file.as_deref(),
+        true,
+        &mut out,
+    );
+    check_schema(
+        "output_schema",
+        m.output_schema.as_ref(),
+        m.output_schema_file.as_deref(),
+        false,
+        &mut out,
+    );
     check_limits(m, &mut out);
-    for (i, p) in m.capabilities.read.iter().chain(m.capabilities.write.iter()).enumerate() {
+    for (i, p) in m
+        .capabilities
+        .read
+        .iter()
+        .chain(m.capabilities.write.iter())
+        .enumerate()
+    {
         if !std::path::Path::new(p).is_absolute() {
             out.push(err(
                 "capabilities",
@@ -78,9 +119,14 @@ pub(super) fn validate(m: &Manifest, dir_name: Option<&str>) -> Vec<Issue> {
             ));
         }
     }
-    for (field, value) in [("hashes.source", &m.hashes.source), ("hashes.artifact", &m.hashes.artifact)] {
+    for (field, value) in [
+        ("hashes.source", &m.hashes.source),
+        ("hashes.artifact", &m.hashes.artifact),
+    ] {
         if let Some(v) = value {
-            let ok = v.strip_prefix("sha256:").is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()));
+            let ok = v
+                .strip_prefix("sha256:")
+                .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()));
             if !ok {
                 out.push(err(field, format!("{v:?} is not a sha256 hash"), "the form is \"sha256:<64 hex digits>\"; toolsmith writes it, remove the line to have it recomputed"));
             }
@@ -94,60 +140,127 @@ fn check_run(m: &Manifest, out: &mut Vec<Issue>) {
     match m.kind {
         Kind::Wasm => {
             if !is_inner_path(m.artifact()) {
-                out.push(err("run.artifact", format!("{:?} is not a relative path inside the tool directory", m.artifact()), "use a plain relative path such as \"tool.wasm\""));
+                out.push(err(
+                    "run.artifact",
+                    format!(
+                        "{:?} is not a relative path inside the tool directory",
+                        m.artifact()
+                    ),
+                    "use a plain relative path such as \"tool.wasm\"",
+                ));
             }
         }
         Kind::Script => {
             match m.run.entry.as_deref() {
-                None => out.push(err("run", "a script tool needs `run.entry`", "add `entry = \"main.py\"` (the script file) under [run]")),
-                Some(e) if !is_inner_path(e) => out.push(err("run.entry", format!("{e:?} is not a relative path inside the tool directory"), "use a plain relative path such as \"main.py\"")),
+                None => out.push(err(
+                    "run",
+                    "a script tool needs `run.entry`",
+                    "add `entry = \"main.py\"` (the script file) under [run]",
+                )),
+                Some(e) if !is_inner_path(e) => out.push(err(
+                    "run.entry",
+                    format!("{e:?} is not a relative path inside the tool directory"),
+                    "use a plain relative path such as \"main.py\"",
+                )),
                 Some(_) => {}
             }
             match (m.run.language.as_deref(), &m.run.interpreter) {
-                (None, None) => out.push(err("run", "a script tool needs `run.language` or `run.interpreter`", format!("set language to one of: {}", language_names()))),
+                (None, None) => out.push(err(
+                    "run",
+                    "a script tool needs `run.language` or `run.interpreter`",
+                    format!("set language to one of: {}", language_names()),
+                )),
                 (Some(l), None) if !LANGUAGES.iter().any(|(n, _, _)| *n == l) => out.push(err(
                     "run.language",
                     format!("unknown language {l:?}"),
-                    format!("use one of: {}; or give `interpreter = [\"cmd\", \"args\"]`", language_names()),
+                    format!(
+                        "use one of: {}; or give `interpreter = [\"cmd\", \"args\"]`",
+                        language_names()
+                    ),
                 )),
-                (_, Some(cmd)) if cmd.is_empty() || cmd[0].trim().is_empty() => out.push(err("run.interpreter", "the interpreter command is empty", "give the command and its leading arguments, e.g. [\"python3\", \"-u\"]")),
+                (_, Some(cmd)) if cmd.is_empty() || cmd[0].trim().is_empty() => out.push(err(
+                    "run.interpreter",
+                    "the interpreter command is empty",
+                    "give the command and its leading arguments, e.g. [\"python3\", \"-u\"]",
+                )),
                 _ => {}
             }
         }
         Kind::Pipeline => {
             if m.steps.is_empty() {
-                out.push(err("steps", "a pipeline needs at least one [[steps]] entry", "add [[steps]] with `tool = \"...\"` and `args = { ... }`"));
+                out.push(err(
+                    "steps",
+                    "a pipeline needs at least one [[steps]] entry",
+                    "add [[steps]] with `tool = \"...\"` and `args = { ... }`",
+                ));
             }
         }
     }
     if m.kind != Kind::Pipeline && !m.steps.is_empty() {
-        out.push(warn("steps", format!("`steps` is only used by kind = \"pipeline\", not {:?}", m.kind.as_str()), "remove [[steps]] or set kind = \"pipeline\""));
+        out.push(warn(
+            "steps",
+            format!(
+                "`steps` is only used by kind = \"pipeline\", not {:?}",
+                m.kind.as_str()
+            ),
+            "remove [[steps]] or set kind = \"pipeline\"",
+        ));
     }
 }
 
 fn language_names() -> String {
-    LANGUAGES.iter().map(|(n, _, _)| *n).collect::<Vec<_>>().join(", ")
+    LANGUAGES
+        .iter()
+        .map(|(n, _, _)| *n)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-fn check_schema(field: &str, inline: Option<&serde_json::Map<String, Value>>, file: Option<&str>, input: bool, out: &mut Vec<Issue>) {
+fn check_schema(
+    field: &str,
+    inline: Option<&serde_json::Map<String, Value>>,
+    file: Option<&str>,
+    input: bool,
+    out: &mut Vec<Issue>,
+) {
     if inline.is_some() && file.is_some() {
-        out.push(err(field, format!("both `{field}` and `{field}_file` are set"), "keep one of them"));
+        out.push(err(
+            field,
+            format!("both `{field}` and `{field}_file` are set"),
+            "keep one of them",
+        ));
     }
     if let Some(f) = file {
         if !is_inner_path(f) {
-            out.push(err(format!("{field}_file"), format!("{f:?} is not a relative path inside the tool directory"), "name a file beside tool.toml"));
+            out.push(err(
+                format!("{field}_file"),
+                format!("{f:?} is not a relative path inside the tool directory"),
+                "name a file beside tool.toml",
+            ));
         }
     }
     if let Some(schema) = inline {
         match schema.get("type") {
             Some(Value::String(t)) if t == "object" => {}
             None if !input => {}
-            Some(other) => out.push(err(format!("{field}.type"), format!("the schema's type is {other}; MCP requires \"object\""), "set type = \"object\" and describe fields under properties")),
-            None => out.push(err(field, "the schema has no `type`; MCP requires type = \"object\"", "add type = \"object\"")),
+            Some(other) => out.push(err(
+                format!("{field}.type"),
+                format!("the schema's type is {other}; MCP requires \"object\""),
+                "set type = \"object\" and describe fields under properties",
+            )),
+            None => out.push(err(
+                field,
+                "the schema has no `type`; MCP requires type = \"object\"",
+                "add type = \"object\"",
+            )),
         }
         if let Some(p) = schema.get("properties") {
             if !p.is_object() {
-                out.push(err(format!("{field}.properties"), "`properties` must be a table", "write [input_schema.properties.NAME] tables"));
+                out.push(err(
+                    format!("{field}.properties"),
+                    "`properties` must be a table",
+                    "write [input_schema.properties.NAME] tables",
+                ));
             }
         }
     }
@@ -156,13 +269,25 @@ fn check_schema(field: &str, inline: Option<&serde_json::Map<String, Value>>, fi
 fn check_limits(m: &Manifest, out: &mut Vec<Issue>) {
     let l = &m.limits;
     if l.timeout_ms == Some(0) || l.timeout_ms.is_some_and(|t| t > 3_600_000) {
-        out.push(err("limits.timeout_ms", "timeout_ms must be between 1 and 3600000 (one hour)", "a typical value is 10000"));
+        out.push(err(
+            "limits.timeout_ms",
+            "timeout_ms must be between 1 and 3600000 (one hour)",
+            "a typical value is 10000",
+        ));
     }
     if l.memory_mb == Some(0) || l.memory_mb.is_some_and(|t| t > 16_384) {
-        out.push(err("limits.memory_mb", "memory_mb must be between 1 and 16384", "a typical value is 256"));
+        out.push(err(
+            "limits.memory_mb",
+            "memory_mb must be between 1 and 16384",
+            "a typical value is 256",
+        ));
     }
     if l.output_bytes == Some(0) || l.output_bytes.is_some_and(|t| t > 1 << 30) {
-        out.push(err("limits.output_bytes", "output_bytes must be between 1 and 1073741824 (1 GiB)", "a typical value is 1048576"));
+        out.push(err(
+            "limits.output_bytes",
+            "output_bytes must be between 1 and 1073741824 (1 GiB)",
+            "a typical value is 1048576",
+        ));
     }
 }
 
@@ -170,14 +295,26 @@ fn check_steps(m: &Manifest, out: &mut Vec<Issue>) {
     let mut seen: Vec<&str> = Vec::new();
     for (i, step) in m.steps.iter().enumerate() {
         if let Err(e) = names::validate(&step.tool) {
-            out.push(err(format!("steps.{i}.tool"), format!("step {}: {e}", i + 1), e.hint()));
+            out.push(err(
+                format!("steps.{i}.tool"),
+                format!("step {}: {e}", i + 1),
+                e.hint(),
+            ));
         }
         if step.tool == m.name {
-            out.push(err(format!("steps.{i}.tool"), format!("step {} calls the pipeline itself", i + 1), "a pipeline cannot call itself"));
+            out.push(err(
+                format!("steps.{i}.tool"),
+                format!("step {} calls the pipeline itself", i + 1),
+                "a pipeline cannot call itself",
+            ));
         }
         if let Some(n) = step.name.as_deref() {
             if seen.contains(&n) {
-                out.push(err(format!("steps.{i}.name"), format!("step name {n:?} is used twice"), "give each step a distinct name"));
+                out.push(err(
+                    format!("steps.{i}.name"),
+                    format!("step name {n:?} is used twice"),
+                    "give each step a distinct name",
+                ));
             }
             seen.push(n);
         }

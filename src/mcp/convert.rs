@@ -25,14 +25,18 @@ impl Exposure {
         let count = index.tools().count();
         match self {
             Exposure::All if count <= ALL_CAP => index.tools().collect(),
-            Exposure::All | Exposure::Pinned => index.tools().filter(|t| t.manifest.pinned).collect(),
+            Exposure::All | Exposure::Pinned => {
+                index.tools().filter(|t| t.manifest.pinned).collect()
+            }
             Exposure::None => Vec::new(),
         }
     }
 
     /// Whether one stored tool is listed on its own.
     pub fn exposes(self, index: &Index, name: &str) -> bool {
-        let Some(t) = index.tool(name) else { return false };
+        let Some(t) = index.tool(name) else {
+            return false;
+        };
         match self {
             Exposure::All => t.manifest.pinned || index.tools().count() <= ALL_CAP,
             Exposure::Pinned => t.manifest.pinned,
@@ -44,7 +48,11 @@ impl Exposure {
 /// The MCP definition of a stored tool, from its tool.toml.
 pub fn mcp_tool(t: &IndexTool) -> Tool {
     let m = &t.manifest;
-    let mut tool = Tool::new(m.name.clone(), m.description.clone(), Arc::new(t.input_schema.clone()));
+    let mut tool = Tool::new(
+        m.name.clone(),
+        m.description.clone(),
+        Arc::new(t.input_schema.clone()),
+    );
     if let Some(title) = &m.annotations.title {
         tool = tool.with_title(title.clone());
     }

@@ -1,7 +1,6 @@
 //! The rmcp `ServerHandler`: tools (meta-tools plus exposed stored tools), the guide and tool
 //! resources, prompts, completion, logging level, and the two eras' notification channels.
 
-
 use super::host::McpHost;
 use super::watch::GUIDE_URI;
 use super::{Server, Shared, convert, meta};
@@ -30,10 +29,23 @@ pub fn read_text(shared: &Shared, uri: &str) -> Option<(String, &'static str)> {
     let idx = shared.app.index();
     let entry = idx.get(name)?;
     let mut text = String::new();
-    let manifest = std::fs::read_to_string(entry.dir.join(crate::manifest::FILE_NAME)).unwrap_or_default();
-    text.push_str(&format!("# tools/{name}/tool.toml\n\n```toml\n{manifest}```\n"));
+    let manifest =
+        std::fs::read_to_string(entry.dir.join(crate::manifest::FILE_NAME)).unwrap_or_default();
+    text.push_str(&format!(
+        "# tools/{name}/tool.toml\n\n```toml\n{manifest}```\n"
+    ));
     if let Some(t) = entry.tool() {
-        if let Some(entry_file) = t.manifest.run.entry.as_deref().or(if t.manifest.kind == crate::manifest::Kind::Wasm { Some("src/main.rs") } else { None }) {
+        if let Some(entry_file) =
+            t.manifest
+                .run
+                .entry
+                .as_deref()
+                .or(if t.manifest.kind == crate::manifest::Kind::Wasm {
+                    Some("src/main.rs")
+                } else {
+                    None
+                })
+        {
             if let Ok(src) = std::fs::read_to_string(entry.dir.join(entry_file)) {
                 text.push_str(&format!("\n# tools/{name}/{entry_file}\n\n```\n{src}```\n"));
             }
@@ -44,18 +56,44 @@ pub fn read_text(shared: &Shared, uri: &str) -> Option<(String, &'static str)> {
 
 impl Server {
     fn actor(ctx: &RequestContext<RoleServer>) -> String {
-        ctx.client_info().map(|i| i.name).filter(|n| !n.trim().is_empty()).unwrap_or_else(|| "mcp-client".into())
+        ctx.client_info()
+            .map(|i| i.name)
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or_else(|| "mcp-client".into())
     }
 
     fn host(&self, ctx: &RequestContext<RoleServer>) -> McpHost {
-        let log_level = if is_modern(ctx) { ctx.meta.log_level() } else { Some(self.session.log_level.lock().ok().and_then(|l| *l).unwrap_or(LoggingLevel::Info)) };
-        McpHost { shared: Arc::clone(&self.shared), peer: ctx.peer.clone(), progress_token: ctx.meta.get_progress_token(), log_level, depth: 0 }
+        let log_level = if is_modern(ctx) {
+            ctx.meta.log_level()
+        } else {
+            Some(
+                self.session
+                    .log_level
+                    .lock()
+                    .ok()
+                    .and_then(|l| *l)
+                    .unwrap_or(LoggingLevel::Info),
+            )
+        };
+        McpHost {
+            shared: Arc::clone(&self.shared),
+            peer: ctx.peer.clone(),
+            progress_token: ctx.meta.get_progress_token(),
+            log_level,
+            depth: 0,
+        }
     }
 
     fn all_tools(&self) -> Vec<Tool> {
         let idx = self.shared.app.index();
         let mut tools = meta::definitions();
-        tools.extend(self.shared.exposure.select(&idx).into_iter().map(convert::mcp_tool));
+        tools.extend(
+            self.shared
+                .exposure
+                .select(&idx)
+                .into_iter()
+                .map(convert::mcp_tool),
+        );
         tools
     }
 }
@@ -78,17 +116,26 @@ impl ServerHandler for Server {
     }
 
     async fn on_initialized(&self, ctx: NotificationContext<RoleServer>) {
-        self.shared.hub.add_legacy(ctx.peer.clone(), Arc::clone(&self.session));
+        self.shared
+            .hub
+            .add_legacy(ctx.peer.clone(), Arc::clone(&self.session));
     }
 
-    async fn set_level(&self, request: SetLevelRequestParams, _ctx: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         if let Ok(mut l) = self.session.log_level.lock() {
             *l = Some(request.level);
         }
         Ok(())
     }
 
-    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
         Some(requested.supported_by(&self.get_info().capabilities))
     }
 
@@ -99,10 +146,16 @@ impl ServerHandler for Server {
         Ok(())
     }
 
-    async fn list_tools(&self, request: Option<PaginatedRequestParams>, _ctx: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
         let start = match request.and_then(|r| r.cursor) {
             None => 0,
-            Some(c) => c.parse::<usize>().map_err(|_| McpError::invalid_params(format!("invalid cursor {c:?}"), None))?,
+            Some(c) => c
+                .parse::<usize>()
+                .map_err(|_| McpError::invalid_params(format!("invalid cursor {c:?}"), None))?,
         };
         let tools = self.all_tools();
         let total = tools.len();
@@ -122,7 +175,11 @@ impl ServerHandler for Server {
         idx.tool(name).map(convert::mcp_tool)
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, ctx: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         let args = request.arguments.unwrap_or_default();
         let host = self.host(&ctx);
@@ -130,12 +187,19 @@ impl ServerHandler for Server {
         let shared = Arc::clone(&self.shared);
         let work = async move {
             if meta::NAMES.contains(&name.as_str()) {
-                return Ok(meta::call(&shared, &name, args, host, &actor).await.unwrap_or_else(|| meta::error_result("unknown meta-tool", None)));
+                return Ok(meta::call(&shared, &name, args, host, &actor)
+                    .await
+                    .unwrap_or_else(|| meta::error_result("unknown meta-tool", None)));
             }
             if shared.app.index().get(&name).is_none() {
-                return Err(McpError::invalid_params(format!("unknown tool {name:?}; list_tools shows the stored tools"), None));
+                return Err(McpError::invalid_params(
+                    format!("unknown tool {name:?}; list_tools shows the stored tools"),
+                    None,
+                ));
             }
-            Ok(meta::call_result(shared.app.call(&name, Value::Object(args), &host).await))
+            Ok(meta::call_result(
+                shared.app.call(&name, Value::Object(args), &host).await,
+            ))
         };
         tokio::select! {
             _ = ctx.ct.cancelled() => Err(McpError::internal_error("the call was cancelled", None)),
@@ -143,54 +207,125 @@ impl ServerHandler for Server {
         }
     }
 
-    async fn list_resources(&self, _r: Option<PaginatedRequestParams>, _ctx: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
-        let guide = Resource::new(GUIDE_URI, "guide").with_description("How to use this toolbox: conventions and the current tools").with_mime_type("text/markdown");
+    async fn list_resources(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let guide = Resource::new(GUIDE_URI, "guide")
+            .with_description("How to use this toolbox: conventions and the current tools")
+            .with_mime_type("text/markdown");
         Ok(ListResourcesResult::with_all_items(vec![guide]))
     }
 
-    async fn list_resource_templates(&self, _r: Option<PaginatedRequestParams>, _ctx: RequestContext<RoleServer>) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(ListResourceTemplatesResult::with_all_items(vec![ResourceTemplate::new(TOOL_URI_TEMPLATE, "tool").with_description("A stored tool: its tool.toml and source").with_mime_type("text/markdown")]))
+    async fn list_resource_templates(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(TOOL_URI_TEMPLATE, "tool")
+                .with_description("A stored tool: its tool.toml and source")
+                .with_mime_type("text/markdown"),
+        ]))
     }
 
-    async fn read_resource(&self, request: ReadResourceRequestParams, _ctx: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
         match read_text(&self.shared, &request.uri) {
-            Some((text, mime)) => Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri.clone()).with_mime_type(mime)]).into()),
-            None => Err(McpError::resource_not_found(format!("no resource {}; try {GUIDE_URI} or {TOOL_URI_TEMPLATE}", request.uri), Some(json!({"uri": request.uri})))),
+            Some((text, mime)) => Ok(ReadResourceResult::new(vec![
+                ResourceContents::text(text, request.uri.clone()).with_mime_type(mime),
+            ])
+            .into()),
+            None => Err(McpError::resource_not_found(
+                format!(
+                    "no resource {}; try {GUIDE_URI} or {TOOL_URI_TEMPLATE}",
+                    request.uri
+                ),
+                Some(json!({"uri": request.uri})),
+            )),
         }
     }
 
-    async fn subscribe(&self, request: SubscribeRequestParams, _ctx: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         if let Ok(mut s) = self.session.subscribed.lock() {
             s.insert(request.uri);
         }
         Ok(())
     }
 
-    async fn unsubscribe(&self, request: UnsubscribeRequestParams, _ctx: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         if let Ok(mut s) = self.session.subscribed.lock() {
             s.remove(&request.uri);
         }
         Ok(())
     }
 
-    async fn complete(&self, request: CompleteRequestParams, _ctx: RequestContext<RoleServer>) -> Result<CompleteResult, McpError> {
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
         let prefix = request.argument.value.as_str();
-        let names = || -> Vec<String> { self.shared.app.index().tools().map(|t| t.manifest.name.clone()).filter(|n| n.starts_with(prefix)).collect() };
+        let names = || -> Vec<String> {
+            self.shared
+                .app
+                .index()
+                .tools()
+                .map(|t| t.manifest.name.clone())
+                .filter(|n| n.starts_with(prefix))
+                .collect()
+        };
         let values = match &request.r#ref {
-            Reference::Resource(r) if r.uri == TOOL_URI_TEMPLATE && request.argument.name == "name" => names(),
-            Reference::Prompt(p) if p.name == "improve_tool" && request.argument.name == "name" => names(),
-            Reference::Prompt(p) if p.name == "create_tool" && request.argument.name == "language" => {
-                ["rust", "python", "node", "ruby", "bash", "perl", "php"].iter().filter(|l| l.starts_with(prefix)).map(|s| s.to_string()).collect()
+            Reference::Resource(r)
+                if r.uri == TOOL_URI_TEMPLATE && request.argument.name == "name" =>
+            {
+                names()
+            }
+            Reference::Prompt(p) if p.name == "improve_tool" && request.argument.name == "name" => {
+                names()
+            }
+            Reference::Prompt(p)
+                if p.name == "create_tool" && request.argument.name == "language" =>
+            {
+                ["rust", "python", "node", "ruby", "bash", "perl", "php"]
+                    .iter()
+                    .filter(|l| l.starts_with(prefix))
+                    .map(|s| s.to_string())
+                    .collect()
             }
             _ => Vec::new(),
         };
         let total = values.len();
-        let shown: Vec<String> = values.into_iter().take(CompletionInfo::MAX_VALUES).collect();
-        let info = CompletionInfo::with_pagination(shown, Some(total as u32), total > CompletionInfo::MAX_VALUES).map_err(|e| McpError::internal_error(e, None))?;
+        let shown: Vec<String> = values
+            .into_iter()
+            .take(CompletionInfo::MAX_VALUES)
+            .collect();
+        let info = CompletionInfo::with_pagination(
+            shown,
+            Some(total as u32),
+            total > CompletionInfo::MAX_VALUES,
+        )
+        .map_err(|e| McpError::internal_error(e, None))?;
         Ok(CompleteResult::new(info))
     }
 
-    async fn list_prompts(&self, _r: Option<PaginatedRequestParams>, _ctx: RequestContext<RoleServer>) -> Result<ListPromptsResult, McpError> {
+    async fn list_prompts(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
         Ok(ListPromptsResult::with_all_items(vec![
             Prompt::new(
                 "create_tool",
@@ -211,24 +346,50 @@ impl ServerHandler for Server {
         ]))
     }
 
-    async fn get_prompt(&self, request: GetPromptRequestParams, _ctx: RequestContext<RoleServer>) -> Result<GetPromptResponse, McpError> {
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
         let args = request.arguments.unwrap_or_default();
         let arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
         let guide = guide::render(&self.shared.app.index());
         let text = match request.name.as_str() {
             "create_tool" => {
-                let purpose = arg("purpose").ok_or_else(|| McpError::invalid_params("missing argument: purpose", None))?;
-                let language = arg("language").unwrap_or_else(|| "the best fitting language (rust for pure computation)".into());
-                format!("Create a new toolsmith tool that does this: {purpose}\n\nUse {language}. First check with search_tools that no existing tool already does it. Give it a short snake_case name, a one-sentence description, an input_schema with a description on every property, an output_schema if the result is structured, honest annotations, and at least two [[examples]] (input → expected output). Then build it (build_tool for Rust, register_script for scripts) and call it once to check.\n\n{guide}")
+                let purpose = arg("purpose")
+                    .ok_or_else(|| McpError::invalid_params("missing argument: purpose", None))?;
+                let language = arg("language").unwrap_or_else(|| {
+                    "the best fitting language (rust for pure computation)".into()
+                });
+                format!(
+                    "Create a new toolsmith tool that does this: {purpose}\n\nUse {language}. First check with search_tools that no existing tool already does it. Give it a short snake_case name, a one-sentence description, an input_schema with a description on every property, an output_schema if the result is structured, honest annotations, and at least two [[examples]] (input → expected output). Then build it (build_tool for Rust, register_script for scripts) and call it once to check.\n\n{guide}"
+                )
             }
             "improve_tool" => {
-                let name = arg("name").ok_or_else(|| McpError::invalid_params("missing argument: name", None))?;
-                let feedback = arg("feedback").unwrap_or_else(|| "make it more robust and better documented".into());
-                let current = read_text(&self.shared, &format!("{TOOL_URI_PREFIX}{name}")).map(|(t, _)| t).ok_or_else(|| McpError::invalid_params(format!("there is no tool named {name:?}"), None))?;
-                format!("Improve the toolsmith tool `{name}`: {feedback}\n\nHere is the tool now:\n\n{current}\nKeep its name and its existing examples passing unless the change requires otherwise; add an example for the new behaviour. Saving it again creates a new version in git; the old one stays in history.\n\n{guide}")
+                let name = arg("name")
+                    .ok_or_else(|| McpError::invalid_params("missing argument: name", None))?;
+                let feedback = arg("feedback")
+                    .unwrap_or_else(|| "make it more robust and better documented".into());
+                let current = read_text(&self.shared, &format!("{TOOL_URI_PREFIX}{name}"))
+                    .map(|(t, _)| t)
+                    .ok_or_else(|| {
+                        McpError::invalid_params(format!("there is no tool named {name:?}"), None)
+                    })?;
+                format!(
+                    "Improve the toolsmith tool `{name}`: {feedback}\n\nHere is the tool now:\n\n{current}\nKeep its name and its existing examples passing unless the change requires otherwise; add an example for the new behaviour. Saving it again creates a new version in git; the old one stays in history.\n\n{guide}"
+                )
             }
-            other => return Err(McpError::invalid_params(format!("unknown prompt {other:?}; prompts: create_tool, improve_tool"), None)),
+            other => {
+                return Err(McpError::invalid_params(
+                    format!("unknown prompt {other:?}; prompts: create_tool, improve_tool"),
+                    None,
+                ));
+            }
         };
-        Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]).with_description(format!("toolsmith: {}", request.name)).into())
+        Ok(
+            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                .with_description(format!("toolsmith: {}", request.name))
+                .into(),
+        )
     }
 }

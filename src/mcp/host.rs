@@ -6,7 +6,9 @@
 use super::Shared;
 use crate::runner::script::Host;
 use futures::future::BoxFuture;
-use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken};
+use rmcp::model::{
+    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -52,19 +54,24 @@ pub fn parse_level(s: &str) -> LoggingLevel {
 impl Host for McpHost {
     fn log(&self, level: &str, message: &str) {
         let level = parse_level(level);
-        let Some(threshold) = self.log_level else { return };
+        let Some(threshold) = self.log_level else {
+            return;
+        };
         if rank(level) < rank(threshold) {
             return;
         }
         let peer = self.peer.clone();
-        let param = LoggingMessageNotificationParam::new(level, Value::String(message.to_string())).with_logger("toolsmith");
+        let param = LoggingMessageNotificationParam::new(level, Value::String(message.to_string()))
+            .with_logger("toolsmith");
         tokio::spawn(async move {
             let _ = peer.notify_logging_message(param).await;
         });
     }
 
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        let Some(token) = self.progress_token.clone() else { return };
+        let Some(token) = self.progress_token.clone() else {
+            return;
+        };
         let mut p = ProgressNotificationParam::new(token, progress);
         if let Some(t) = total {
             p = p.with_total(t);
@@ -78,29 +85,54 @@ impl Host for McpHost {
         });
     }
 
-    fn request<'a>(&'a self, method: &'a str, params: Value) -> BoxFuture<'a, Result<Value, (i64, String)>> {
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, (i64, String)>> {
         Box::pin(async move {
             match method {
                 "tools/call" => {
                     if self.depth >= MAX_DEPTH {
-                        return Err((-32000, format!("tools may call tools at most {MAX_DEPTH} deep")));
+                        return Err((
+                            -32000,
+                            format!("tools may call tools at most {MAX_DEPTH} deep"),
+                        ));
                     }
-                    let name = params.get("name").and_then(Value::as_str).ok_or((-32602, "tools/call needs a `name`".to_string()))?;
-                    let args = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
-                    let inner = McpHost { shared: Arc::clone(&self.shared), peer: self.peer.clone(), progress_token: None, log_level: self.log_level, depth: self.depth + 1 };
+                    let name = params
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .ok_or((-32602, "tools/call needs a `name`".to_string()))?;
+                    let args = params
+                        .get("arguments")
+                        .cloned()
+                        .unwrap_or_else(|| json!({}));
+                    let inner = McpHost {
+                        shared: Arc::clone(&self.shared),
+                        peer: self.peer.clone(),
+                        progress_token: None,
+                        log_level: self.log_level,
+                        depth: self.depth + 1,
+                    };
                     match self.shared.app.call(name, args, &inner).await {
                         Ok(out) => Ok(out.structured.unwrap_or(Value::String(out.text))),
                         Err(e) => Err((-32000, e.to_string())),
                     }
                 }
                 "resources/read" => {
-                    let uri = params.get("uri").and_then(Value::as_str).unwrap_or_default();
+                    let uri = params
+                        .get("uri")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
                     match super::handler::read_text(&self.shared, uri) {
                         Some((text, _)) => Ok(json!({"uri": uri, "text": text})),
                         None => Err((-32002, format!("no resource {uri}"))),
                     }
                 }
-                other => Err((-32601, format!("the host does not offer {other:?} in this version of toolsmith"))),
+                other => Err((
+                    -32601,
+                    format!("the host does not offer {other:?} in this version of toolsmith"),
+                )),
             }
         })
     }

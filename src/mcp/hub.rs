@@ -52,7 +52,11 @@ impl Hub {
             }
             Err(_) => Vec::new(),
         };
-        let sinks = self.sinks.lock().map(|s| s.iter().map(|(k, v)| (*k, v.clone())).collect()).unwrap_or_default();
+        let sinks = self
+            .sinks
+            .lock()
+            .map(|s| s.iter().map(|(k, v)| (*k, v.clone())).collect())
+            .unwrap_or_default();
         (peers, sinks)
     }
 
@@ -85,9 +89,17 @@ impl Hub {
     pub async fn resource_updated(&self, uri: &str) {
         let (peers, sinks) = self.snapshot();
         for (p, s) in &peers {
-            let wanted = s.subscribed.lock().map(|set| set.contains(uri)).unwrap_or(false);
+            let wanted = s
+                .subscribed
+                .lock()
+                .map(|set| set.contains(uri))
+                .unwrap_or(false);
             if wanted {
-                let _ = tokio::time::timeout(SEND_TIMEOUT, p.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))).await;
+                let _ = tokio::time::timeout(
+                    SEND_TIMEOUT,
+                    p.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)),
+                )
+                .await;
             }
         }
         for (id, s) in sinks {

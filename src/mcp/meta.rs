@@ -11,7 +11,13 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// Names of the meta-tools, in listing order.
-pub const NAMES: &[&str] = &["list_tools", "get_tool", "search_tools", "call_tool", "delete_tool"];
+pub const NAMES: &[&str] = &[
+    "list_tools",
+    "get_tool",
+    "search_tools",
+    "call_tool",
+    "delete_tool",
+];
 
 fn obj(v: Value) -> Arc<JsonObject> {
     match v {
@@ -21,7 +27,11 @@ fn obj(v: Value) -> Arc<JsonObject> {
 }
 
 fn titled_read_only(title: &str) -> ToolAnnotations {
-    ToolAnnotations::with_title(title).read_only(true).destructive(false).idempotent(true).open_world(false)
+    ToolAnnotations::with_title(title)
+        .read_only(true)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(false)
 }
 
 /// The MCP definitions of the meta-tools.
@@ -92,11 +102,22 @@ fn str_arg<'a>(args: &'a JsonObject, key: &str) -> Option<&'a str> {
 }
 
 fn required<'a>(args: &'a JsonObject, key: &str) -> Result<&'a str, CallToolResult> {
-    str_arg(args, key).ok_or_else(|| error_result(format!("missing the string argument `{key}`"), Some("see the tool's input schema".into())))
+    str_arg(args, key).ok_or_else(|| {
+        error_result(
+            format!("missing the string argument `{key}`"),
+            Some("see the tool's input schema".into()),
+        )
+    })
 }
 
 /// Run a meta-tool. Returns None when `name` is not one.
-pub async fn call(shared: &Arc<Shared>, name: &str, args: JsonObject, host: McpHost, actor: &str) -> Option<CallToolResult> {
+pub async fn call(
+    shared: &Arc<Shared>,
+    name: &str,
+    args: JsonObject,
+    host: McpHost,
+    actor: &str,
+) -> Option<CallToolResult> {
     let r = match name {
         "list_tools" => list_tools(shared, &args),
         "get_tool" => get_tool(shared, &args),
@@ -112,10 +133,19 @@ fn list_tools(shared: &Shared, args: &JsonObject) -> Result<CallToolResult, Call
     let idx = shared.app.index();
     let kind = str_arg(args, "kind");
     let tag = str_arg(args, "tag");
-    let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(100).clamp(1, 1000) as usize;
+    let limit = args
+        .get("limit")
+        .and_then(Value::as_u64)
+        .unwrap_or(100)
+        .clamp(1, 1000) as usize;
     let start: usize = match str_arg(args, "cursor") {
         None => 0,
-        Some(c) => c.parse().map_err(|_| error_result(format!("invalid cursor {c:?}"), Some("pass the next_cursor of the previous page, or none".into())))?,
+        Some(c) => c.parse().map_err(|_| {
+            error_result(
+                format!("invalid cursor {c:?}"),
+                Some("pass the next_cursor of the previous page, or none".into()),
+            )
+        })?,
     };
     let all: Vec<_> = idx
         .tools()
@@ -124,7 +154,10 @@ fn list_tools(shared: &Shared, args: &JsonObject) -> Result<CallToolResult, Call
         .collect();
     let page: Vec<Value> = all.iter().skip(start).take(limit).map(|t| json!({"name": t.manifest.name, "kind": t.manifest.kind, "description": t.manifest.summary()})).collect();
     let next = (start + limit < all.len()).then(|| (start + limit).to_string());
-    let broken: Vec<Value> = idx.broken().map(|e| json!({"name": e.name, "error": e.errors().first().map(|d| d.to_string())})).collect();
+    let broken: Vec<Value> = idx
+        .broken()
+        .map(|e| json!({"name": e.name, "error": e.errors().first().map(|d| d.to_string())}))
+        .collect();
     let mut v = json!({"tools": page, "total": all.len()});
     if let Some(n) = next {
         v["next_cursor"] = json!(n);
@@ -144,11 +177,17 @@ fn source_files(dir: &std::path::Path) -> Vec<Value> {
         .min_depth(1)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| !crate::hashing::IGNORED_NAMES.contains(&e.file_name().to_string_lossy().as_ref()))
+        .filter_entry(|e| {
+            !crate::hashing::IGNORED_NAMES.contains(&e.file_name().to_string_lossy().as_ref())
+        })
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
     {
-        let rel = e.path().strip_prefix(dir).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+        let rel = e
+            .path()
+            .strip_prefix(dir)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
         match std::fs::read(e.path()) {
             Ok(bytes) if std::str::from_utf8(&bytes).is_ok() && used + bytes.len() <= BUDGET => {
                 used += bytes.len();
@@ -164,9 +203,23 @@ fn source_files(dir: &std::path::Path) -> Vec<Value> {
 fn get_tool(shared: &Shared, args: &JsonObject) -> Result<CallToolResult, CallToolResult> {
     let name = required(args, "name")?;
     let idx = shared.app.index();
-    let entry = idx.get(name).ok_or_else(|| error_result(format!("there is no tool named {name:?}"), Some("`list_tools` or `search_tools` shows the tools there are".into())))?;
-    let include_source = args.get("include_source").and_then(Value::as_bool).unwrap_or(true);
-    let version = shared.app.toolbox.log(Some(name), 1).ok().and_then(|l| l.into_iter().next()).map(|c| json!({"commit": c.id, "time": c.time, "message": c.summary}));
+    let entry = idx.get(name).ok_or_else(|| {
+        error_result(
+            format!("there is no tool named {name:?}"),
+            Some("`list_tools` or `search_tools` shows the tools there are".into()),
+        )
+    })?;
+    let include_source = args
+        .get("include_source")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    let version = shared
+        .app
+        .toolbox
+        .log(Some(name), 1)
+        .ok()
+        .and_then(|l| l.into_iter().next())
+        .map(|c| json!({"commit": c.id, "time": c.time, "message": c.summary}));
     let mut v = match &entry.status {
         Status::Ok(t) => json!({
             "name": name,
@@ -180,7 +233,9 @@ fn get_tool(shared: &Shared, args: &JsonObject) -> Result<CallToolResult, CallTo
             "exposed_as_mcp_tool": shared.exposure.exposes(&idx, name),
             "warnings": t.warnings.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
         }),
-        Status::Broken(d) => json!({"name": name, "status": "broken", "errors": d.iter().map(|d| d.to_string()).collect::<Vec<_>>()}),
+        Status::Broken(d) => {
+            json!({"name": name, "status": "broken", "errors": d.iter().map(|d| d.to_string()).collect::<Vec<_>>()})
+        }
     };
     v["version"] = version.unwrap_or(Value::Null);
     if include_source {
@@ -191,12 +246,20 @@ fn get_tool(shared: &Shared, args: &JsonObject) -> Result<CallToolResult, CallTo
 
 fn search_tools(shared: &Shared, args: &JsonObject) -> Result<CallToolResult, CallToolResult> {
     let query = required(args, "query")?;
-    let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(10).clamp(1, 100) as usize;
+    let limit = args
+        .get("limit")
+        .and_then(Value::as_u64)
+        .unwrap_or(10)
+        .clamp(1, 100) as usize;
     let hits = index::search(&shared.app.index(), query, limit);
     Ok(json_result(json!({"query": query, "results": hits})))
 }
 
-async fn call_tool(shared: &Shared, args: &JsonObject, host: McpHost) -> Result<CallToolResult, CallToolResult> {
+async fn call_tool(
+    shared: &Shared,
+    args: &JsonObject,
+    host: McpHost,
+) -> Result<CallToolResult, CallToolResult> {
     let name = required(args, "name")?;
     let arguments = match args.get("arguments") {
         None | Some(Value::Null) => json!({}),
@@ -205,7 +268,11 @@ async fn call_tool(shared: &Shared, args: &JsonObject, host: McpHost) -> Result<
     Ok(call_result(shared.app.call(name, arguments, &host).await))
 }
 
-async fn delete_tool(shared: &Shared, args: &JsonObject, actor: &str) -> Result<CallToolResult, CallToolResult> {
+async fn delete_tool(
+    shared: &Shared,
+    args: &JsonObject,
+    actor: &str,
+) -> Result<CallToolResult, CallToolResult> {
     let name = required(args, "name")?.to_string();
     let tb = shared.app.toolbox.clone();
     let actor = actor.to_string();
@@ -215,5 +282,7 @@ async fn delete_tool(shared: &Shared, args: &JsonObject, actor: &str) -> Result<
         .map_err(|e| error_result(&e, e.hint()))?;
     shared.app.refresh();
     shared.poke.notify_one();
-    Ok(json_result(json!({"deleted": out.name, "commit": out.commit, "restore": "the tool stays in git history"})))
+    Ok(json_result(
+        json!({"deleted": out.name, "commit": out.commit, "restore": "the tool stays in git history"}),
+    ))
 }

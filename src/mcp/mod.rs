@@ -49,14 +49,23 @@ pub struct Server {
 
 impl Server {
     fn new(shared: Arc<Shared>) -> Server {
-        Server { shared, session: Arc::default() }
+        Server {
+            shared,
+            session: Arc::default(),
+        }
     }
 }
 
 /// Build the shared state and start the watcher.
 pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
     let generation = app.generation();
-    let shared = Arc::new(Shared { app, hub: Hub::default(), exposure, announced: generation.into(), poke: tokio::sync::Notify::new() });
+    let shared = Arc::new(Shared {
+        app,
+        hub: Hub::default(),
+        exposure,
+        announced: generation.into(),
+        poke: tokio::sync::Notify::new(),
+    });
     watch::spawn(Arc::clone(&shared))?;
     Ok(shared)
 }
@@ -71,15 +80,24 @@ pub async fn serve_stdio(shared: Arc<Shared>) -> anyhow::Result<()> {
 
 /// Serve MCP over streamable HTTP at `addr` (path `/mcp`) until interrupted.
 pub async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> anyhow::Result<()> {
-    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager};
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    };
     let ct = tokio_util::sync::CancellationToken::new();
-    let mut config = StreamableHttpServerConfig::default().with_cancellation_token(ct.child_token());
+    let mut config =
+        StreamableHttpServerConfig::default().with_cancellation_token(ct.child_token());
     if addr.ip().is_loopback() {
-        config = config.with_allowed_hosts(["localhost", "127.0.0.1", "::1", "[::1]"]).with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]);
+        config = config
+            .with_allowed_hosts(["localhost", "127.0.0.1", "::1", "[::1]"])
+            .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]);
     } else {
         config = config.disable_allowed_hosts();
     }
-    let service = StreamableHttpService::new(move || Ok(Server::new(Arc::clone(&shared))), Arc::new(LocalSessionManager::default()), config);
+    let service = StreamableHttpService::new(
+        move || Ok(Server::new(Arc::clone(&shared))),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
     let app = axum::Router::new().nest_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind(addr).await?;
     axum::serve(listener, app)

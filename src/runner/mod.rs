@@ -27,21 +27,39 @@ impl CallOutput {
     /// Interpret a tool's stdout: valid JSON becomes structured output plus text.
     pub fn from_stdout(stdout: &[u8], stderr: &[u8]) -> CallOutput {
         let text = String::from_utf8_lossy(stdout).trim_end().to_string();
-        let structured = serde_json::from_str::<Value>(&text).ok().filter(|_| !text.is_empty());
-        CallOutput { text, structured, logs: lines(stderr) }
+        let structured = serde_json::from_str::<Value>(&text)
+            .ok()
+            .filter(|_| !text.is_empty());
+        CallOutput {
+            text,
+            structured,
+            logs: lines(stderr),
+        }
     }
 
     /// A result given as JSON (by a JSON-RPC script or a pipeline).
     pub fn from_value(v: Value, logs: Vec<String>) -> CallOutput {
         match v {
-            Value::String(s) => CallOutput { text: s, structured: None, logs },
-            other => CallOutput { text: other.to_string(), structured: Some(other), logs },
+            Value::String(s) => CallOutput {
+                text: s,
+                structured: None,
+                logs,
+            },
+            other => CallOutput {
+                text: other.to_string(),
+                structured: Some(other),
+                logs,
+            },
         }
     }
 }
 
 pub(crate) fn lines(bytes: &[u8]) -> Vec<String> {
-    String::from_utf8_lossy(bytes).lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect()
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Why a call failed. Each message says what happened and, in `hint`, what to do.
@@ -49,8 +67,14 @@ pub(crate) fn lines(bytes: &[u8]) -> Vec<String> {
 pub enum RunError {
     #[error("tool {tool:?} is not built: {path} is missing")]
     NotBuilt { tool: String, path: PathBuf },
-    #[error("tool {tool:?}: the artifact's sha256 ({actual}) does not match tool.toml ({expected}); it was changed outside toolsmith")]
-    Tampered { tool: String, expected: String, actual: String },
+    #[error(
+        "tool {tool:?}: the artifact's sha256 ({actual}) does not match tool.toml ({expected}); it was changed outside toolsmith"
+    )]
+    Tampered {
+        tool: String,
+        expected: String,
+        actual: String,
+    },
     #[error("tool {tool:?} has no artifact hash in tool.toml, so its artifact cannot be verified")]
     Unverified { tool: String },
     #[error("tool {tool:?} ran past its time limit of {ms} ms and was stopped")]
@@ -60,17 +84,29 @@ pub enum RunError {
     #[error("tool {tool:?} wrote more than its output limit of {bytes} bytes")]
     OutputTooLarge { tool: String, bytes: u64 },
     #[error("tool {tool:?} failed (exit code {code}): {stderr}")]
-    Failed { tool: String, code: i32, stderr: String },
+    Failed {
+        tool: String,
+        code: i32,
+        stderr: String,
+    },
     #[error("tool {tool:?} crashed: {message}")]
     Trap { tool: String, message: String },
     #[error("tool {tool:?} returned an error: {message}")]
-    ToolError { tool: String, message: String, data: Option<Value> },
+    ToolError {
+        tool: String,
+        message: String,
+        data: Option<Value>,
+    },
     #[error("tool {tool:?} broke the protocol: {message}")]
     Protocol { tool: String, message: String },
     #[error("cannot start tool {tool:?}: {message}")]
     Start { tool: String, message: String },
     #[error("tool {tool:?} asked for {what}, which is not allowed: {why}")]
-    Denied { tool: String, what: String, why: String },
+    Denied {
+        tool: String,
+        what: String,
+        why: String,
+    },
     #[error("a tool of kind {kind} cannot be run by this runner")]
     WrongKind { kind: String },
     #[error("call of {tool:?} was cancelled")]
@@ -99,14 +135,23 @@ impl RunError {
 
 /// Directories tools may be granted access to (`TOOLSMITH_ROOTS`, colon-separated).
 pub fn allowed_roots() -> Vec<PathBuf> {
-    std::env::var_os("TOOLSMITH_ROOTS").map(|v| std::env::split_paths(&v).filter(|p| p.is_absolute()).collect()).unwrap_or_default()
+    std::env::var_os("TOOLSMITH_ROOTS")
+        .map(|v| {
+            std::env::split_paths(&v)
+                .filter(|p| p.is_absolute())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Check that a declared path lies inside one of the allowed roots (after resolving `..`
 /// and symlinks as far as the path exists).
 pub fn inside_roots(path: &Path, roots: &[PathBuf]) -> bool {
     let resolved = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    if resolved.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+    if resolved
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
         return false;
     }
     roots.iter().any(|r| {

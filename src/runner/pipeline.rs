@@ -38,7 +38,10 @@ fn find_refs(s: &str) -> Vec<(usize, usize)> {
                 continue;
             }
             let rest = &s[i + 1..];
-            if ROOTS.iter().any(|r| rest.starts_with(r) && !rest[r.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')) {
+            if ROOTS.iter().any(|r| {
+                rest.starts_with(r)
+                    && !rest[r.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            }) {
                 let len = rest.find(|c: char| !is_path_char(c)).unwrap_or(rest.len());
                 let end = i + 1 + rest[..len].trim_end_matches('.').len();
                 out.push((i, end));
@@ -67,7 +70,11 @@ pub fn step_refs(v: &Value) -> Vec<String> {
 /// Whether a value refers to `$prev` anywhere.
 pub fn uses_prev(v: &Value) -> bool {
     let mut found = false;
-    walk_strings(v, &mut |s| found |= find_refs(s).iter().any(|(a, b)| s[a + 1..*b].starts_with("prev")));
+    walk_strings(v, &mut |s| {
+        found |= find_refs(s)
+            .iter()
+            .any(|(a, b)| s[a + 1..*b].starts_with("prev"))
+    });
     found
 }
 
@@ -82,22 +89,38 @@ fn walk_strings(v: &Value, f: &mut dyn FnMut(&str)) {
 
 /// Look up one reference (without the `$`).
 pub fn lookup(scope: &Scope, reference: &str) -> Result<Value, RefError> {
-    let err = |why: String| RefError { reference: format!("${reference}"), why };
+    let err = |why: String| RefError {
+        reference: format!("${reference}"),
+        why,
+    };
     let mut parts = reference.split('.');
     let root = parts.next().unwrap_or("");
     let mut cur: &Value = match root {
         "input" => &scope.input,
         "prev" => &scope.prev,
         "steps" => {
-            let name = parts.next().ok_or_else(|| err("name a step: $steps.<name>".into()))?;
-            scope.steps.get(name).ok_or_else(|| err(format!("no earlier step named {name:?} has run")))?
+            let name = parts
+                .next()
+                .ok_or_else(|| err("name a step: $steps.<name>".into()))?;
+            scope
+                .steps
+                .get(name)
+                .ok_or_else(|| err(format!("no earlier step named {name:?} has run")))?
         }
-        other => return Err(err(format!("unknown root {other:?}; use $input, $prev or $steps.<name>"))),
+        other => {
+            return Err(err(format!(
+                "unknown root {other:?}; use $input, $prev or $steps.<name>"
+            )));
+        }
     };
     for p in parts {
         cur = match cur {
             Value::Object(o) => o.get(p).ok_or_else(|| err(format!("no field {p:?}")))?,
-            Value::Array(a) => p.parse::<usize>().ok().and_then(|i| a.get(i)).ok_or_else(|| err(format!("no element {p:?}")))?,
+            Value::Array(a) => p
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| a.get(i))
+                .ok_or_else(|| err(format!("no element {p:?}")))?,
             other => return Err(err(format!("cannot take {p:?} of {other}"))),
         };
     }
@@ -129,8 +152,16 @@ pub fn resolve(v: &Value, scope: &Scope) -> Result<Value, RefError> {
             out.push_str(&s[last..].replace("$$", "$"));
             Value::String(out)
         }
-        Value::Array(a) => Value::Array(a.iter().map(|x| resolve(x, scope)).collect::<Result<_, _>>()?),
-        Value::Object(o) => Value::Object(o.iter().map(|(k, x)| Ok((k.clone(), resolve(x, scope)?))).collect::<Result<_, RefError>>()?),
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .map(|x| resolve(x, scope))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| Ok((k.clone(), resolve(x, scope)?)))
+                .collect::<Result<_, RefError>>()?,
+        ),
         other => other.clone(),
     })
 }
@@ -155,7 +186,11 @@ mod tests {
     fn scope() -> Scope {
         let mut steps = Map::new();
         steps.insert("first".into(), json!({"slug": "a-b", "n": 2}));
-        Scope { input: json!({"text": "Hi", "list": [1, 2], "name": "Ada"}), prev: json!({"slug": "x-y"}), steps }
+        Scope {
+            input: json!({"text": "Hi", "list": [1, 2], "name": "Ada"}),
+            prev: json!({"slug": "x-y"}),
+            steps,
+        }
     }
 
     #[test]
@@ -163,8 +198,14 @@ mod tests {
         let s = scope();
         assert_eq!(resolve(&json!("$input.list"), &s).unwrap(), json!([1, 2]));
         assert_eq!(resolve(&json!("$steps.first.n"), &s).unwrap(), json!(2));
-        assert_eq!(resolve(&json!({"t": "Hello $input.name, slug $prev.slug."}), &s).unwrap(), json!({"t": "Hello Ada, slug x-y."}));
-        assert_eq!(resolve(&json!("costs $$5 for $input.list.1"), &s).unwrap(), json!("costs $5 for 2"));
+        assert_eq!(
+            resolve(&json!({"t": "Hello $input.name, slug $prev.slug."}), &s).unwrap(),
+            json!({"t": "Hello Ada, slug x-y."})
+        );
+        assert_eq!(
+            resolve(&json!("costs $$5 for $input.list.1"), &s).unwrap(),
+            json!("costs $5 for 2")
+        );
         assert_eq!(resolve(&json!("$inputs"), &s).unwrap(), json!("$inputs"));
         let e = resolve(&json!("$steps.nope.x"), &s).unwrap_err();
         assert!(e.to_string().contains("nope"));
@@ -173,8 +214,16 @@ mod tests {
 
     #[test]
     fn finds_step_references_and_truthiness() {
-        assert_eq!(step_refs(&json!({"a": "$steps.one.x and $steps.two"})), vec!["one", "two"]);
+        assert_eq!(
+            step_refs(&json!({"a": "$steps.one.x and $steps.two"})),
+            vec!["one", "two"]
+        );
         assert!(uses_prev(&json!(["$prev"])));
-        assert!(!truthy(&json!(0)) && !truthy(&json!("")) && truthy(&json!("yes")) && !truthy(&json!(null)));
+        assert!(
+            !truthy(&json!(0))
+                && !truthy(&json!(""))
+                && truthy(&json!("yes"))
+                && !truthy(&json!(null))
+        );
     }
 }

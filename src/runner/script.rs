@@ -26,7 +26,11 @@ pub trait Host: Send + Sync {
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>);
     /// A request from the tool (`memory/get`, `tools/call`, ...): its result, or a JSON-RPC
     /// error (code, message).
-    fn request<'a>(&'a self, method: &'a str, params: Value) -> BoxFuture<'a, Result<Value, (i64, String)>>;
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, (i64, String)>>;
 }
 
 /// A host that logs through tracing and answers no requests.
@@ -37,7 +41,11 @@ impl Host for NoHost {
         tracing::info!(level, "tool: {message}");
     }
     fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}
-    fn request<'a>(&'a self, method: &'a str, _: Value) -> BoxFuture<'a, Result<Value, (i64, String)>> {
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        _: Value,
+    ) -> BoxFuture<'a, Result<Value, (i64, String)>> {
         Box::pin(async move { Err((-32601, format!("the host does not offer {method} here"))) })
     }
 }
@@ -46,24 +54,53 @@ impl Host for NoHost {
 const BASE_ENV: &[&str] = &["PATH", "LANG", "LC_ALL", "TZ"];
 
 /// Run a script tool once, in a fresh process.
-pub async fn call(dir: &Path, tool: &Tool, args: &Value, host: &dyn Host) -> Result<CallOutput, RunError> {
+pub async fn call(
+    dir: &Path,
+    tool: &Tool,
+    args: &Value,
+    host: &dyn Host,
+) -> Result<CallOutput, RunError> {
     let m = &tool.manifest;
     let name = m.name.clone();
-    let start_err = |message: String| RunError::Start { tool: name.clone(), message };
-    let interp = m.interpreter().ok_or_else(|| start_err("no interpreter: set run.language or run.interpreter".into()))?;
+    let start_err = |message: String| RunError::Start {
+        tool: name.clone(),
+        message,
+    };
+    let interp = m
+        .interpreter()
+        .ok_or_else(|| start_err("no interpreter: set run.language or run.interpreter".into()))?;
     let entry = dir.join(m.run.entry.as_deref().unwrap_or("main"));
-    let scratch = tempfile::Builder::new().prefix("toolsmith-run-").tempdir().map_err(|e| start_err(format!("cannot create a scratch directory: {e}")))?;
+    let scratch = tempfile::Builder::new()
+        .prefix("toolsmith-run-")
+        .tempdir()
+        .map_err(|e| start_err(format!("cannot create a scratch directory: {e}")))?;
 
     let mut cmd = Command::new(&interp[0]);
-    cmd.args(&interp[1..]).arg(&entry).current_dir(scratch.path()).env_clear();
-    for var in BASE_ENV.iter().copied().chain(m.capabilities.env.iter().map(String::as_str)) {
+    cmd.args(&interp[1..])
+        .arg(&entry)
+        .current_dir(scratch.path())
+        .env_clear();
+    for var in BASE_ENV
+        .iter()
+        .copied()
+        .chain(m.capabilities.env.iter().map(String::as_str))
+    {
         if let Some(v) = std::env::var_os(var) {
             cmd.env(var, v);
         }
     }
-    cmd.env("HOME", scratch.path()).env("TMPDIR", scratch.path()).env("TOOLSMITH_TOOL", &name).env("TOOLSMITH_TOOL_DIR", dir);
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true).process_group(0);
-    let mut child = cmd.spawn().map_err(|e| start_err(format!("cannot run {:?}: {e}", interp[0])))?;
+    cmd.env("HOME", scratch.path())
+        .env("TMPDIR", scratch.path())
+        .env("TOOLSMITH_TOOL", &name)
+        .env("TOOLSMITH_TOOL_DIR", dir);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| start_err(format!("cannot run {:?}: {e}", interp[0])))?;
     let pid = child.id();
 
     let cap = m.limits.output_bytes() as usize;
@@ -84,14 +121,41 @@ pub async fn call(dir: &Path, tool: &Tool, args: &Value, host: &dyn Host) -> Res
     let (err_bytes, err_overflow) = stderr_task.await.unwrap_or_default();
     let stderr_text = String::from_utf8_lossy(&err_bytes).trim().to_string();
     match outcome {
-        Err(_) => Err(RunError::Timeout { tool: name, ms: m.limits.timeout_ms() }),
-        Ok(Err(Outcome::Overflow)) => Err(RunError::OutputTooLarge { tool: name, bytes: cap as u64 }),
-        Ok(Err(Outcome::Exited(code))) => Err(RunError::Failed { tool: name, code, stderr: tail(&stderr_text) }),
-        Ok(Err(Outcome::Protocol(message))) => Err(RunError::Protocol { tool: name, message: format!("{message}{}", if stderr_text.is_empty() { String::new() } else { format!("\nstderr: {}", tail(&stderr_text)) }) }),
-        Ok(Err(Outcome::ToolError(message, data))) => Err(RunError::ToolError { tool: name, message, data }),
+        Err(_) => Err(RunError::Timeout {
+            tool: name,
+            ms: m.limits.timeout_ms(),
+        }),
+        Ok(Err(Outcome::Overflow)) => Err(RunError::OutputTooLarge {
+            tool: name,
+            bytes: cap as u64,
+        }),
+        Ok(Err(Outcome::Exited(code))) => Err(RunError::Failed {
+            tool: name,
+            code,
+            stderr: tail(&stderr_text),
+        }),
+        Ok(Err(Outcome::Protocol(message))) => Err(RunError::Protocol {
+            tool: name,
+            message: format!(
+                "{message}{}",
+                if stderr_text.is_empty() {
+                    String::new()
+                } else {
+                    format!("\nstderr: {}", tail(&stderr_text))
+                }
+            ),
+        }),
+        Ok(Err(Outcome::ToolError(message, data))) => Err(RunError::ToolError {
+            tool: name,
+            message,
+            data,
+        }),
         Ok(Ok(mut out)) => {
             if err_overflow {
-                return Err(RunError::OutputTooLarge { tool: name, bytes: cap as u64 });
+                return Err(RunError::OutputTooLarge {
+                    tool: name,
+                    bytes: cap as u64,
+                });
             }
             out.logs.extend(super::lines(&err_bytes));
             for l in super::lines(&err_bytes) {
@@ -154,7 +218,11 @@ async fn read_capped(mut r: impl tokio::io::AsyncRead + Unpin, cap: usize) -> (V
     (buf, overflow)
 }
 
-async fn run_plain(child: &mut tokio::process::Child, args: &Value, cap: usize) -> Result<CallOutput, Outcome> {
+async fn run_plain(
+    child: &mut tokio::process::Child,
+    args: &Value,
+    cap: usize,
+) -> Result<CallOutput, Outcome> {
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let input = args.to_string();
     let writer = tokio::spawn(async move {
@@ -167,14 +235,23 @@ async fn run_plain(child: &mut tokio::process::Child, args: &Value, cap: usize) 
     if overflow {
         return Err(Outcome::Overflow);
     }
-    let status = child.wait().await.map_err(|e| Outcome::Protocol(e.to_string()))?;
+    let status = child
+        .wait()
+        .await
+        .map_err(|e| Outcome::Protocol(e.to_string()))?;
     if !status.success() {
         return Err(Outcome::Exited(status.code().unwrap_or(-1)));
     }
     Ok(CallOutput::from_stdout(&out, b""))
 }
 
-async fn run_jsonrpc(child: &mut tokio::process::Child, tool: &Tool, args: &Value, cap: usize, host: &dyn Host) -> Result<CallOutput, Outcome> {
+async fn run_jsonrpc(
+    child: &mut tokio::process::Child,
+    tool: &Tool,
+    args: &Value,
+    cap: usize,
+    host: &dyn Host,
+) -> Result<CallOutput, Outcome> {
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let m = &tool.manifest;
     let request = json!({
@@ -193,13 +270,21 @@ async fn run_jsonrpc(child: &mut tokio::process::Child, tool: &Tool, args: &Valu
     let mut logs = Vec::new();
     loop {
         buf.clear();
-        let n = reader.read_line(&mut buf).await.map_err(|e| Outcome::Protocol(format!("reading stdout: {e}")))?;
+        let n = reader
+            .read_line(&mut buf)
+            .await
+            .map_err(|e| Outcome::Protocol(format!("reading stdout: {e}")))?;
         if n == 0 {
-            let status = child.wait().await.map_err(|e| Outcome::Protocol(e.to_string()))?;
+            let status = child
+                .wait()
+                .await
+                .map_err(|e| Outcome::Protocol(e.to_string()))?;
             if !status.success() {
                 return Err(Outcome::Exited(status.code().unwrap_or(-1)));
             }
-            return Err(Outcome::Protocol("the script exited without answering the request (id 0)".into()));
+            return Err(Outcome::Protocol(
+                "the script exited without answering the request (id 0)".into(),
+            ));
         }
         total += n;
         if total > cap {
@@ -223,10 +308,16 @@ async fn run_jsonrpc(child: &mut tokio::process::Child, tool: &Tool, args: &Valu
         match (method, id) {
             (None, Some(id)) if id == json!(0) => {
                 if let Some(err) = msg.get("error") {
-                    let message = err.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_string();
+                    let message = err
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("unknown error")
+                        .to_string();
                     return Err(Outcome::ToolError(message, err.get("data").cloned()));
                 }
-                let result = msg.get("result").cloned().ok_or_else(|| Outcome::Protocol("the response to id 0 has neither result nor error".into()))?;
+                let result = msg.get("result").cloned().ok_or_else(|| {
+                    Outcome::Protocol("the response to id 0 has neither result nor error".into())
+                })?;
                 return Ok(CallOutput::from_value(result, logs));
             }
             (None, _) => {
@@ -235,25 +326,43 @@ async fn run_jsonrpc(child: &mut tokio::process::Child, tool: &Tool, args: &Valu
             (Some("log"), None) | (Some("notifications/message"), None) => {
                 let p = msg.get("params").cloned().unwrap_or(Value::Null);
                 let level = p.get("level").and_then(Value::as_str).unwrap_or("info");
-                let message = p.get("message").or_else(|| p.get("data")).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).unwrap_or_default();
+                let message = p
+                    .get("message")
+                    .or_else(|| p.get("data"))
+                    .map(|v| {
+                        v.as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| v.to_string())
+                    })
+                    .unwrap_or_default();
                 host.log(level, &message);
                 logs.push(message);
             }
             (Some("progress"), None) | (Some("notifications/progress"), None) => {
                 let p = msg.get("params").cloned().unwrap_or(Value::Null);
                 let progress = p.get("progress").and_then(Value::as_f64).unwrap_or(0.0);
-                host.progress(progress, p.get("total").and_then(Value::as_f64), p.get("message").and_then(Value::as_str).map(str::to_string));
+                host.progress(
+                    progress,
+                    p.get("total").and_then(Value::as_f64),
+                    p.get("message").and_then(Value::as_str).map(str::to_string),
+                );
             }
             (Some(_), None) => {} // unknown notification: ignored, as JSON-RPC allows
             (Some(method), Some(id)) => {
                 let params = msg.get("params").cloned().unwrap_or(Value::Null);
                 let reply = match host.request(method, params).await {
                     Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-                    Err((code, message)) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+                    Err((code, message)) => {
+                        json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+                    }
                 };
                 let mut line = reply.to_string();
                 line.push('\n');
-                stdin.write_all(line.as_bytes()).await.map_err(|e| Outcome::Protocol(format!("the script closed stdin before the host answered {method}: {e}")))?;
+                stdin.write_all(line.as_bytes()).await.map_err(|e| {
+                    Outcome::Protocol(format!(
+                        "the script closed stdin before the host answered {method}: {e}"
+                    ))
+                })?;
             }
         }
     }

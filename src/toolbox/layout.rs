@@ -15,7 +15,8 @@ managed by [toolsmith](https://github.com/) but it is plain git: edit a tool.tom
 every change.
 ";
 
-const GITIGNORE: &str = "# Built, installed and cached things: rebuilt from the committed lockfiles on demand.
+const GITIGNORE: &str =
+    "# Built, installed and cached things: rebuilt from the committed lockfiles on demand.
 target/
 .venv/
 node_modules/
@@ -52,7 +53,10 @@ pub fn seed_files() -> Vec<(String, Vec<u8>)> {
 
 fn collect(dir: &Dir<'static>, out: &mut Vec<(String, Vec<u8>)>) {
     for f in dir.files() {
-        out.push((f.path().to_string_lossy().replace('\\', "/"), f.contents().to_vec()));
+        out.push((
+            f.path().to_string_lossy().replace('\\', "/"),
+            f.contents().to_vec(),
+        ));
     }
     for d in dir.dirs() {
         collect(d, out);
@@ -64,13 +68,20 @@ pub fn default_location() -> PathBuf {
     if let Some(home) = std::env::var_os("TOOLSMITH_HOME").filter(|h| !h.is_empty()) {
         return PathBuf::from(home);
     }
-    dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("toolsmith")
+    dirs::data_dir()
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("toolsmith")
 }
 
 /// The commit identity: the repository's or user's git identity when configured, else toolsmith's.
 pub(crate) fn signature(root: &Path) -> Signature {
     let from_git = |key: &str| -> Option<String> {
-        let out = std::process::Command::new("git").arg("-C").arg(root).args(["config", "--get", key]).output().ok()?;
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(["config", "--get", key])
+            .output()
+            .ok()?;
         let v = String::from_utf8(out.stdout).ok()?.trim().to_string();
         (!v.is_empty()).then_some(v)
     };

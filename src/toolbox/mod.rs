@@ -34,7 +34,11 @@ pub enum ToolboxError {
     #[error("file path {path:?} is not allowed: {reason}")]
     BadPath { path: String, reason: String },
     #[error("{action} {path}: {source}")]
-    Io { action: &'static str, path: PathBuf, source: std::io::Error },
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Git(#[from] git::GitError),
 }
@@ -43,20 +47,34 @@ impl ToolboxError {
     /// What the user can do about it.
     pub fn hint(&self) -> Option<String> {
         Some(match self {
-            ToolboxError::NotAToolbox { path, .. } => format!("create one with `toolsmith init {}`, or pass --toolbox DIR", path.display()),
+            ToolboxError::NotAToolbox { path, .. } => format!(
+                "create one with `toolsmith init {}`, or pass --toolbox DIR",
+                path.display()
+            ),
             ToolboxError::AlreadyExists { .. } => "choose an empty or new directory".into(),
             ToolboxError::Name(e) => e.hint().into(),
             ToolboxError::NoSuchTool { .. } => "`toolsmith list` shows the tools".into(),
-            ToolboxError::ToolExists { .. } => "pick another name, or update the existing tool".into(),
-            ToolboxError::BadPath { .. } => "use relative paths inside the tool directory, without `..`".into(),
+            ToolboxError::ToolExists { .. } => {
+                "pick another name, or update the existing tool".into()
+            }
+            ToolboxError::BadPath { .. } => {
+                "use relative paths inside the tool directory, without `..`".into()
+            }
             ToolboxError::Io { .. } => "check permissions and free space".into(),
             ToolboxError::Git(_) => return None,
         })
     }
 }
 
-pub(crate) fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> ToolboxError + 'a {
-    move |source| ToolboxError::Io { action, path: path.to_path_buf(), source }
+pub(crate) fn io_err<'a>(
+    action: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> ToolboxError + 'a {
+    move |source| ToolboxError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// An open toolbox.
@@ -68,7 +86,10 @@ pub struct Toolbox {
 impl Toolbox {
     /// Open an existing toolbox, finishing any write a crash interrupted.
     pub fn open(root: &Path) -> Result<Toolbox, ToolboxError> {
-        let not = |reason: &str| ToolboxError::NotAToolbox { path: root.to_path_buf(), reason: reason.to_string() };
+        let not = |reason: &str| ToolboxError::NotAToolbox {
+            path: root.to_path_buf(),
+            reason: reason.to_string(),
+        };
         if !root.is_dir() {
             return Err(not("the directory does not exist"));
         }
@@ -84,16 +105,25 @@ impl Toolbox {
 
     /// Create a new toolbox at `root` (which must be absent or empty), with a README,
     /// .gitignore, .gitattributes, `tools/` and the given extra files, as one commit.
-    pub fn init(root: &Path, extra: &[(String, Vec<u8>)], actor: &str) -> Result<Toolbox, ToolboxError> {
+    pub fn init(
+        root: &Path,
+        extra: &[(String, Vec<u8>)],
+        actor: &str,
+    ) -> Result<Toolbox, ToolboxError> {
         if root.exists() {
             let mut rd = std::fs::read_dir(root).map_err(io_err("read", root))?;
             if rd.next().is_some() {
-                return Err(ToolboxError::AlreadyExists { path: root.to_path_buf() });
+                return Err(ToolboxError::AlreadyExists {
+                    path: root.to_path_buf(),
+                });
             }
         }
         let mut files: Vec<(String, Vec<u8>)> = layout::skeleton();
         files.extend(extra.iter().cloned());
-        let refs: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
+        let refs: Vec<(&str, &[u8])> = files
+            .iter()
+            .map(|(p, b)| (p.as_str(), b.as_slice()))
+            .collect();
         let message = write::message("init", "toolbox", "a new toolsmith toolbox", actor, None);
         git::init_with_files(root, &refs, &message, &layout::signature(root))?;
         Toolbox::open(root)
@@ -125,7 +155,11 @@ impl Toolbox {
     }
 
     /// Commits touching one tool (or the whole toolbox), newest first.
-    pub fn log(&self, name: Option<&str>, limit: usize) -> Result<Vec<git::CommitInfo>, ToolboxError> {
+    pub fn log(
+        &self,
+        name: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<git::CommitInfo>, ToolboxError> {
         let prefix = match name {
             Some(n) => {
                 names::validate(n)?;

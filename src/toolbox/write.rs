@@ -17,7 +17,11 @@ pub struct FileSpec {
 
 impl FileSpec {
     pub fn new(path: impl Into<String>, contents: impl Into<Vec<u8>>) -> FileSpec {
-        FileSpec { path: path.into(), contents: contents.into(), executable: false }
+        FileSpec {
+            path: path.into(),
+            contents: contents.into(),
+            executable: false,
+        }
     }
 }
 
@@ -32,8 +36,20 @@ pub struct WriteOutcome {
 }
 
 /// The commit message: `<verb> <name>: <summary>` with `Tool:` and `Actor:` trailers.
-pub(crate) fn message(verb: &str, name: &str, summary: &str, actor: &str, extra: Option<&str>) -> String {
-    let summary: String = summary.lines().next().unwrap_or("").chars().take(72).collect();
+pub(crate) fn message(
+    verb: &str,
+    name: &str,
+    summary: &str,
+    actor: &str,
+    extra: Option<&str>,
+) -> String {
+    let summary: String = summary
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(72)
+        .collect();
     let mut m = format!("{verb} {name}: {summary}\n\n");
     if let Some(body) = extra {
         m.push_str(body.trim_end());
@@ -45,7 +61,10 @@ pub(crate) fn message(verb: &str, name: &str, summary: &str, actor: &str, extra:
 
 /// Check a relative file path stays inside a tool directory.
 fn check_rel(path: &str) -> Result<PathBuf, ToolboxError> {
-    let bad = |reason: &str| ToolboxError::BadPath { path: path.to_string(), reason: reason.to_string() };
+    let bad = |reason: &str| ToolboxError::BadPath {
+        path: path.to_string(),
+        reason: reason.to_string(),
+    };
     let p = Path::new(path);
     if path.is_empty() || p.is_absolute() {
         return Err(bad("it must be a non-empty relative path"));
@@ -70,19 +89,42 @@ impl Toolbox {
         Ok(git::lock(&self.root)?)
     }
 
-    fn commit(&self, lock: &git::ProcessLock, name: &str, message: &str) -> Result<Option<String>, ToolboxError> {
+    fn commit(
+        &self,
+        lock: &git::ProcessLock,
+        name: &str,
+        message: &str,
+    ) -> Result<Option<String>, ToolboxError> {
         let prefix = format!("{TOOLS_DIR}/{name}");
-        Ok(git::commit_dirs_locked(lock, &self.root, &[prefix.as_str()], message, &layout::signature(&self.root))?)
+        Ok(git::commit_dirs_locked(
+            lock,
+            &self.root,
+            &[prefix.as_str()],
+            message,
+            &layout::signature(&self.root),
+        )?)
     }
 
     fn hidden(&self, what: &str, name: &str) -> PathBuf {
-        let unique = format!("{}-{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0));
+        let unique = format!(
+            "{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        );
         self.tools_dir().join(format!(".{what}-{name}-{unique}"))
     }
 
     /// Write a tool directory (replacing any previous one entirely) and commit it.
     /// The manifest inside `files` must parse, and its name must equal `name`.
-    pub fn write_tool(&self, name: &str, files: &[FileSpec], actor: &str) -> Result<WriteOutcome, ToolboxError> {
+    pub fn write_tool(
+        &self,
+        name: &str,
+        files: &[FileSpec],
+        actor: &str,
+    ) -> Result<WriteOutcome, ToolboxError> {
         let final_dir = self.tool_dir(name)?;
         for f in files {
             check_rel(&f.path)?;
@@ -107,7 +149,8 @@ impl Toolbox {
                 #[cfg(unix)]
                 if f.executable {
                     use std::os::unix::fs::PermissionsExt;
-                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(io_err("chmod", &path))?;
+                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                        .map_err(io_err("chmod", &path))?;
                 }
             }
             let lock = self.lock()?;
@@ -116,7 +159,11 @@ impl Toolbox {
             let verb = if existed { "update" } else { "add" };
             let msg = message(verb, name, &summary, actor, None);
             let commit = self.commit(&lock, name, &msg)?;
-            Ok(WriteOutcome { name: name.to_string(), commit, action: if existed { "update" } else { "add" } })
+            Ok(WriteOutcome {
+                name: name.to_string(),
+                commit,
+                action: if existed { "update" } else { "add" },
+            })
         })();
         if staging.exists() {
             let _ = std::fs::remove_dir_all(&staging);
@@ -126,7 +173,13 @@ impl Toolbox {
 
     /// Commit the tool directory as it is on disk now (after it was changed in place, e.g. by
     /// a build that wrote its artifact), with the given verb.
-    pub fn commit_tool(&self, name: &str, verb: &str, actor: &str, body: Option<&str>) -> Result<WriteOutcome, ToolboxError> {
+    pub fn commit_tool(
+        &self,
+        name: &str,
+        verb: &str,
+        actor: &str,
+        body: Option<&str>,
+    ) -> Result<WriteOutcome, ToolboxError> {
         let dir = self.tool_dir(name)?;
         let lock = self.lock()?;
         let summary = std::fs::read_to_string(dir.join(manifest::FILE_NAME))
@@ -136,7 +189,11 @@ impl Toolbox {
             .unwrap_or_default();
         let msg = message(verb, name, &summary, actor, body);
         let commit = self.commit(&lock, name, &msg)?;
-        Ok(WriteOutcome { name: name.to_string(), commit, action: "update" })
+        Ok(WriteOutcome {
+            name: name.to_string(),
+            commit,
+            action: "update",
+        })
     }
 
     /// Delete a tool as one commit. Its history stays in git.
@@ -144,7 +201,9 @@ impl Toolbox {
         let dir = self.tool_dir(name)?;
         let lock = self.lock()?;
         if !dir.exists() {
-            return Err(ToolboxError::NoSuchTool { name: name.to_string() });
+            return Err(ToolboxError::NoSuchTool {
+                name: name.to_string(),
+            });
         }
         let summary = std::fs::read_to_string(dir.join(manifest::FILE_NAME))
             .ok()
@@ -158,7 +217,11 @@ impl Toolbox {
         match commit {
             Ok(commit) => {
                 let _ = std::fs::remove_dir_all(&trash);
-                Ok(WriteOutcome { name: name.to_string(), commit, action: "delete" })
+                Ok(WriteOutcome {
+                    name: name.to_string(),
+                    commit,
+                    action: "delete",
+                })
             }
             Err(e) => {
                 let _ = std::fs::rename(&trash, &dir);
@@ -175,7 +238,11 @@ impl Toolbox {
             std::fs::rename(final_dir, &trash).map_err(io_err("move aside", final_dir))?;
             if let Err(e) = std::fs::rename(staging, final_dir) {
                 let _ = std::fs::rename(&trash, final_dir);
-                return Err(ToolboxError::Io { action: "move into place", path: final_dir.to_path_buf(), source: e });
+                return Err(ToolboxError::Io {
+                    action: "move into place",
+                    path: final_dir.to_path_buf(),
+                    source: e,
+                });
             }
             let _ = std::fs::remove_dir_all(&trash);
         } else {
@@ -188,29 +255,67 @@ impl Toolbox {
     /// put an old tool directory back when the crash came between moving it aside and moving
     /// the new one in.
     pub(crate) fn recover(&self) -> Result<(), ToolboxError> {
-        let Ok(rd) = std::fs::read_dir(self.tools_dir()) else { return Ok(()) };
+        let Ok(rd) = std::fs::read_dir(self.tools_dir()) else {
+            return Ok(());
+        };
         let mut leftovers: Vec<PathBuf> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
-        leftovers.retain(|p| p.file_name().is_some_and(|n| { let n = n.to_string_lossy(); n.starts_with(".staging-") || n.starts_with(".trash-") }));
+        leftovers.retain(|p| {
+            p.file_name().is_some_and(|n| {
+                let n = n.to_string_lossy();
+                n.starts_with(".staging-") || n.starts_with(".trash-")
+            })
+        });
         if leftovers.is_empty() {
             return Ok(());
         }
         let _lock = self.lock()?;
         leftovers.sort();
         for p in leftovers {
-            let file = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            if let Some(rest) = file.strip_prefix(".trash-") {
-                // rest = "<name>-<pid>-<nanos>"
-                let name = rest.rsplitn(3, '-').nth(2).unwrap_or("");
+            let file = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            // ".<what>-<name>-<pid>-<nanos>": a live process may still be preparing it.
+            let mut parts = file.rsplitn(3, '-');
+            let (_nanos, pid, rest) = (parts.next(), parts.next(), parts.next().unwrap_or(""));
+            if pid
+                .and_then(|p| p.parse::<i32>().ok())
+                .is_some_and(process_alive)
+            {
+                continue;
+            }
+            if let Some(name) = rest.strip_prefix(".trash-") {
                 let target = self.tools_dir().join(name);
-                if !name.is_empty() && crate::names::validate(name).is_ok() && !target.exists() {
-                    tracing::warn!(tool = name, "restoring a tool directory after an interrupted write");
+                if crate::names::validate(name).is_ok() && !target.exists() {
+                    tracing::warn!(
+                        tool = name,
+                        "restoring a tool directory after an interrupted write"
+                    );
                     std::fs::rename(&p, &target).map_err(io_err("restore", &target))?;
                     continue;
                 }
             }
             tracing::warn!(path = %p.display(), "removing a leftover of an interrupted write");
-            std::fs::remove_dir_all(&p).map_err(io_err("remove", &p))?;
+            if let Err(e) = std::fs::remove_dir_all(&p) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    return Err(ToolboxError::Io {
+                        action: "remove",
+                        path: p,
+                        source: e,
+                    });
+                }
+            }
         }
         Ok(())
     }
+}
+
+/// Whether a process with this pid exists (so its in-flight write must be left alone).
+fn process_alive(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill(2) with signal 0 only checks for existence and permission; no signal is sent.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }

@@ -6,8 +6,17 @@ use std::process::Command;
 
 /// Run the git CLI in `dir` and return stdout; panics with stderr on failure.
 pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git runs");
-    assert!(out.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -15,14 +24,30 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 pub fn assert_clean(dir: &Path) {
     let status = git(dir, &["status", "--porcelain", "--untracked-files=all"]);
     assert_eq!(status, "", "git status is not clean in {}", dir.display());
-    let out = Command::new("git").arg("-C").arg(dir).args(["fsck", "--strict", "--no-progress"]).output().expect("git fsck runs");
-    assert!(out.status.success(), "git fsck failed: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["fsck", "--strict", "--no-progress"])
+        .output()
+        .expect("git fsck runs");
+    assert!(
+        out.status.success(),
+        "git fsck failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!err.contains("error") && !err.contains("missing"), "git fsck reported: {err}");
+    assert!(
+        !err.contains("error") && !err.contains("missing"),
+        "git fsck reported: {err}"
+    );
 }
 
 pub fn commit_count(dir: &Path) -> usize {
-    git(dir, &["rev-list", "--count", "HEAD"]).trim().parse().expect("a count")
+    git(dir, &["rev-list", "--count", "HEAD"])
+        .trim()
+        .parse()
+        .expect("a count")
 }
 
 /// A minimal valid script manifest.
@@ -36,7 +61,10 @@ pub fn script_files(name: &str, description: &str) -> Vec<toolsmith::toolbox::Fi
     use toolsmith::toolbox::FileSpec;
     vec![
         FileSpec::new("tool.toml", script_manifest(name, description)),
-        FileSpec::new("main.py", "import json, sys\nargs = json.load(sys.stdin)\nprint(json.dumps({\"echo\": args}))\n"),
+        FileSpec::new(
+            "main.py",
+            "import json, sys\nargs = json.load(sys.stdin)\nprint(json.dumps({\"echo\": args}))\n",
+        ),
     ]
 }
 

@@ -43,7 +43,7 @@ async def main():
     async def on_message(msg):
         if isinstance(msg, types.ServerNotification) or hasattr(msg, "method"):
             method = getattr(msg, "method", None) or getattr(getattr(msg, "root", None), "method", None)
-            if method == "notifications/tools/list_changed":
+            if method == "notifications/tools/list_changed" and a.mode == "legacy":
                 changes.append(time.monotonic())
 
     async def on_log(params):
