@@ -3,7 +3,7 @@
 
 use super::host::McpHost;
 use super::watch::GUIDE_URI;
-use super::{Server, Shared, convert, meta};
+use super::{Server, Shared, convert, tools};
 use crate::guide;
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
@@ -55,11 +55,16 @@ pub fn read_text(shared: &Shared, uri: &str) -> Option<(String, &'static str)> {
 }
 
 impl Server {
-    fn actor(ctx: &RequestContext<RoleServer>) -> String {
-        ctx.client_info()
+    fn actor(&self, ctx: &RequestContext<RoleServer>) -> crate::toolbox::Actor {
+        let name = ctx
+            .client_info()
             .map(|i| i.name)
             .filter(|n| !n.trim().is_empty())
-            .unwrap_or_else(|| "mcp-client".into())
+            .unwrap_or_else(|| "mcp-client".into());
+        crate::toolbox::Actor {
+            name,
+            session: Some(self.session.id.clone()),
+        }
     }
 
     fn host(&self, ctx: &RequestContext<RoleServer>) -> McpHost {
@@ -86,7 +91,7 @@ impl Server {
 
     fn all_tools(&self) -> Vec<Tool> {
         let idx = self.shared.app.index();
-        let mut tools = meta::definitions();
+        let mut tools = tools::definitions();
         tools.extend(
             self.shared
                 .exposure
@@ -168,7 +173,7 @@ impl ServerHandler for Server {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        if let Some(t) = meta::definitions().into_iter().find(|t| t.name == name) {
+        if let Some(t) = tools::definitions().into_iter().find(|t| t.name == name) {
             return Some(t);
         }
         let idx = self.shared.app.index();
@@ -183,13 +188,20 @@ impl ServerHandler for Server {
         let name = request.name.to_string();
         let args = request.arguments.unwrap_or_default();
         let host = self.host(&ctx);
-        let actor = Self::actor(&ctx);
+        let actor = self.actor(&ctx);
         let shared = Arc::clone(&self.shared);
+        let ct = ctx.ct.clone();
         let work = async move {
-            if meta::NAMES.contains(&name.as_str()) {
-                return Ok(meta::call(&shared, &name, args, host, &actor)
+            if tools::is_meta(&name) {
+                let tctx = tools::Ctx {
+                    shared,
+                    host,
+                    actor,
+                    request: ctx,
+                };
+                return Ok(tools::call(&name, args, tctx)
                     .await
-                    .unwrap_or_else(|| meta::error_result("unknown meta-tool", None)));
+                    .unwrap_or_else(|| tools::error_result("unknown meta-tool", None).into()));
             }
             if shared.app.index().get(&name).is_none() {
                 return Err(McpError::invalid_params(
@@ -197,13 +209,11 @@ impl ServerHandler for Server {
                     None,
                 ));
             }
-            Ok(meta::call_result(
-                shared.app.call(&name, Value::Object(args), &host).await,
-            ))
+            Ok(tools::call_result(shared.app.call(&name, Value::Object(args), &host).await).into())
         };
         tokio::select! {
-            _ = ctx.ct.cancelled() => Err(McpError::internal_error("the call was cancelled", None)),
-            r = work => r.map(Into::into),
+            _ = ct.cancelled() => Err(McpError::internal_error("the call was cancelled", None)),
+            r = work => r,
         }
     }
 

@@ -10,7 +10,7 @@ mod convert;
 mod handler;
 mod host;
 mod hub;
-mod meta;
+mod tools;
 mod watch;
 
 use crate::app::App;
@@ -34,8 +34,9 @@ pub struct Shared {
 }
 
 /// Per-session state (stdio run, or one 2025 HTTP session).
-#[derive(Default)]
 pub struct Session {
+    /// A random id recorded in the `Session:` trailer of this session's commits.
+    pub id: String,
     pub log_level: Mutex<Option<LoggingLevel>>,
     pub subscribed: Mutex<HashSet<String>>,
 }
@@ -45,6 +46,24 @@ pub struct Session {
 pub struct Server {
     shared: Arc<Shared>,
     session: Arc<Session>,
+}
+
+impl Default for Session {
+    fn default() -> Session {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        h.write_u128(nanos);
+        h.write_u32(std::process::id());
+        Session {
+            id: format!("{:016x}", h.finish()),
+            log_level: Mutex::default(),
+            subscribed: Mutex::default(),
+        }
+    }
 }
 
 impl Server {

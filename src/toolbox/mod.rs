@@ -10,7 +10,7 @@ mod layout;
 mod write;
 
 pub use layout::{default_location, seed_files};
-pub use write::{FileSpec, WriteOutcome};
+pub use write::{Actor, FileSpec, WriteOutcome, message};
 
 use crate::git;
 use crate::index::TOOLS_DIR;
@@ -108,8 +108,9 @@ impl Toolbox {
     pub fn init(
         root: &Path,
         extra: &[(String, Vec<u8>)],
-        actor: &str,
+        actor: impl Into<Actor>,
     ) -> Result<Toolbox, ToolboxError> {
+        let actor: Actor = actor.into();
         if root.exists() {
             let mut rd = std::fs::read_dir(root).map_err(io_err("read", root))?;
             if rd.next().is_some() {
@@ -124,7 +125,7 @@ impl Toolbox {
             .iter()
             .map(|(p, b)| (p.as_str(), b.as_slice()))
             .collect();
-        let message = write::message("init", "toolbox", "a new toolsmith toolbox", actor, None);
+        let message = write::message("init", "toolbox", "a new toolsmith toolbox", &actor, None);
         git::init_with_files(root, &refs, &message, &layout::signature(root))?;
         Toolbox::open(root)
     }

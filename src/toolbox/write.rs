@@ -35,12 +35,53 @@ pub struct WriteOutcome {
     pub action: &'static str,
 }
 
-/// The commit message: `<verb> <name>: <summary>` with `Tool:` and `Actor:` trailers.
-pub(crate) fn message(
+/// Who makes a change: recorded as the `Actor:` trailer (the MCP client's name, or `cli`), and
+/// for MCP sessions a `Session:` trailer that `undo_session` finds the session's commits by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    pub name: String,
+    pub session: Option<String>,
+}
+
+impl From<&str> for Actor {
+    fn from(name: &str) -> Actor {
+        Actor {
+            name: name.to_string(),
+            session: None,
+        }
+    }
+}
+
+impl From<&String> for Actor {
+    fn from(name: &String) -> Actor {
+        Actor::from(name.as_str())
+    }
+}
+
+impl From<&Actor> for Actor {
+    fn from(a: &Actor) -> Actor {
+        a.clone()
+    }
+}
+
+impl Actor {
+    /// The trailer lines for a commit message.
+    pub fn trailers(&self) -> String {
+        let mut t = format!("Actor: {}\n", self.name.replace('\n', " "));
+        if let Some(s) = &self.session {
+            t.push_str(&format!("Session: {s}\n"));
+        }
+        t
+    }
+}
+
+/// The commit message: `<verb> <name>: <summary>` with `Tool:`, `Actor:` (and `Session:`)
+/// trailers.
+pub fn message(
     verb: &str,
     name: &str,
     summary: &str,
-    actor: &str,
+    actor: &Actor,
     extra: Option<&str>,
 ) -> String {
     let summary: String = summary
@@ -55,7 +96,8 @@ pub(crate) fn message(
         m.push_str(body.trim_end());
         m.push_str("\n\n");
     }
-    m.push_str(&format!("Tool: {name}\nActor: {actor}\n"));
+    m.push_str(&format!("Tool: {name}\n"));
+    m.push_str(&actor.trailers());
     m
 }
 
@@ -123,8 +165,9 @@ impl Toolbox {
         &self,
         name: &str,
         files: &[FileSpec],
-        actor: &str,
+        actor: impl Into<Actor>,
     ) -> Result<WriteOutcome, ToolboxError> {
+        let actor: Actor = actor.into();
         let final_dir = self.tool_dir(name)?;
         for f in files {
             check_rel(&f.path)?;
@@ -157,7 +200,7 @@ impl Toolbox {
             let existed = final_dir.exists();
             self.swap_in(&staging, &final_dir, name)?;
             let verb = if existed { "update" } else { "add" };
-            let msg = message(verb, name, &summary, actor, None);
+            let msg = message(verb, name, &summary, &actor, None);
             let commit = self.commit(&lock, name, &msg)?;
             Ok(WriteOutcome {
                 name: name.to_string(),
@@ -177,9 +220,10 @@ impl Toolbox {
         &self,
         name: &str,
         verb: &str,
-        actor: &str,
+        actor: impl Into<Actor>,
         body: Option<&str>,
     ) -> Result<WriteOutcome, ToolboxError> {
+        let actor: Actor = actor.into();
         let dir = self.tool_dir(name)?;
         let lock = self.lock()?;
         let summary = std::fs::read_to_string(dir.join(manifest::FILE_NAME))
@@ -187,7 +231,7 @@ impl Toolbox {
             .and_then(|t| manifest::parse(Path::new(""), Some(name), &t).ok())
             .map(|p| p.manifest.summary().to_string())
             .unwrap_or_default();
-        let msg = message(verb, name, &summary, actor, body);
+        let msg = message(verb, name, &summary, &actor, body);
         let commit = self.commit(&lock, name, &msg)?;
         Ok(WriteOutcome {
             name: name.to_string(),
@@ -197,7 +241,12 @@ impl Toolbox {
     }
 
     /// Delete a tool as one commit. Its history stays in git.
-    pub fn delete_tool(&self, name: &str, actor: &str) -> Result<WriteOutcome, ToolboxError> {
+    pub fn delete_tool(
+        &self,
+        name: &str,
+        actor: impl Into<Actor>,
+    ) -> Result<WriteOutcome, ToolboxError> {
+        let actor = actor.into();
         let dir = self.tool_dir(name)?;
         let lock = self.lock()?;
         if !dir.exists() {
@@ -212,7 +261,7 @@ impl Toolbox {
             .unwrap_or_else(|| "removed".into());
         let trash = self.hidden("trash", name);
         std::fs::rename(&dir, &trash).map_err(io_err("move aside", &dir))?;
-        let msg = message("delete", name, &summary, actor, None);
+        let msg = message("delete", name, &summary, &actor, None);
         let commit = self.commit(&lock, name, &msg);
         match commit {
             Ok(commit) => {

@@ -1,10 +1,10 @@
-//! The meta-tools: `list_tools`, `get_tool`, `search_tools`, `call_tool`, `delete_tool` —
+//! The core meta-tools: `list_tools`, `get_tool`, `search_tools`, `call_tool`, `delete_tool` —
 //! their MCP definitions (schemas, annotations) and what they do.
 
-use super::Shared;
-use super::host::McpHost;
+use super::Ctx;
 use crate::app::CallError;
 use crate::index::{self, Status};
+use crate::mcp::Shared;
 use crate::runner::CallOutput;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
@@ -97,11 +97,13 @@ pub fn call_result(out: Result<CallOutput, CallError>) -> CallToolResult {
     }
 }
 
-fn str_arg<'a>(args: &'a JsonObject, key: &str) -> Option<&'a str> {
+/// A string argument, if given.
+pub fn str_arg<'a>(args: &'a JsonObject, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)
 }
 
-fn required<'a>(args: &'a JsonObject, key: &str) -> Result<&'a str, CallToolResult> {
+/// A required string argument, or an error result saying it is missing.
+pub fn required<'a>(args: &'a JsonObject, key: &str) -> Result<&'a str, CallToolResult> {
     str_arg(args, key).ok_or_else(|| {
         error_result(
             format!("missing the string argument `{key}`"),
@@ -111,19 +113,14 @@ fn required<'a>(args: &'a JsonObject, key: &str) -> Result<&'a str, CallToolResu
 }
 
 /// Run a meta-tool. Returns None when `name` is not one.
-pub async fn call(
-    shared: &Arc<Shared>,
-    name: &str,
-    args: JsonObject,
-    host: McpHost,
-    actor: &str,
-) -> Option<CallToolResult> {
+pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResult> {
+    let shared = &ctx.shared;
     let r = match name {
         "list_tools" => list_tools(shared, &args),
         "get_tool" => get_tool(shared, &args),
         "search_tools" => search_tools(shared, &args),
-        "call_tool" => call_tool(shared, &args, host).await,
-        "delete_tool" => delete_tool(shared, &args, actor).await,
+        "call_tool" => call_tool(&ctx, &args).await,
+        "delete_tool" => delete_tool(&ctx, &args).await,
         _ => return None,
     };
     Some(r.unwrap_or_else(|e| e))
@@ -255,33 +252,26 @@ fn search_tools(shared: &Shared, args: &JsonObject) -> Result<CallToolResult, Ca
     Ok(json_result(json!({"query": query, "results": hits})))
 }
 
-async fn call_tool(
-    shared: &Shared,
-    args: &JsonObject,
-    host: McpHost,
-) -> Result<CallToolResult, CallToolResult> {
+async fn call_tool(ctx: &Ctx, args: &JsonObject) -> Result<CallToolResult, CallToolResult> {
     let name = required(args, "name")?;
     let arguments = match args.get("arguments") {
         None | Some(Value::Null) => json!({}),
         Some(v) => v.clone(),
     };
-    Ok(call_result(shared.app.call(name, arguments, &host).await))
+    Ok(call_result(
+        ctx.shared.app.call(name, arguments, &ctx.host).await,
+    ))
 }
 
-async fn delete_tool(
-    shared: &Shared,
-    args: &JsonObject,
-    actor: &str,
-) -> Result<CallToolResult, CallToolResult> {
+async fn delete_tool(ctx: &Ctx, args: &JsonObject) -> Result<CallToolResult, CallToolResult> {
     let name = required(args, "name")?.to_string();
-    let tb = shared.app.toolbox.clone();
-    let actor = actor.to_string();
+    let tb = ctx.shared.app.toolbox.clone();
+    let actor = ctx.actor.clone();
     let out = tokio::task::spawn_blocking(move || tb.delete_tool(&name, &actor))
         .await
         .map_err(|e| error_result(e, None))?
         .map_err(|e| error_result(&e, e.hint()))?;
-    shared.app.refresh();
-    shared.poke.notify_one();
+    ctx.changed();
     Ok(json_result(
         json!({"deleted": out.name, "commit": out.commit, "restore": "the tool stays in git history"}),
     ))

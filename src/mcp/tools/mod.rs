@@ -1,0 +1,55 @@
+//! The meta-tools, one module per capability. Each module offers `definitions()` (its MCP
+//! tool definitions) and `call(name, args, ctx)` returning `None` for names it does not own.
+//! To add a capability: write a module here and add it to `definitions` and `call` below.
+
+pub mod core;
+
+use super::Shared;
+use super::host::McpHost;
+use crate::toolbox::Actor;
+use rmcp::RoleServer;
+use rmcp::model::{CallToolResponse, JsonObject, Tool};
+use rmcp::service::RequestContext;
+use std::sync::Arc;
+
+pub use self::core::{call_result, error_result, json_result};
+
+/// Everything a meta-tool call may need.
+pub struct Ctx {
+    pub shared: Arc<Shared>,
+    /// The script host for this request (log, progress, nested calls).
+    pub host: McpHost,
+    /// Who is calling (client name and session), for commit trailers.
+    pub actor: Actor,
+    /// The MCP request: cancellation (`request.ct`), progress token, peer, protocol era.
+    pub request: RequestContext<RoleServer>,
+}
+
+impl Ctx {
+    /// Tell clients the toolbox changed, after a write made through MCP.
+    pub fn changed(&self) {
+        self.shared.app.refresh();
+        self.shared.poke.notify_one();
+    }
+}
+
+/// All meta-tool definitions, in listing order.
+pub fn definitions() -> Vec<Tool> {
+    #[allow(unused_mut)]
+    let mut v = core::definitions();
+    v
+}
+
+/// Whether `name` is a meta-tool.
+pub fn is_meta(name: &str) -> bool {
+    definitions().iter().any(|t| t.name == name)
+}
+
+/// Run a meta-tool; None when `name` is not one. (A response, not just a result: a 2026
+/// client may be answered with an input-required result.)
+pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResponse> {
+    if core::NAMES.contains(&name) {
+        return core::call(name, args, ctx).await.map(Into::into);
+    }
+    None
+}
