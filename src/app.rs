@@ -168,8 +168,34 @@ impl App {
         depth: usize,
     ) -> Result<CallOutput, CallError> {
         let tool = self.tool(name)?;
-        check_arguments(&tool, &args)?;
         let dir = self.toolbox.tools_dir().join(name);
+        self.run_tool_at(&dir, tool, args, host, depth).await
+    }
+
+    /// Run a tool from a given directory and parsed manifest — also one that is not in the
+    /// index yet (a build or registration checking its examples before the commit).
+    pub async fn run_tool(
+        &self,
+        dir: &std::path::Path,
+        tool: &Tool,
+        args: Value,
+        host: &dyn Host,
+    ) -> Result<CallOutput, CallError> {
+        self.run_tool_at(dir, tool.clone(), args, host, 0).await
+    }
+
+    async fn run_tool_at(
+        &self,
+        dir: &std::path::Path,
+        tool: Tool,
+        args: Value,
+        host: &dyn Host,
+        depth: usize,
+    ) -> Result<CallOutput, CallError> {
+        let name = tool.manifest.name.clone();
+        let name = name.as_str();
+        let dir = dir.to_path_buf();
+        check_arguments(&tool, &args)?;
         match tool.manifest.kind {
             Kind::Wasm => {
                 let runner = self.wasm()?.clone();

@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod examples;
 pub mod git;
 pub mod guide;
 pub mod hashing;

@@ -416,3 +416,43 @@ fn schema_and_parser_agree_on_real_and_broken_manifests() {
         assert!(!validator.is_valid(&json), "schema rejects {text}");
     }
 }
+
+/// Every example of every store-example tool passes with the real runners.
+#[test]
+fn store_example_tools_pass_their_examples() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tb = toolsmith::toolbox::Toolbox::init(
+        &tmp.path().join("box"),
+        &toolsmith::toolbox::seed_files(),
+        "test",
+    )
+    .unwrap();
+    let app = toolsmith::app::App::new(tb);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let idx = app.index();
+    let mut ran = 0;
+    for t in idx.tools() {
+        let dir = app.toolbox.tools_dir().join(&t.manifest.name);
+        let failures = rt.block_on(toolsmith::examples::check(
+            &app,
+            &dir,
+            t,
+            &toolsmith::runner::script::NoHost,
+        ));
+        assert!(
+            failures.is_empty(),
+            "{}: {}",
+            t.manifest.name,
+            failures
+                .iter()
+                .map(|f| f.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        ran += t.manifest.examples.len();
+    }
+    assert!(ran >= 12, "ran {ran} examples");
+}
