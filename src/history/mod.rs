@@ -1,0 +1,430 @@
+//! Tool history: versions of one tool (with the commit trailers parsed), a tool at any
+//! revision, diffs between revisions, and (in submodules) rollback, restore and session undo.
+//!
+//! Invariant: history is never rewritten. Every change made here is one new commit on top of
+//! `HEAD`, written through the same staged, locked, atomic path as every toolbox write.
+
+mod apply;
+mod restore;
+
+pub(crate) use apply::write_files;
+pub use apply::{Change, apply};
+pub(crate) use restore::same_environment;
+pub use restore::{
+    RollbackOutcome, UndoOutcome, UndoneTool, restore_tool, rollback_tool, undo_session,
+};
+
+use crate::git::{self, CommitInfo, GitError};
+use crate::index::TOOLS_DIR;
+use crate::names::{self, NameError};
+use crate::toolbox::{Toolbox, ToolboxError};
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// What went wrong with a history operation.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error(transparent)]
+    Toolbox(#[from] ToolboxError),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Name(#[from] NameError),
+    #[error("tool {name:?} does not exist at revision {rev}")]
+    NotAt { name: String, rev: String },
+    #[error("tool {name:?} has no history in this toolbox")]
+    NoHistory { name: String },
+    #[error("tool {name:?} exists; restore_tool only brings back deleted tools")]
+    Exists { name: String },
+    #[error("tool {name:?} at {rev} has a tool.toml that does not parse: {errors}")]
+    BrokenAt {
+        name: String,
+        rev: String,
+        errors: String,
+    },
+    #[error(
+        "the artifact {artifact} of {name:?} at {rev} does not match its tool.toml: its sha256 is {actual}, tool.toml says {expected}"
+    )]
+    ArtifactMismatch {
+        name: String,
+        rev: String,
+        artifact: String,
+        actual: String,
+        expected: String,
+    },
+    #[error("the artifact {artifact} of {name:?} is missing at {rev}")]
+    ArtifactMissing {
+        name: String,
+        rev: String,
+        artifact: String,
+    },
+    #[error("no commit of session {session:?} was found")]
+    NoSessionCommits { session: String },
+    #[error("no session id was given and the caller has none")]
+    NoSession,
+    #[error(
+        "cannot undo session {session}: tool {tool:?} was changed after the session by commit {commit} ({summary})"
+    )]
+    Conflict {
+        session: String,
+        tool: String,
+        commit: String,
+        summary: String,
+    },
+    #[error("{action} {}: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl HistoryError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            HistoryError::Toolbox(e) => return e.hint(),
+            HistoryError::Git(GitError::UnknownRevision { .. }) => {
+                "use a commit id from `tool_history` (a unique prefix is enough), HEAD~N, a branch or a tag".into()
+            }
+            HistoryError::Git(_) => return None,
+            HistoryError::Name(e) => e.hint().into(),
+            HistoryError::NotAt { name, .. } => {
+                format!("`tool_history {name}` lists the commits where the tool exists")
+            }
+            HistoryError::NoHistory { .. } => "`list_tools` shows the tools there are".into(),
+            HistoryError::Exists { name } => {
+                format!("to go back to an older version of {name}, use rollback_tool")
+            }
+            HistoryError::BrokenAt { .. } => {
+                "pick another revision, or restore it by hand with `git checkout REV -- tools/NAME` and fix it".into()
+            }
+            HistoryError::ArtifactMismatch { .. } | HistoryError::ArtifactMissing { .. } => {
+                "that commit's artifact cannot be trusted: pick another revision, or roll back and rebuild from source with build_tool".into()
+            }
+            HistoryError::NoSessionCommits { .. } => {
+                "the session id is in the `Session:` trailer of each commit (`git log`)".into()
+            }
+            HistoryError::NoSession => "pass the session id explicitly".into(),
+            HistoryError::Conflict { tool, .. } => format!(
+                "roll back {tool} by hand with rollback_tool, or undo that later change first"
+            ),
+            HistoryError::Io { .. } => "check permissions and free space".into(),
+        })
+    }
+}
+
+/// One version of a tool: a commit that changed its directory.
+#[derive(Debug, Clone, Serialize)]
+pub struct Version {
+    pub commit: String,
+    /// Author time, seconds since the unix epoch.
+    pub time: i64,
+    /// Author time as `YYYY-MM-DDTHH:MM:SSZ`.
+    pub date: String,
+    /// The git author.
+    pub author: String,
+    /// The `Actor:` trailer (MCP client name or `cli`), when present.
+    pub actor: Option<String>,
+    /// The `Session:` trailer, when the commit came from an MCP session.
+    pub session: Option<String>,
+    /// The first line of the message.
+    pub message: String,
+    /// The tools named in `Tool:` trailers.
+    pub tools: Vec<String>,
+}
+
+/// The trailers of a commit message: (key, value) pairs of the last paragraph.
+pub fn trailers(message: &str) -> Vec<(String, String)> {
+    let last = message.trim_end().rsplit("\n\n").next().unwrap_or("");
+    last.lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(": ")?;
+            let ok = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+            ok.then(|| (k.to_string(), v.trim().to_string()))
+        })
+        .collect()
+}
+
+impl From<&CommitInfo> for Version {
+    fn from(c: &CommitInfo) -> Version {
+        let t = trailers(&c.message);
+        let get = |key: &str| t.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+        Version {
+            commit: c.id.clone(),
+            time: c.time,
+            date: format_utc(c.time),
+            author: c.author.clone(),
+            actor: get("Actor"),
+            session: get("Session"),
+            message: c.summary.clone(),
+            tools: t
+                .iter()
+                .filter(|(k, _)| k == "Tool")
+                .map(|(_, v)| v.clone())
+                .collect(),
+        }
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for seconds since the epoch (proleptic Gregorian, UTC).
+pub fn format_utc(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// The repository-relative directory of a tool, after validating its name.
+pub(crate) fn prefix(name: &str) -> Result<String, HistoryError> {
+    names::validate(name)?;
+    Ok(format!("{TOOLS_DIR}/{name}"))
+}
+
+/// The versions of a tool, newest first (also those from before a delete).
+pub fn tool_history(tb: &Toolbox, name: &str, limit: usize) -> Result<Vec<Version>, HistoryError> {
+    let prefix = prefix(name)?;
+    let log = git::log(tb.root(), Some(&prefix), limit)?;
+    Ok(log.iter().map(Version::from).collect())
+}
+
+/// One file of a tool at some revision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileAt {
+    /// Path relative to the tool directory, `/`-separated.
+    pub path: String,
+    pub bytes: Vec<u8>,
+    pub executable: bool,
+}
+
+/// A tool's directory as it was in one commit.
+#[derive(Debug, Clone)]
+pub struct ToolAt {
+    pub name: String,
+    /// The full commit id the revision resolved to.
+    pub commit: String,
+    pub files: Vec<FileAt>,
+}
+
+impl ToolAt {
+    /// The text of tool.toml, if there is one and it is UTF-8.
+    pub fn manifest_text(&self) -> Option<&str> {
+        self.file(crate::manifest::FILE_NAME)
+            .and_then(|f| std::str::from_utf8(&f.bytes).ok())
+    }
+
+    pub fn file(&self, path: &str) -> Option<&FileAt> {
+        self.files.iter().find(|f| f.path == path)
+    }
+}
+
+/// The files of a tool at a revision; an empty list when it did not exist there.
+pub(crate) fn files_at(
+    tb: &Toolbox,
+    name: &str,
+    commit: &str,
+) -> Result<Vec<FileAt>, HistoryError> {
+    let prefix = prefix(name)?;
+    Ok(git::read_tree_at(tb.root(), commit, &prefix)?
+        .into_iter()
+        .map(|(path, bytes, executable)| FileAt {
+            path,
+            bytes,
+            executable,
+        })
+        .collect())
+}
+
+/// A tool as it was at revision `rev` (a commit id or prefix, `HEAD~2`, a branch or tag).
+pub fn tool_at(tb: &Toolbox, name: &str, rev: &str) -> Result<ToolAt, HistoryError> {
+    let commit = git::resolve(tb.root(), rev)?;
+    let files = files_at(tb, name, &commit)?;
+    if files.is_empty() {
+        return Err(HistoryError::NotAt {
+            name: name.to_string(),
+            rev: rev.to_string(),
+        });
+    }
+    Ok(ToolAt {
+        name: name.to_string(),
+        commit,
+        files,
+    })
+}
+
+/// How one file differs between two revisions.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileDiff {
+    pub path: String,
+    /// "added", "removed", "modified" or "binary".
+    pub status: &'static str,
+}
+
+/// The difference of a tool between two revisions.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolDiff {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    pub files: Vec<FileDiff>,
+    /// A unified diff (`a/` and `b/` paths relative to the tool directory).
+    pub unified: String,
+}
+
+/// The unified diff of a tool's files between revisions `a` and `b`. A side where the tool
+/// did not exist counts as empty; it is an error when it exists at neither.
+pub fn diff_tool(tb: &Toolbox, name: &str, a: &str, b: &str) -> Result<ToolDiff, HistoryError> {
+    let ca = git::resolve(tb.root(), a)?;
+    let cb = git::resolve(tb.root(), b)?;
+    let fa = files_at(tb, name, &ca)?;
+    let fb = files_at(tb, name, &cb)?;
+    if fa.is_empty() && fb.is_empty() {
+        return Err(HistoryError::NotAt {
+            name: name.to_string(),
+            rev: format!("{a} or {b}"),
+        });
+    }
+    let (files, unified) = diff_files(&fa, &fb);
+    Ok(ToolDiff {
+        name: name.to_string(),
+        from: ca,
+        to: cb,
+        files,
+        unified,
+    })
+}
+
+/// Compare two file sets: per-file status and one unified diff.
+pub fn diff_files(old: &[FileAt], new: &[FileAt]) -> (Vec<FileDiff>, String) {
+    let mut paths: Vec<&str> = old.iter().chain(new).map(|f| f.path.as_str()).collect();
+    paths.sort();
+    paths.dedup();
+    let mut files = Vec::new();
+    let mut out = String::new();
+    for path in paths {
+        let o = old.iter().find(|f| f.path == path);
+        let n = new.iter().find(|f| f.path == path);
+        if o.map(|f| (&f.bytes, f.executable)) == n.map(|f| (&f.bytes, f.executable)) {
+            continue;
+        }
+        fn text(f: Option<&FileAt>) -> Option<&str> {
+            match f {
+                None => Some(""),
+                Some(f) => std::str::from_utf8(&f.bytes).ok(),
+            }
+        }
+        let status = match (o, n, text(o), text(n)) {
+            (None, _, _, _) => "added",
+            (_, None, _, _) => "removed",
+            (_, _, Some(_), Some(_)) => "modified",
+            _ => "binary",
+        };
+        let (ta, tb) = (text(o), text(n));
+        match (ta, tb) {
+            (Some(ta), Some(tb)) if ta != tb => {
+                let a_name = if o.is_some() {
+                    format!("a/{path}")
+                } else {
+                    "/dev/null".into()
+                };
+                let b_name = if n.is_some() {
+                    format!("b/{path}")
+                } else {
+                    "/dev/null".into()
+                };
+                let diff = similar::TextDiff::from_lines(ta, tb);
+                out.push_str(&format!("diff a/{path} b/{path}\n"));
+                out.push_str(
+                    &diff
+                        .unified_diff()
+                        .context_radius(3)
+                        .header(&a_name, &b_name)
+                        .missing_newline_hint(true)
+                        .to_string(),
+                );
+            }
+            (Some(_), Some(_)) => {
+                out.push_str(&format!(
+                    "diff a/{path} b/{path}\nmode changed: executable {} -> {}\n",
+                    o.is_some_and(|f| f.executable),
+                    n.is_some_and(|f| f.executable)
+                ));
+            }
+            _ => {
+                let h = |f: Option<&FileAt>| {
+                    f.map(|f| crate::hashing::sha256_bytes(&f.bytes))
+                        .unwrap_or_else(|| "(none)".into())
+                };
+                out.push_str(&format!(
+                    "diff a/{path} b/{path}\nBinary files differ: {} -> {}\n",
+                    h(o),
+                    h(n)
+                ));
+            }
+        }
+        files.push(FileDiff {
+            path: path.to_string(),
+            status,
+        });
+    }
+    (files, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailers_and_dates() {
+        let m = "rollback x: back\n\nbody text\n\nTool: x\nActor: cli\nSession: abc";
+        let t = trailers(m);
+        assert_eq!(t.len(), 3);
+        assert_eq!(t[2], ("Session".into(), "abc".into()));
+        assert_eq!(format_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_utc(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(format_utc(951_782_400), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn diff_statuses() {
+        let f = |p: &str, b: &[u8]| FileAt {
+            path: p.into(),
+            bytes: b.to_vec(),
+            executable: false,
+        };
+        let (files, text) = diff_files(
+            &[
+                f("a.txt", b"one\ntwo\n"),
+                f("gone", b"x"),
+                f("bin", &[0xff, 0]),
+            ],
+            &[f("a.txt", b"one\n2\n"), f("new", b"y\n"), f("bin", &[0xfe])],
+        );
+        let st: Vec<_> = files.iter().map(|d| (d.path.as_str(), d.status)).collect();
+        assert_eq!(
+            st,
+            [
+                ("a.txt", "modified"),
+                ("bin", "binary"),
+                ("gone", "removed"),
+                ("new", "added")
+            ]
+        );
+        assert!(text.contains("-two\n+2\n"), "{text}");
+        assert!(text.contains("--- /dev/null"), "{text}");
+    }
+}

@@ -1,0 +1,355 @@
+//! Turn what a repository holds into a toolsmith tool directory: a tool.toml tool as it is, a
+//! Skillz tool (`manifest.json`), an Agent Skill (`SKILL.md` with scripts) or a Gist's single
+//! script, for which a manifest is inferred (and shown to the caller).
+
+use super::ShareError;
+use crate::history::FileAt;
+use crate::manifest;
+use serde_json::{Value, json};
+
+/// A tool directory ready for validation.
+#[derive(Debug, Clone)]
+pub struct Converted {
+    /// The tool's own name (before any rename by the caller).
+    pub name: String,
+    pub files: Vec<FileAt>,
+    /// None for a tool.toml tool; else "skillz", "agent-skill" or "gist-script".
+    pub converted_from: Option<&'static str>,
+    /// The tool.toml written by the conversion.
+    pub inferred_manifest: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// Script languages by file extension.
+const EXTENSIONS: &[(&str, &str)] = &[
+    ("py", "python"),
+    ("js", "node"),
+    ("mjs", "node"),
+    ("rb", "ruby"),
+    ("sh", "bash"),
+    ("pl", "perl"),
+    ("php", "php"),
+];
+
+fn language_of(path: &str) -> Option<&'static str> {
+    let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
+    EXTENSIONS.iter().find(|(e, _)| *e == ext).map(|(_, l)| *l)
+}
+
+/// A valid tool name made from arbitrary text (lowercase, `_` for other characters).
+pub(crate) fn sanitize(text: &str) -> String {
+    let mut s: String = text
+        .chars()
+        .map(|c| {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !s.starts_with(|c: char| c.is_ascii_lowercase()) {
+        s.insert(0, 't');
+    }
+    s.truncate(crate::names::MAX_NAME_LEN);
+    s
+}
+
+fn text_of(f: &FileAt) -> Option<&str> {
+    std::str::from_utf8(&f.bytes).ok()
+}
+
+/// The first comment line or docstring line of a script, as a description.
+fn leading_comment(text: &str) -> Option<String> {
+    for line in text.lines().take(20) {
+        let l = line.trim();
+        if l.starts_with("#!") || l.is_empty() || l == "<?php" || l.starts_with("# -*-") {
+            continue;
+        }
+        let stripped = l
+            .trim_start_matches("\"\"\"")
+            .trim_start_matches("'''")
+            .trim_start_matches("//")
+            .trim_start_matches('#')
+            .trim_start_matches("/*")
+            .trim_start_matches('*')
+            .trim_end_matches("\"\"\"")
+            .trim_end_matches("*/")
+            .trim();
+        let was_comment = l.starts_with('#')
+            || l.starts_with("//")
+            || l.starts_with("\"\"\"")
+            || l.starts_with("'''")
+            || l.starts_with("/*");
+        if was_comment && !stripped.is_empty() {
+            return Some(stripped.chars().take(300).collect());
+        }
+        if !was_comment {
+            return None;
+        }
+    }
+    None
+}
+
+fn toml_str(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// The tool.toml of a plain-protocol script tool; the input schema lives in
+/// `input.schema.json` when one is given (JSON may hold null, TOML cannot).
+pub fn infer_script_manifest(
+    name: &str,
+    description: &str,
+    entry: &str,
+    language: &str,
+    schema_file: bool,
+) -> String {
+    let mut t = format!(
+        "format = 1\nname = {}\ndescription = {}\nkind = \"script\"\ntags = [\"imported\"]\n",
+        toml_str(name),
+        toml_str(description),
+    );
+    if schema_file {
+        t.push_str("input_schema_file = \"input.schema.json\"\n");
+    }
+    t.push_str(&format!(
+        "\n[run]\nlanguage = {}\nentry = {}\nprotocol = \"plain\"\n",
+        toml_str(language),
+        toml_str(entry)
+    ));
+    if !schema_file {
+        t.push_str("\n[input_schema]\ntype = \"object\"\nadditionalProperties = true\n");
+    }
+    t
+}
+
+/// Convert the files of one directory of a repository into a tool. `dir_name` is the
+/// directory's name ("" for a repository root); `gist` allows the single-script shape.
+pub fn convert(files: Vec<FileAt>, dir_name: &str, gist: bool) -> Result<Converted, ShareError> {
+    let shown = if dir_name.is_empty() {
+        "(repository root)"
+    } else {
+        dir_name
+    };
+    let not = |reason: String| ShareError::NotATool {
+        path: shown.to_string(),
+        reason,
+    };
+    let find = |p: &str| files.iter().find(|f| f.path == p);
+    if let Some(f) = find(manifest::FILE_NAME) {
+        let text = text_of(f).ok_or_else(|| not("tool.toml is not UTF-8".into()))?;
+        let name = toml_name(text).unwrap_or_else(|| sanitize(dir_name));
+        return Ok(Converted {
+            name,
+            files,
+            converted_from: None,
+            inferred_manifest: None,
+            notes: Vec::new(),
+        });
+    }
+    if let Some(f) = find("manifest.json") {
+        return skillz(&files, f, dir_name).map_err(not);
+    }
+    if let Some(f) = find("SKILL.md") {
+        return agent_skill(&files, f, dir_name).map_err(not);
+    }
+    if gist {
+        let scripts: Vec<&FileAt> = files
+            .iter()
+            .filter(|f| language_of(&f.path).is_some() && !f.path.contains('/'))
+            .collect();
+        if scripts.len() == 1 {
+            let s = scripts[0];
+            let language = language_of(&s.path).unwrap_or("python");
+            let stem = s.path.rsplit_once('.').map_or(s.path.as_str(), |(a, _)| a);
+            let name = sanitize(stem);
+            let description = text_of(s)
+                .and_then(leading_comment)
+                .unwrap_or_else(|| format!("The script {} imported from a Gist", s.path));
+            let m = infer_script_manifest(&name, &description, &s.path, language, false);
+            let mut files = files.clone();
+            files.push(FileAt {
+                path: manifest::FILE_NAME.into(),
+                bytes: m.clone().into_bytes(),
+                executable: false,
+            });
+            return Ok(Converted {
+                name,
+                files,
+                converted_from: Some("gist-script"),
+                inferred_manifest: Some(m),
+                notes: vec![
+                    "the manifest was inferred: the script gets its arguments as JSON on stdin and any JSON it prints is the result; review the description and input schema".into(),
+                ],
+            });
+        }
+        return Err(not(format!(
+            "it has no tool.toml and {} script files (a single script can be imported)",
+            scripts.len()
+        )));
+    }
+    Err(not("it has no tool.toml, manifest.json or SKILL.md".into()))
+}
+
+/// The `name` of a tool.toml, when it parses.
+pub(crate) fn toml_name(text: &str) -> Option<String> {
+    let doc: toml_edit::DocumentMut = text.parse().ok()?;
+    doc.get("name")?.as_str().map(str::to_string)
+}
+
+fn with_manifest(mut files: Vec<FileAt>, m: &str, schema: Option<&Value>) -> Vec<FileAt> {
+    files.retain(|f| f.path != manifest::FILE_NAME && f.path != "input.schema.json");
+    files.push(FileAt {
+        path: manifest::FILE_NAME.into(),
+        bytes: m.as_bytes().to_vec(),
+        executable: false,
+    });
+    if let Some(s) = schema {
+        files.push(FileAt {
+            path: "input.schema.json".into(),
+            bytes: serde_json::to_vec_pretty(s).unwrap_or_default(),
+            executable: false,
+        });
+    }
+    files
+}
+
+/// A Skillz tool: `manifest.json` with name, description, an input schema (`input_schema`,
+/// `inputSchema` or `parameters`) and a script (`entry`, `main` or `script`).
+fn skillz(files: &[FileAt], f: &FileAt, dir_name: &str) -> Result<Converted, String> {
+    let text = text_of(f).ok_or("manifest.json is not UTF-8")?;
+    let v: Value =
+        serde_json::from_str(text).map_err(|e| format!("manifest.json is not valid JSON: {e}"))?;
+    let s = |k: &str| v.get(k).and_then(Value::as_str);
+    let name = sanitize(s("name").unwrap_or(dir_name));
+    let description = s("description").ok_or("manifest.json has no `description`")?;
+    let entry = ["entry", "main", "script"]
+        .iter()
+        .find_map(|k| s(k))
+        .map(str::to_string)
+        .or_else(|| {
+            files
+                .iter()
+                .find(|f| language_of(&f.path).is_some())
+                .map(|f| f.path.clone())
+        })
+        .ok_or("manifest.json names no script (`entry`) and the directory has none")?;
+    let language = s("language")
+        .or_else(|| s("runtime"))
+        .map(|l| match l {
+            "python3" => "python",
+            "nodejs" | "javascript" => "node",
+            "sh" | "shell" => "bash",
+            other => other,
+        })
+        .or_else(|| language_of(&entry))
+        .ok_or_else(|| format!("cannot tell the language of {entry}"))?;
+    let schema = ["input_schema", "inputSchema", "parameters"]
+        .iter()
+        .find_map(|k| v.get(*k))
+        .filter(|s| s.is_object())
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "object"}));
+    let m = infer_script_manifest(&name, description, &entry, language, true);
+    Ok(Converted {
+        name,
+        files: with_manifest(files.to_vec(), &m, Some(&schema)),
+        converted_from: Some("skillz"),
+        inferred_manifest: Some(m),
+        notes: vec!["converted from a Skillz manifest.json (kept beside the new tool.toml); the script gets its arguments as JSON on stdin".into()],
+    })
+}
+
+/// The YAML front matter fields `name` and `description` of a SKILL.md (simple scalars).
+fn front_matter(text: &str) -> (Option<String>, Option<String>) {
+    let mut lines = text.lines();
+    if lines.next().map(str::trim) != Some("---") {
+        return (None, None);
+    }
+    let (mut name, mut desc) = (None, None);
+    for l in lines {
+        if l.trim() == "---" {
+            break;
+        }
+        if let Some((k, v)) = l.split_once(':') {
+            let v = v.trim().trim_matches(['"', '\'']).to_string();
+            match k.trim() {
+                "name" if !v.is_empty() => name = Some(v),
+                "description" if !v.is_empty() && v != "|" && v != ">" => desc = Some(v),
+                _ => {}
+            }
+        }
+    }
+    (name, desc)
+}
+
+/// An Agent Skill: SKILL.md (front matter `name`, `description`) with scripts; the script
+/// named main/run (else the first) becomes the entry, and SKILL.md stays as documentation.
+fn agent_skill(files: &[FileAt], f: &FileAt, dir_name: &str) -> Result<Converted, String> {
+    let text = text_of(f).ok_or("SKILL.md is not UTF-8")?;
+    let (name, desc) = front_matter(text);
+    let name = sanitize(name.as_deref().unwrap_or(dir_name));
+    let description = desc.ok_or("SKILL.md has no `description` in its front matter")?;
+    let mut scripts: Vec<&FileAt> = files
+        .iter()
+        .filter(|f| language_of(&f.path).is_some())
+        .collect();
+    if scripts.is_empty() {
+        return Err(
+            "the skill has no scripts (only instructions), so it cannot become a tool".into(),
+        );
+    }
+    scripts.sort_by_key(|f| {
+        let stem = f
+            .path
+            .rsplit('/')
+            .next()
+            .unwrap_or("")
+            .split('.')
+            .next()
+            .unwrap_or("");
+        (!matches!(stem, "main" | "run" | "cli"), f.path.clone())
+    });
+    let entry = scripts[0].path.clone();
+    let language = language_of(&entry).unwrap_or("python");
+    let m = infer_script_manifest(&name, &description, &entry, language, false);
+    let mut notes = vec![format!(
+        "converted from an Agent Skill: {entry} is the entry; it gets its arguments as JSON on stdin; SKILL.md is kept as documentation"
+    )];
+    if scripts.len() > 1 {
+        notes.push(format!(
+            "the skill has {} scripts; the others are kept as files",
+            scripts.len()
+        ));
+    }
+    Ok(Converted {
+        name,
+        files: with_manifest(files.to_vec(), &m, None),
+        converted_from: Some("agent-skill"),
+        inferred_manifest: Some(m),
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_comments() {
+        assert_eq!(sanitize("My Script"), "my_script");
+        assert_eq!(sanitize("2fast"), "t2fast");
+        assert_eq!(
+            leading_comment("#!/usr/bin/env python3\n# Reverse a text\nimport sys\n").as_deref(),
+            Some("Reverse a text")
+        );
+        assert_eq!(leading_comment("import sys\n"), None);
+        let (n, d) =
+            front_matter("---\nname: pdf-tools\ndescription: \"Work with PDFs\"\n---\n# x\n");
+        assert_eq!(
+            (n.as_deref(), d.as_deref()),
+            (Some("pdf-tools"), Some("Work with PDFs"))
+        );
+    }
+}

@@ -1,0 +1,333 @@
+//! `import_tool`: bring one tool, or every tool of another toolbox, from a git repository or
+//! a Gist into this toolbox as one commit, pinned to the fetched commit with `[origin]`.
+
+use super::convert::{self, Converted};
+use super::fetch::{Fetched, clean_path, fetch};
+use super::{DEFAULT_GIST_BASE, ShareError};
+use crate::hashing::sha256_bytes;
+use crate::history::{Change, FileAt, apply, write_files};
+use crate::index::{Index, Status, TOOLS_DIR};
+use crate::manifest::{self, Kind, Origin};
+use crate::names;
+use crate::toolbox::{Actor, Toolbox};
+use serde::Serialize;
+
+/// What to import.
+#[derive(Debug, Clone, Default)]
+pub struct ImportRequest {
+    /// A git URL (file://, git://, ssh://, https://), a local path, a Gist URL, `gist:<id>`
+    /// or a bare Gist id.
+    pub source: String,
+    /// Branch, tag or commit (default: the remote's HEAD).
+    pub reference: Option<String>,
+    /// The tool's directory in the repository, or a toolbox (or its `tools/`) to import every
+    /// tool of it. Default: the root.
+    pub path: Option<String>,
+    /// Import under this name instead (only when one tool is imported).
+    pub name: Option<String>,
+}
+
+/// One imported tool.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportedTool {
+    pub name: String,
+    pub kind: String,
+    pub description: String,
+    /// Its directory in the source repository.
+    pub path: String,
+    pub converted_from: Option<&'static str>,
+    pub inferred_manifest: Option<String>,
+    pub notes: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// The result of an import.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportOutcome {
+    pub url: String,
+    pub source_commit: String,
+    pub tools: Vec<ImportedTool>,
+    /// The commit in this toolbox.
+    pub commit: Option<String>,
+}
+
+/// Map a source to (git URL, is it a Gist).
+pub fn resolve_source(source: &str) -> (String, bool) {
+    let base = std::env::var("TOOLSMITH_GIST_BASE")
+        .ok()
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| DEFAULT_GIST_BASE.to_string());
+    let base = base.trim_end_matches('/').to_string();
+    let gist = |id: &str| (format!("{base}/{}.git", id.trim_end_matches(".git")), true);
+    let s = source.trim();
+    if let Some(id) = s.strip_prefix("gist:") {
+        return gist(id.trim_matches('/'));
+    }
+    if s.starts_with(&base) {
+        return (s.to_string(), true);
+    }
+    if s.contains("gist.github.com/") {
+        let id = s.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+        return gist(id);
+    }
+    let is_id = (20..=40).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit());
+    if is_id && !std::path::Path::new(s).exists() {
+        return gist(s);
+    }
+    match std::path::Path::new(s).canonicalize() {
+        Ok(p) if !s.contains("://") => (p.display().to_string(), false),
+        _ => (s.to_string(), false),
+    }
+}
+
+/// Set `name` and replace `[origin]` in a tool.toml, keeping the rest as written.
+pub(crate) fn set_origin(text: &str, name: &str, origin: &Origin) -> Result<String, String> {
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| e.to_string())?;
+    doc["name"] = toml_edit::value(name);
+    let mut t = toml_edit::Table::new();
+    t.decor_mut().set_prefix("\n");
+    t["url"] = toml_edit::value(&origin.url);
+    if let Some(r) = &origin.reference {
+        t["ref"] = toml_edit::value(r);
+    }
+    if let Some(c) = &origin.commit {
+        t["commit"] = toml_edit::value(c);
+    }
+    if let Some(p) = origin.path.as_ref().filter(|p| !p.is_empty()) {
+        t["path"] = toml_edit::value(p);
+    }
+    doc.remove("origin");
+    doc.insert("origin", toml_edit::Item::Table(t));
+    Ok(doc.to_string())
+}
+
+/// A tool from the repository, converted, renamed, with its origin, and validated.
+pub(crate) struct Prepared {
+    pub converted: Converted,
+    pub name: String,
+    pub files: Vec<FileAt>,
+    pub tool: crate::index::Tool,
+    pub warnings: Vec<String>,
+}
+
+/// Read `dir` of the fetched commit, convert it, give it `name` (or its own) and `[origin]`,
+/// and validate it like any tool in a toolbox. Nothing is run.
+pub(crate) fn prepare(
+    fetched: &Fetched,
+    dir: &str,
+    gist: bool,
+    name: Option<&str>,
+    reference: Option<&str>,
+) -> Result<Prepared, ShareError> {
+    let files = fetched.read_dir(dir)?;
+    let dir_name = dir.rsplit('/').next().unwrap_or("");
+    let converted = convert::convert(files, dir_name, gist)?;
+    let name = name
+        .map(str::to_string)
+        .unwrap_or_else(|| converted.name.clone());
+    names::validate(&name).map_err(|source| ShareError::BadName {
+        name: name.clone(),
+        source,
+    })?;
+    let origin = Origin {
+        url: fetched.url.clone(),
+        reference: reference.map(str::to_string),
+        commit: Some(fetched.commit.clone()),
+        path: Some(dir.to_string()),
+    };
+    let invalid = |errors: String| ShareError::Invalid {
+        name: name.clone(),
+        errors,
+    };
+    let mut files = converted.files.clone();
+    for f in &mut files {
+        if f.path == manifest::FILE_NAME {
+            let text = std::str::from_utf8(&f.bytes)
+                .map_err(|_| invalid("tool.toml is not UTF-8".into()))?;
+            f.bytes = set_origin(text, &name, &origin)
+                .map_err(|e| invalid(format!("tool.toml: {e}")))?
+                .into_bytes();
+        }
+    }
+    // Validate exactly as the index would, in a scratch toolbox.
+    let scratch = tempfile::tempdir().map_err(|e| ShareError::Io {
+        action: "create a temporary directory",
+        path: std::env::temp_dir().display().to_string(),
+        source: e,
+    })?;
+    write_files(&scratch.path().join(TOOLS_DIR).join(&name), &files)?;
+    let index = Index::build(scratch.path());
+    let tool = match index.get(&name).map(|e| &e.status) {
+        Some(Status::Ok(t)) => (**t).clone(),
+        Some(Status::Broken(d)) => {
+            return Err(invalid(
+                d.iter()
+                    .map(|d| {
+                        d.to_string()
+                            .replace(&scratch.path().display().to_string(), "")
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ));
+        }
+        None => return Err(invalid("the directory could not be indexed".into())),
+    };
+    let mut warnings: Vec<String> = tool.warnings.iter().map(|d| d.message.clone()).collect();
+    if tool.manifest.kind == Kind::Wasm {
+        let artifact = tool.manifest.artifact();
+        let file = files
+            .iter()
+            .find(|f| f.path == artifact)
+            .ok_or_else(|| invalid(format!("the artifact {artifact} is missing")))?;
+        let actual = sha256_bytes(&file.bytes);
+        match &tool.manifest.hashes.artifact {
+            Some(expected) if *expected != actual => {
+                return Err(invalid(format!(
+                    "the artifact {artifact} has sha256 {actual}, but tool.toml says {expected}"
+                )));
+            }
+            Some(_) => {}
+            None => warnings.push(format!(
+                "tool.toml records no artifact hash: {artifact} will not run until the tool is rebuilt from source"
+            )),
+        }
+    }
+    Ok(Prepared {
+        converted,
+        name,
+        files,
+        tool,
+        warnings,
+    })
+}
+
+const TOOL_FILES: &[&str] = &[manifest::FILE_NAME, "manifest.json", "SKILL.md"];
+
+fn join(a: &str, b: &str) -> String {
+    if a.is_empty() {
+        b.to_string()
+    } else {
+        format!("{a}/{b}")
+    }
+}
+
+/// The tool directories to import under `base`.
+fn discover(fetched: &Fetched, base: &str, gist: bool) -> Result<Vec<String>, ShareError> {
+    let entries = fetched.list(base)?;
+    let has_tool_file = entries
+        .iter()
+        .any(|(n, d)| !d && TOOL_FILES.contains(&n.as_str()));
+    if has_tool_file || (gist && base.is_empty()) {
+        return Ok(vec![base.to_string()]);
+    }
+    if entries.iter().any(|(n, d)| *d && n == TOOLS_DIR) {
+        return discover_all(fetched, &join(base, TOOLS_DIR));
+    }
+    let found = discover_all(fetched, base)?;
+    if found.is_empty() {
+        return Err(ShareError::NotATool {
+            path: if base.is_empty() {
+                "(repository root)".into()
+            } else {
+                base.to_string()
+            },
+            reason:
+                "there is no tool.toml, manifest.json or SKILL.md there, and no tools/ directory"
+                    .into(),
+        });
+    }
+    Ok(found)
+}
+
+fn discover_all(fetched: &Fetched, dir: &str) -> Result<Vec<String>, ShareError> {
+    let mut out = Vec::new();
+    for (n, is_dir) in fetched.list(dir)? {
+        if !is_dir || n.starts_with('.') {
+            continue;
+        }
+        let sub = join(dir, &n);
+        if fetched
+            .list(&sub)?
+            .iter()
+            .any(|(f, d)| !d && TOOL_FILES.contains(&f.as_str()))
+        {
+            out.push(sub);
+        }
+    }
+    Ok(out)
+}
+
+/// Import per `req`, as one commit. Refused as a whole when any tool is refused.
+pub fn import_tool(
+    tb: &Toolbox,
+    req: &ImportRequest,
+    actor: impl Into<Actor>,
+) -> Result<ImportOutcome, ShareError> {
+    let actor: Actor = actor.into();
+    let (url, gist) = resolve_source(&req.source);
+    let base = clean_path(req.path.as_deref().unwrap_or(""))?;
+    let fetched = fetch(&url, req.reference.as_deref())?;
+    let dirs = discover(&fetched, &base, gist)?;
+    if req.name.is_some() && dirs.len() > 1 {
+        return Err(ShareError::Unsupported {
+            what: "a new name".into(),
+            reason: format!(
+                "{} tools are being imported; a name applies to one tool (pass `path` to pick it)",
+                dirs.len()
+            ),
+        });
+    }
+    let mut prepared = Vec::new();
+    for dir in &dirs {
+        let p = prepare(
+            &fetched,
+            dir,
+            gist && dir.is_empty(),
+            req.name.as_deref(),
+            req.reference.as_deref(),
+        )?;
+        if tb.tools_dir().join(&p.name).exists()
+            || prepared.iter().any(|q: &Prepared| q.name == p.name)
+        {
+            return Err(ShareError::Exists { name: p.name });
+        }
+        prepared.push(p);
+    }
+    let short = &fetched.commit[..10];
+    let names: Vec<&str> = prepared.iter().map(|p| p.name.as_str()).collect();
+    let mut msg = format!("import {}: from {url} at {short}\n\n", names.join(", "));
+    msg.push_str(&format!(
+        "Source: {url}\nSource-Commit: {}\n\n",
+        fetched.commit
+    ));
+    for n in &names {
+        msg.push_str(&format!("Tool: {n}\n"));
+    }
+    msg.push_str(&actor.trailers());
+    let changes: Vec<(String, Change)> = prepared
+        .iter()
+        .map(|p| (p.name.clone(), Change::Write(p.files.clone())))
+        .collect();
+    let commit = apply(tb, &changes, &msg, &[])?;
+    Ok(ImportOutcome {
+        url: url.clone(),
+        source_commit: fetched.commit.clone(),
+        tools: prepared
+            .into_iter()
+            .zip(&dirs)
+            .map(|(p, dir)| ImportedTool {
+                kind: p.tool.manifest.kind.as_str().to_string(),
+                description: p.tool.manifest.description.clone(),
+                name: p.name,
+                path: dir.clone(),
+                converted_from: p.converted.converted_from,
+                inferred_manifest: p.converted.inferred_manifest,
+                notes: p.converted.notes,
+                warnings: p.warnings,
+            })
+            .collect(),
+        commit,
+    })
+}
