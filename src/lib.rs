@@ -3,9 +3,7 @@
 //! See ARCHITECTURE.md for the map of modules and the invariants each keeps.
 
 pub mod app;
-pub mod build;
 pub mod cli;
-pub mod deps;
 pub mod compose;
 pub mod examples;
 pub mod git;
@@ -15,7 +13,6 @@ pub mod history;
 pub mod index;
 pub mod manifest;
 pub mod mcp;
-pub mod memory;
 pub mod names;
 pub mod runner;
 pub mod scaffold;

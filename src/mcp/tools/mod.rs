@@ -2,11 +2,8 @@
 //! tool definitions) and `call(name, args, ctx)` returning `None` for names it does not own.
 //! To add a capability: write a module here and add it to `definitions` and `call` below.
 
-pub mod build;
 pub mod compose;
 pub mod core;
-pub mod memory;
-pub mod scripts;
 
 use super::Shared;
 use super::host::McpHost;
@@ -42,9 +39,6 @@ pub fn definitions() -> Vec<Tool> {
     #[allow(unused_mut)]
     let mut v = core::definitions();
     v.extend(compose::definitions());
-    v.extend(build::definitions());
-    v.extend(scripts::definitions());
-    v.extend(memory::definitions());
     v
 }
 
@@ -61,15 +55,6 @@ pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResp
     }
     if compose::NAMES.contains(&name) {
         return compose::call(name, args, ctx).await.map(Into::into);
-    }
-    if build::NAMES.contains(&name) {
-        return build::call(name, args, ctx).await.map(Into::into);
-    }
-    if scripts::NAMES.contains(&name) {
-        return scripts::call(name, args, ctx).await.map(Into::into);
-    }
-    if memory::NAMES.contains(&name) {
-        return memory::call(name, args, ctx).await.map(Into::into);
     }
     None
 }
