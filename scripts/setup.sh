@@ -37,3 +37,12 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import mcp' 2>/dev/nu
   "$venv/bin/pip" install -q --disable-pip-version-check 'mcp>=2.3' >&2
 fi
 export TOOLSMITH_TEST_PYTHON="$venv/bin/python"
+
+# Node-based MCP clients for the end-to-end tests: the MCP Inspector CLI.
+nt="$root/target/node-tools"
+if [ ! -f "$nt/node_modules/@modelcontextprotocol/inspector-cli/build/index.js" ]; then
+  log "installing the MCP Inspector CLI under $nt"
+  mkdir -p "$nt"
+  [ -f "$nt/package.json" ] || echo '{"name":"toolsmith-test-node-tools","private":true}' > "$nt/package.json"
+  (cd "$nt" && npm install --no-audit --no-fund --silent @modelcontextprotocol/inspector-cli@1.0.3 >&2)
+fi
