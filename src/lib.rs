@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod deps;
 pub mod compose;
 pub mod examples;
 pub mod git;
@@ -13,6 +14,7 @@ pub mod history;
 pub mod index;
 pub mod manifest;
 pub mod mcp;
+pub mod memory;
 pub mod names;
 pub mod runner;
 pub mod scaffold;

@@ -105,6 +105,9 @@ pub fn run(cli: Cli) -> Result<i32> {
             allow_remote,
             expose,
         } => serve(open(explicit, &location)?, http, allow_remote, expose),
+        Command::Register(args) => {
+            super::scripts::register(open(explicit, &location)?, &args, cli.json)
+        }
         Command::Delete { name } => {
             let tb = open(explicit, &location)?;
             let out = tb.delete_tool(&name, CLI_ACTOR).map_err(UserError::from)?;

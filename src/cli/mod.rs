@@ -5,6 +5,7 @@
 
 mod commands;
 mod output;
+mod scripts;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -88,6 +89,8 @@ pub enum Command {
         #[arg(long, default_value = "{}")]
         args: String,
     },
+    /// Register (add or update) a script tool: code, language, dependencies, schemas, examples.
+    Register(scripts::RegisterArgs),
     /// Serve the toolbox over MCP (stdio by default).
     Serve {
         /// Serve streamable HTTP on this address instead of stdio, e.g. 127.0.0.1:8080 (path /mcp).

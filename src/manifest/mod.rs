@@ -157,6 +157,23 @@ pub struct Run {
     /// Keep a warm worker process that serves many calls.
     #[serde(default, skip_serializing_if = "is_false")]
     pub worker: bool,
+    /// kind = "script": run inside bubblewrap ("auto", the default: when available), always
+    /// ("required": fail when bubblewrap is missing) or never ("none").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxMode>,
+}
+
+/// Whether a script runs inside the sandbox (bubblewrap).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxMode {
+    /// Sandboxed when bubblewrap is available; otherwise run unsandboxed with a warning.
+    #[default]
+    Auto,
+    /// Always sandboxed: the call fails when bubblewrap is not available.
+    Required,
+    /// Never sandboxed (only the cleared environment, scratch directory and limits apply).
+    None,
 }
 
 /// How a script talks to the host.
@@ -364,6 +381,11 @@ impl Manifest {
             .interpreter
             .clone()
             .or_else(|| self.run.language.as_deref().and_then(default_interpreter))
+    }
+
+    /// The sandbox mode of a script tool ("auto" unless set).
+    pub fn sandbox(&self) -> SandboxMode {
+        self.run.sandbox.unwrap_or_default()
     }
 
     /// The script protocol (jsonrpc unless set).

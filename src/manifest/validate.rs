@@ -185,6 +185,13 @@ fn check_run(m: &Manifest, out: &mut Vec<Issue>) {
                 )),
                 _ => {}
             }
+            if m.run.worker && m.protocol() == super::Protocol::Plain {
+                out.push(err(
+                    "run.worker",
+                    "a warm worker needs the jsonrpc protocol (a plain script serves one call)",
+                    "set protocol = \"jsonrpc\", or worker = false",
+                ));
+            }
         }
         Kind::Pipeline => {
             if m.steps.is_empty() {

@@ -1,13 +1,15 @@
 //! The host side of the script protocol during an MCP call: a script's log and progress go
-//! to the client; its requests are answered by the server (calling other tools) or refused
-//! with a clear error where this build has no answer yet.
+//! to the client; its requests are answered by the server (other tools, resources) or routed to
+//! the client (elicitation, sampling — 2025 sessions only), or refused with a clear error.
+//! (`memory/*` is answered by the script runner, which knows the calling tool.)
 #![allow(deprecated)] // MCP logging is deprecated for 2026 (SEP-2577) but 2025 peers use it.
 
 use super::Shared;
 use crate::runner::script::Host;
 use futures::future::BoxFuture;
 use rmcp::model::{
-    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    CreateMessageRequestParams, ElicitRequestParams, LoggingLevel, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken, SamplingMessage,
 };
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
@@ -48,6 +50,98 @@ pub fn parse_level(s: &str) -> LoggingLevel {
         "alert" => LoggingLevel::Alert,
         "emergency" => LoggingLevel::Emergency,
         _ => LoggingLevel::Info,
+    }
+}
+
+/// Why a server→client request cannot be made on this peer, if it cannot.
+fn refuse_modern(peer: &Peer<RoleServer>, what: &str) -> Option<(i64, String)> {
+    let info = peer.peer_info();
+    let modern = info
+        .as_ref()
+        .is_none_or(|i| !i.protocol_version.has_initialize());
+    modern.then(|| {
+        (
+            -32000,
+            format!(
+                "{what} from a script needs an MCP client session of protocol 2025-11-25 or older: \
+                 this client speaks 2026-07-28, where a server may not send requests to the client \
+                 during a call (it would have to return an input-required result and re-run the \
+                 script, which toolsmith does not do yet). Connect with a 2025 session (e.g. the \
+                 Python SDK's mode=\"legacy\"), or give the tool its input as arguments."
+            ),
+        )
+    })
+}
+
+impl McpHost {
+    /// `elicitation/create`: ask the user through the client (2025 sessions).
+    async fn elicit(&self, params: Value) -> Result<Value, (i64, String)> {
+        if let Some(e) = refuse_modern(&self.peer, "elicitation") {
+            return Err(e);
+        }
+        if self
+            .peer
+            .peer_info()
+            .is_some_and(|i| i.capabilities.elicitation.is_none())
+        {
+            return Err((-32000, "the MCP client does not support elicitation (it declared no elicitation capability)".into()));
+        }
+        let p: ElicitRequestParams = serde_json::from_value(params).map_err(|e| {
+            (-32602, format!("elicitation/create needs {{\"message\": string, \"requestedSchema\": object schema with primitive properties}}: {e}"))
+        })?;
+        // Awaited inside the call's own task: rmcp routes the request to the right stream.
+        let r = self
+            .peer
+            .create_elicitation(p)
+            .await
+            .map_err(|e| (-32000, format!("elicitation failed: {e}")))?;
+        serde_json::to_value(r).map_err(|e| (-32603, e.to_string()))
+    }
+
+    /// `sampling/createMessage`: ask the client's model (2025 sessions). Accepts the MCP
+    /// params, or the short form `{"prompt": "...", "maxTokens": 200, "systemPrompt": "..."}`.
+    async fn sample(&self, params: Value) -> Result<Value, (i64, String)> {
+        if let Some(e) = refuse_modern(&self.peer, "sampling") {
+            return Err(e);
+        }
+        if self
+            .peer
+            .peer_info()
+            .is_some_and(|i| i.capabilities.sampling.is_none())
+        {
+            return Err((
+                -32000,
+                "the MCP client does not support sampling (it declared no sampling capability)"
+                    .into(),
+            ));
+        }
+        let p: CreateMessageRequestParams = match params.get("prompt").and_then(Value::as_str) {
+            Some(prompt) => {
+                let max = params.get("maxTokens").and_then(Value::as_u64).unwrap_or(500) as u32;
+                let mut p = CreateMessageRequestParams::new(vec![SamplingMessage::user_text(prompt)], max);
+                if let Some(sys) = params.get("systemPrompt").and_then(Value::as_str) {
+                    p.system_prompt = Some(sys.to_string());
+                }
+                p
+            }
+            None => serde_json::from_value(params).map_err(|e| {
+                (-32602, format!("sampling/createMessage needs {{\"prompt\": string}} or MCP CreateMessageRequest params: {e}"))
+            })?,
+        };
+        let r = self
+            .peer
+            .create_message(p)
+            .await
+            .map_err(|e| (-32000, format!("sampling failed: {e}")))?;
+        let text = r
+            .message
+            .content
+            .first()
+            .and_then(|b| b.as_text())
+            .map(|t| t.text.clone());
+        let mut v = serde_json::to_value(r).map_err(|e| (-32603, e.to_string()))?;
+        v["text"] = text.map(Value::String).unwrap_or(Value::Null);
+        Ok(v)
     }
 }
 
@@ -129,6 +223,12 @@ impl Host for McpHost {
                         None => Err((-32002, format!("no resource {uri}"))),
                     }
                 }
+                "elicitation/create" => self.elicit(params).await,
+                "sampling/createMessage" => self.sample(params).await,
+                m if m.starts_with("memory/") => Err((
+                    -32601,
+                    "memory is answered by the script runner for stored tools; this call has no tool to keep memory for".to_string(),
+                )),
                 other => Err((
                     -32601,
                     format!("the host does not offer {other:?} in this version of toolsmith"),

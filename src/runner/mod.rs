@@ -4,8 +4,10 @@
 //! manifest) and arguments, and return a `CallOutput` or a `RunError` that says what to do.
 
 pub mod pipeline;
+pub mod sandbox;
 pub mod script;
 pub mod wasm;
+pub mod worker;
 
 use crate::index::Tool;
 use serde_json::Value;

@@ -6,12 +6,13 @@
 //! locale variables and the declared `capabilities.env` pass), in its own process group that
 //! is killed whole on timeout; stdout and stderr are drained concurrently and capped.
 
-use super::{CallOutput, RunError};
+use super::{CallOutput, RunError, sandbox};
+use crate::deps;
 use crate::index::Tool;
 use crate::manifest::Protocol;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -53,31 +54,100 @@ impl Host for NoHost {
 /// Environment variables every script gets (besides declared ones).
 const BASE_ENV: &[&str] = &["PATH", "LANG", "LC_ALL", "TZ"];
 
-/// Run a script tool once, in a fresh process.
-pub async fn call(
-    dir: &Path,
-    tool: &Tool,
-    args: &Value,
-    host: &dyn Host,
-) -> Result<CallOutput, RunError> {
+/// The toolbox root of a tool directory `<root>/tools/<name>` (also for a hidden staging
+/// directory beside it); None for a directory outside a toolbox (e.g. execute_code's scratch).
+pub fn toolbox_root(dir: &Path) -> Option<PathBuf> {
+    let tools = dir.parent()?;
+    (tools.file_name()? == crate::index::TOOLS_DIR)
+        .then(|| tools.parent().map(Path::to_path_buf))?
+}
+
+/// Where dependency environments and memory live for a tool directory.
+fn state_root(dir: &Path) -> PathBuf {
+    toolbox_root(dir).unwrap_or_else(|| {
+        std::env::var_os("TOOLSMITH_CACHE")
+            .map(PathBuf::from)
+            .or_else(|| dirs::cache_dir().map(|d| d.join("toolsmith")))
+            .unwrap_or_else(std::env::temp_dir)
+    })
+}
+
+/// A started script process with what must outlive it: its scratch directory and cgroup.
+/// Dropping it kills the whole process group (and the cgroup's processes).
+pub(crate) struct Launched {
+    pub child: tokio::process::Child,
+    pub pid: Option<u32>,
+    #[allow(dead_code)] // kept alive (and removed on drop) as long as the process runs
+    pub scratch: tempfile::TempDir,
+    pub cgroup: Option<sandbox::PidsCgroup>,
+}
+
+impl Drop for Launched {
+    fn drop(&mut self) {
+        kill_group(self.pid);
+    }
+}
+
+/// Start a script process for `tool` living in `dir`: interpreter (the tool's venv python
+/// when it has pip dependencies), cleared environment, scratch directory, sandbox and limits.
+pub(crate) async fn launch(dir: &Path, tool: &Tool, worker: bool) -> Result<Launched, RunError> {
     let m = &tool.manifest;
     let name = m.name.clone();
     let start_err = |message: String| RunError::Start {
         tool: name.clone(),
         message,
     };
-    let interp = m
+    let mut interp = m
         .interpreter()
         .ok_or_else(|| start_err("no interpreter: set run.language or run.interpreter".into()))?;
+    let env = deps::ensure(&state_root(dir), m, dir).await.map_err(|e| {
+        start_err(format!(
+            "its dependencies could not be installed: {e}{}",
+            e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default()
+        ))
+    })?;
+    if let Some(py) = &env.python {
+        if m.run.language.as_deref() == Some("python") && m.run.interpreter.is_none() {
+            interp[0] = py.to_string_lossy().into_owned();
+        }
+    }
+    let is_node = m.run.language.as_deref() == Some("node")
+        || Path::new(&interp[0])
+            .file_name()
+            .is_some_and(|f| f.to_string_lossy().starts_with("node"));
     let entry = dir.join(m.run.entry.as_deref().unwrap_or("main"));
     let scratch = tempfile::Builder::new()
         .prefix("toolsmith-run-")
         .tempdir()
         .map_err(|e| start_err(format!("cannot create a scratch directory: {e}")))?;
 
-    let mut cmd = Command::new(&interp[0]);
-    cmd.args(&interp[1..])
-        .arg(&entry)
+    let mut argv = interp.clone();
+    argv.push(entry.to_string_lossy().into_owned());
+    let roots = super::allowed_roots();
+    let mut visible = vec![dir.to_path_buf()];
+    visible.extend(env.dir.clone());
+    let spec = sandbox::Spec {
+        mode: m.sandbox(),
+        network: m.capabilities.network,
+        scratch: scratch.path(),
+        visible,
+        read: &m.capabilities.read,
+        write: &m.capabilities.write,
+        roots: &roots,
+    };
+    let wrapped = sandbox::wrap(argv, &spec).map_err(|e| match e {
+        sandbox::SandboxError::OutsideRoots { path, what, roots } => RunError::Denied {
+            tool: name.clone(),
+            what: format!("{what} access to {path}"),
+            why: format!("it is outside the allowed roots ({roots})"),
+        },
+        other => start_err(format!(
+            "{other}\nhint: install bubblewrap (`apt-get install bubblewrap`), or set run.sandbox = \"auto\" in tool.toml to allow an unsandboxed run"
+        )),
+    })?;
+
+    let mut cmd = Command::new(&wrapped.argv[0]);
+    cmd.args(&wrapped.argv[1..])
         .current_dir(scratch.path())
         .env_clear();
     for var in BASE_ENV
@@ -92,78 +162,205 @@ pub async fn call(
     cmd.env("HOME", scratch.path())
         .env("TMPDIR", scratch.path())
         .env("TOOLSMITH_TOOL", &name)
-        .env("TOOLSMITH_TOOL_DIR", dir);
+        .env("TOOLSMITH_TOOL_DIR", dir)
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    if let Some(nm) = &env.node_modules {
+        cmd.env("NODE_PATH", nm);
+    }
+    if is_node {
+        cmd.env(
+            "NODE_OPTIONS",
+            format!("--max-old-space-size={}", m.limits.memory_mb()),
+        );
+    }
+    if worker {
+        cmd.env("TOOLSMITH_WORKER", "1");
+    }
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .process_group(0);
-    let mut child = cmd
+    let cgroup = sandbox::PidsCgroup::new(sandbox::MAX_TASKS);
+    sandbox::ChildLimits::new(m.limits.memory_mb(), is_node, cgroup.as_ref()).apply(&mut cmd);
+    let child = cmd
         .spawn()
-        .map_err(|e| start_err(format!("cannot run {:?}: {e}", interp[0])))?;
+        .map_err(|e| start_err(format!("cannot run {:?}: {e}", wrapped.argv[0])))?;
     let pid = child.id();
+    Ok(Launched {
+        child,
+        pid,
+        scratch,
+        cgroup,
+    })
+}
+
+/// The JSON-RPC request that carries one call.
+pub(crate) fn request_line(tool: &Tool, id: u64, args: &Value) -> String {
+    let m = &tool.manifest;
+    let mut line = json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"arguments": args, "context": {"tool": m.name, "roots": super::allowed_roots(), "capabilities": m.capabilities}},
+    })
+    .to_string();
+    line.push('\n');
+    line
+}
+
+/// Run a script tool: in its warm worker when it has one, else in a fresh process.
+pub async fn call(
+    dir: &Path,
+    tool: &Tool,
+    args: &Value,
+    host: &dyn Host,
+) -> Result<CallOutput, RunError> {
+    let m = &tool.manifest;
+    // Only a stored tool gets a worker (not a staged copy checking its examples).
+    let stored = dir.file_name().is_some_and(|f| f == m.name.as_str());
+    if m.run.worker && m.protocol() == Protocol::Jsonrpc && stored {
+        return super::worker::call(dir, tool, args, host).await;
+    }
+    call_fresh(dir, tool, args, host).await
+}
+
+/// Run a script tool once, in a fresh process.
+pub async fn call_fresh(
+    dir: &Path,
+    tool: &Tool,
+    args: &Value,
+    host: &dyn Host,
+) -> Result<CallOutput, RunError> {
+    let m = &tool.manifest;
+    let name = m.name.clone();
+    let mut launched = launch(dir, tool, false).await?;
+    let pid = launched.pid;
+    let child = &mut launched.child;
 
     let cap = m.limits.output_bytes() as usize;
     let timeout = Duration::from_millis(m.limits.timeout_ms());
     let stderr = child.stderr.take().expect("stderr is piped");
     let stderr_task = tokio::spawn(read_capped(stderr, cap));
+    let memory = toolbox_root(dir).map(|r| crate::memory::Memory::for_toolbox(&r));
+    let session = Session {
+        tool: &name,
+        memory: memory.as_ref(),
+        host,
+        cap,
+    };
 
     let work = async {
         match m.protocol() {
-            Protocol::Plain => run_plain(&mut child, args, cap).await,
-            Protocol::Jsonrpc => run_jsonrpc(&mut child, tool, args, cap, host).await,
+            Protocol::Plain => run_plain(child, args, cap).await,
+            Protocol::Jsonrpc => {
+                let mut stdin = child.stdin.take().expect("stdin is piped");
+                let stdout = child.stdout.take().expect("stdout is piped");
+                let mut reader = BufReader::new(stdout);
+                // A failed write means the script exited at once; its exit status tells why.
+                let _ = stdin
+                    .write_all(request_line(tool, 0, args).as_bytes())
+                    .await;
+                match session.exchange(&mut stdin, &mut reader, 0).await {
+                    Err(Outcome::Eof) => {
+                        let status = child
+                            .wait()
+                            .await
+                            .map_err(|e| Outcome::Protocol(e.to_string()))?;
+                        if !status.success() {
+                            return Err(Outcome::Exited(exit_code(status)));
+                        }
+                        Err(Outcome::Protocol(
+                            "the script exited without answering the request (id 0)".into(),
+                        ))
+                    }
+                    other => other,
+                }
+            }
         }
     };
     let outcome = tokio::time::timeout(timeout, work).await;
     // Whatever happened, no process of this call outlives it.
     kill_group(pid);
-    let _ = child.wait().await;
+    if let Some(cg) = &launched.cgroup {
+        cg.kill_all();
+    }
+    let _ = launched.child.wait().await;
     let (err_bytes, err_overflow) = stderr_task.await.unwrap_or_default();
     let stderr_text = String::from_utf8_lossy(&err_bytes).trim().to_string();
+    let outcome = match outcome {
+        Err(_) => Err(Outcome::Timeout),
+        Ok(r) => r,
+    };
+    finish(m, outcome, &err_bytes, &stderr_text, err_overflow, host)
+}
+
+/// Turn a call's outcome and its stderr into the result.
+pub(crate) fn finish(
+    m: &crate::manifest::Manifest,
+    outcome: Result<CallOutput, Outcome>,
+    err_bytes: &[u8],
+    stderr_text: &str,
+    err_overflow: bool,
+    host: &dyn Host,
+) -> Result<CallOutput, RunError> {
+    let name = m.name.clone();
+    let cap = m.limits.output_bytes();
     match outcome {
-        Err(_) => Err(RunError::Timeout {
+        Err(Outcome::Timeout) => Err(RunError::Timeout {
             tool: name,
             ms: m.limits.timeout_ms(),
         }),
-        Ok(Err(Outcome::Overflow)) => Err(RunError::OutputTooLarge {
+        Err(Outcome::Overflow) => Err(RunError::OutputTooLarge {
             tool: name,
-            bytes: cap as u64,
+            bytes: cap,
         }),
-        Ok(Err(Outcome::Exited(code))) => Err(RunError::Failed {
+        Err(Outcome::Exited(code)) => Err(RunError::Failed {
             tool: name,
             code,
-            stderr: tail(&stderr_text),
+            stderr: tail(stderr_text),
         }),
-        Ok(Err(Outcome::Protocol(message))) => Err(RunError::Protocol {
+        Err(Outcome::Eof) => Err(RunError::Protocol {
+            tool: name,
+            message: "the script closed its stdout without answering".into(),
+        }),
+        Err(Outcome::Protocol(message)) => Err(RunError::Protocol {
             tool: name,
             message: format!(
                 "{message}{}",
                 if stderr_text.is_empty() {
                     String::new()
                 } else {
-                    format!("\nstderr: {}", tail(&stderr_text))
+                    format!("\nstderr: {}", tail(stderr_text))
                 }
             ),
         }),
-        Ok(Err(Outcome::ToolError(message, data))) => Err(RunError::ToolError {
+        Err(Outcome::ToolError(message, data)) => Err(RunError::ToolError {
             tool: name,
             message,
             data,
         }),
-        Ok(Ok(mut out)) => {
+        Ok(mut out) => {
             if err_overflow {
                 return Err(RunError::OutputTooLarge {
                     tool: name,
-                    bytes: cap as u64,
+                    bytes: cap,
                 });
             }
-            out.logs.extend(super::lines(&err_bytes));
-            for l in super::lines(&err_bytes) {
+            out.logs.extend(super::lines(err_bytes));
+            for l in super::lines(err_bytes) {
                 host.log("info", &l);
             }
             Ok(out)
         }
     }
+}
+
+/// The exit code, or 128 + the signal that killed the process.
+pub(crate) fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(-1)
 }
 
 /// The last part of a long stderr.
@@ -179,7 +376,7 @@ fn tail(s: &str) -> String {
     format!("…{}", &s[start..])
 }
 
-fn kill_group(pid: Option<u32>) {
+pub(crate) fn kill_group(pid: Option<u32>) {
     if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
         // SAFETY: kill(2) with a negative pid signals the process group the child leads
         // (created with process_group(0)); it has no memory-safety preconditions.
@@ -189,7 +386,9 @@ fn kill_group(pid: Option<u32>) {
     }
 }
 
-enum Outcome {
+pub(crate) enum Outcome {
+    Timeout,
+    Eof,
     Overflow,
     Exited(i32),
     Protocol(String),
@@ -197,7 +396,10 @@ enum Outcome {
 }
 
 /// Read a stream to the end, keeping at most `cap` bytes; true when more came.
-async fn read_capped(mut r: impl tokio::io::AsyncRead + Unpin, cap: usize) -> (Vec<u8>, bool) {
+pub(crate) async fn read_capped(
+    mut r: impl tokio::io::AsyncRead + Unpin,
+    cap: usize,
+) -> (Vec<u8>, bool) {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 8192];
     let mut overflow = false;
@@ -245,124 +447,137 @@ async fn run_plain(
     Ok(CallOutput::from_stdout(&out, b""))
 }
 
-async fn run_jsonrpc(
-    child: &mut tokio::process::Child,
-    tool: &Tool,
-    args: &Value,
-    cap: usize,
-    host: &dyn Host,
-) -> Result<CallOutput, Outcome> {
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let m = &tool.manifest;
-    let request = json!({
-        "jsonrpc": "2.0", "id": 0, "method": "tools/call",
-        "params": {"arguments": args, "context": {"tool": m.name, "roots": super::allowed_roots(), "capabilities": m.capabilities}},
-    });
-    let mut line = request.to_string();
-    line.push('\n');
-    if stdin.write_all(line.as_bytes()).await.is_err() {
-        // The script may have exited at once; its exit status tells why.
+/// One call's side of the JSON-RPC conversation: answers the script's requests until the
+/// response to the call's id arrives.
+pub(crate) struct Session<'a> {
+    pub tool: &'a str,
+    /// Where `memory/*` requests are answered (None outside a toolbox).
+    pub memory: Option<&'a crate::memory::Memory>,
+    pub host: &'a dyn Host,
+    /// Most bytes the script may write on stdout during this call.
+    pub cap: usize,
+}
+
+impl Session<'_> {
+    async fn answer(&self, method: &str, params: Value) -> Result<Value, (i64, String)> {
+        if method.starts_with("memory/") {
+            return match self.memory {
+                Some(mem) => {
+                    let (mem, tool, method) =
+                        (mem.clone(), self.tool.to_string(), method.to_string());
+                    tokio::task::spawn_blocking(move || mem.answer(&tool, &method, &params))
+                        .await
+                        .unwrap_or_else(|e| Err((-32603, e.to_string())))
+                }
+                None => Err((
+                    -32601,
+                    "memory is only available to tools stored in a toolbox".into(),
+                )),
+            };
+        }
+        self.host.request(method, params).await
     }
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let mut reader = BufReader::new(stdout);
-    let mut total = 0usize;
-    let mut buf = String::new();
-    let mut logs = Vec::new();
-    loop {
-        buf.clear();
-        let n = reader
-            .read_line(&mut buf)
-            .await
-            .map_err(|e| Outcome::Protocol(format!("reading stdout: {e}")))?;
-        if n == 0 {
-            let status = child
-                .wait()
+
+    /// Read the script's messages until the response to `id`; `Outcome::Eof` when stdout ends.
+    pub(crate) async fn exchange(
+        &self,
+        stdin: &mut tokio::process::ChildStdin,
+        reader: &mut BufReader<tokio::process::ChildStdout>,
+        call_id: u64,
+    ) -> Result<CallOutput, Outcome> {
+        let host = self.host;
+        let mut total = 0usize;
+        let mut buf = String::new();
+        let mut logs = Vec::new();
+        loop {
+            buf.clear();
+            let n = reader
+                .read_line(&mut buf)
                 .await
-                .map_err(|e| Outcome::Protocol(e.to_string()))?;
-            if !status.success() {
-                return Err(Outcome::Exited(status.code().unwrap_or(-1)));
+                .map_err(|e| Outcome::Protocol(format!("reading stdout: {e}")))?;
+            if n == 0 {
+                return Err(Outcome::Eof);
             }
-            return Err(Outcome::Protocol(
-                "the script exited without answering the request (id 0)".into(),
-            ));
-        }
-        total += n;
-        if total > cap {
-            return Err(Outcome::Overflow);
-        }
-        let text = buf.trim();
-        if text.is_empty() {
-            continue;
-        }
-        let msg: Value = match serde_json::from_str(text) {
-            Ok(v) => v,
-            Err(_) => {
-                // A stray print: keep it as a log line rather than failing the call.
-                host.log("info", text);
-                logs.push(text.to_string());
+            total += n;
+            if total > self.cap {
+                return Err(Outcome::Overflow);
+            }
+            let text = buf.trim();
+            if text.is_empty() {
                 continue;
             }
-        };
-        let method = msg.get("method").and_then(Value::as_str);
-        let id = msg.get("id").cloned();
-        match (method, id) {
-            (None, Some(id)) if id == json!(0) => {
-                if let Some(err) = msg.get("error") {
-                    let message = err
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("unknown error")
-                        .to_string();
-                    return Err(Outcome::ToolError(message, err.get("data").cloned()));
+            let msg: Value = match serde_json::from_str(text) {
+                Ok(v) => v,
+                Err(_) => {
+                    // A stray print: keep it as a log line rather than failing the call.
+                    host.log("info", text);
+                    logs.push(text.to_string());
+                    continue;
                 }
-                let result = msg.get("result").cloned().ok_or_else(|| {
-                    Outcome::Protocol("the response to id 0 has neither result nor error".into())
-                })?;
-                return Ok(CallOutput::from_value(result, logs));
-            }
-            (None, _) => {
-                return Err(Outcome::Protocol(format!("unexpected response {text}")));
-            }
-            (Some("log"), None) | (Some("notifications/message"), None) => {
-                let p = msg.get("params").cloned().unwrap_or(Value::Null);
-                let level = p.get("level").and_then(Value::as_str).unwrap_or("info");
-                let message = p
-                    .get("message")
-                    .or_else(|| p.get("data"))
-                    .map(|v| {
-                        v.as_str()
-                            .map(str::to_string)
-                            .unwrap_or_else(|| v.to_string())
-                    })
-                    .unwrap_or_default();
-                host.log(level, &message);
-                logs.push(message);
-            }
-            (Some("progress"), None) | (Some("notifications/progress"), None) => {
-                let p = msg.get("params").cloned().unwrap_or(Value::Null);
-                let progress = p.get("progress").and_then(Value::as_f64).unwrap_or(0.0);
-                host.progress(
-                    progress,
-                    p.get("total").and_then(Value::as_f64),
-                    p.get("message").and_then(Value::as_str).map(str::to_string),
-                );
-            }
-            (Some(_), None) => {} // unknown notification: ignored, as JSON-RPC allows
-            (Some(method), Some(id)) => {
-                let params = msg.get("params").cloned().unwrap_or(Value::Null);
-                let reply = match host.request(method, params).await {
-                    Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-                    Err((code, message)) => {
-                        json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+            };
+            let method = msg.get("method").and_then(Value::as_str);
+            let id = msg.get("id").cloned();
+            match (method, id) {
+                (None, Some(id)) if id == json!(call_id) => {
+                    if let Some(err) = msg.get("error") {
+                        let message = err
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .unwrap_or("unknown error")
+                            .to_string();
+                        return Err(Outcome::ToolError(message, err.get("data").cloned()));
                     }
-                };
-                let mut line = reply.to_string();
-                line.push('\n');
-                stdin.write_all(line.as_bytes()).await.map_err(|e| {
-                    Outcome::Protocol(format!(
-                        "the script closed stdin before the host answered {method}: {e}"
-                    ))
-                })?;
+                    let result = msg.get("result").cloned().ok_or_else(|| {
+                        Outcome::Protocol(format!(
+                            "the response to id {call_id} has neither result nor error"
+                        ))
+                    })?;
+                    return Ok(CallOutput::from_value(result, logs));
+                }
+                (None, _) => {
+                    return Err(Outcome::Protocol(format!("unexpected response {text}")));
+                }
+                (Some("log"), None) | (Some("notifications/message"), None) => {
+                    let p = msg.get("params").cloned().unwrap_or(Value::Null);
+                    let level = p.get("level").and_then(Value::as_str).unwrap_or("info");
+                    let message = p
+                        .get("message")
+                        .or_else(|| p.get("data"))
+                        .map(|v| {
+                            v.as_str()
+                                .map(str::to_string)
+                                .unwrap_or_else(|| v.to_string())
+                        })
+                        .unwrap_or_default();
+                    host.log(level, &message);
+                    logs.push(message);
+                }
+                (Some("progress"), None) | (Some("notifications/progress"), None) => {
+                    let p = msg.get("params").cloned().unwrap_or(Value::Null);
+                    let progress = p.get("progress").and_then(Value::as_f64).unwrap_or(0.0);
+                    host.progress(
+                        progress,
+                        p.get("total").and_then(Value::as_f64),
+                        p.get("message").and_then(Value::as_str).map(str::to_string),
+                    );
+                }
+                (Some(_), None) => {} // unknown notification: ignored, as JSON-RPC allows
+                (Some(method), Some(id)) => {
+                    let params = msg.get("params").cloned().unwrap_or(Value::Null);
+                    let reply = match self.answer(method, params).await {
+                        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                        Err((code, message)) => {
+                            json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+                        }
+                    };
+                    let mut line = reply.to_string();
+                    line.push('\n');
+                    stdin.write_all(line.as_bytes()).await.map_err(|e| {
+                        Outcome::Protocol(format!(
+                            "the script closed stdin before the host answered {method}: {e}"
+                        ))
+                    })?;
+                }
             }
         }
     }

@@ -8,10 +8,13 @@
 // - write newline-delimited JSON-RPC messages on stdout; the last one is the response to id 0:
 //   {"jsonrpc":"2.0","id":0,"result":...} or {"jsonrpc":"2.0","id":0,"error":{"code":-32000,"message":"..."}}
 //   The helper below does this: return (or resolve) a value from run() or throw.
-// - log(msg) sends a "log" notification; await callHost(method, params) sends a request to the
+// - log(msg) sends a "log" notification, progress(done, total, message) a "progress" one;
+//   await callHost(method, params) sends a request to the
 //   host (memory/get, memory/set, memory/list, memory/delete, tools/call, resources/read,
 //   elicitation/create, sampling/createMessage) and resolves to its result. stderr is logged too.
+// - with `worker = true` in tool.toml the same process serves many calls (ids 1, 2, ...).
 // Never print anything else on stdout (use console.error for debugging).
+// Full protocol: docs/script-protocol.md.
 'use strict';
 
 async function run(args, ctx) {
@@ -26,6 +29,9 @@ const send = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
 function log(message, level = 'info') {
   send({ jsonrpc: '2.0', method: 'log', params: { level, message: String(message) } });
 }
+function progress(done, total, message) {
+  send({ jsonrpc: '2.0', method: 'progress', params: { progress: done, total, message } });
+}
 async function callHost(method, params = {}) {
   const id = `c${nextId++}`;
   send({ jsonrpc: '2.0', id, method, params });
@@ -39,13 +45,22 @@ async function callHost(method, params = {}) {
   }
 }
 (async () => {
-  const req = JSON.parse((await lines.next()).value);
-  const { arguments: args = {}, context: ctx = {} } = req.params || {};
-  let resp;
-  try {
-    resp = { jsonrpc: '2.0', id: req.id ?? 0, result: (await run(args, ctx)) ?? null };
-  } catch (e) {
-    resp = { jsonrpc: '2.0', id: req.id ?? 0, error: { code: -32000, message: e && e.message ? e.message : String(e) } };
+  // One request; a warm worker (TOOLSMITH_WORKER=1) serves one after another.
+  for (;;) {
+    const { value, done } = await lines.next();
+    if (done) break;
+    if (!value.trim()) continue;
+    const req = JSON.parse(value);
+    const { arguments: args = {}, context: ctx = {} } = req.params || {};
+    let resp;
+    try {
+      resp = { jsonrpc: '2.0', id: req.id ?? 0, result: (await run(args, ctx)) ?? null };
+    } catch (e) {
+      resp = { jsonrpc: '2.0', id: req.id ?? 0, error: { code: -32000, message: e && e.message ? e.message : String(e) } };
+    }
+    if (process.env.TOOLSMITH_WORKER === '1') { send(resp); continue; }
+    process.stdout.write(JSON.stringify(resp) + '\n', () => process.exit(0));
+    return;
   }
-  process.stdout.write(JSON.stringify(resp) + '\n', () => process.exit(0));
+  process.exit(0);
 })();

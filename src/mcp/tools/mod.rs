@@ -4,6 +4,8 @@
 
 pub mod compose;
 pub mod core;
+pub mod memory;
+pub mod scripts;
 
 use super::Shared;
 use super::host::McpHost;
@@ -39,6 +41,8 @@ pub fn definitions() -> Vec<Tool> {
     #[allow(unused_mut)]
     let mut v = core::definitions();
     v.extend(compose::definitions());
+    v.extend(scripts::definitions());
+    v.extend(memory::definitions());
     v
 }
 
@@ -55,6 +59,12 @@ pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResp
     }
     if compose::NAMES.contains(&name) {
         return compose::call(name, args, ctx).await.map(Into::into);
+    }
+    if scripts::NAMES.contains(&name) {
+        return scripts::call(name, args, ctx).await.map(Into::into);
+    }
+    if memory::NAMES.contains(&name) {
+        return memory::call(name, args, ctx).await.map(Into::into);
     }
     None
 }

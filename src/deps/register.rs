@@ -1,0 +1,300 @@
+//! Registering a script tool (MCP `register_script`, CLI `toolsmith register`): build the
+//! manifest from a spec, install the dependencies and pin them in lockfiles, stage the tool
+//! directory and run its examples there, then write it as one commit. Nothing is committed when
+//! any step fails.
+
+use super::{DepsError, Progress};
+use crate::app::App;
+use crate::index::Tool;
+use crate::manifest::{
+    self, Annotations, Capabilities, Dependencies, Example, Kind, LANGUAGES, Limits, Manifest,
+    Protocol, Run, SandboxMode,
+};
+use crate::runner::script::Host;
+use crate::toolbox::{Actor, FileSpec, WriteOutcome};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Everything `register_script` accepts (the MCP arguments, and the CLI flags).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptSpec {
+    pub name: String,
+    /// The source of the entry file.
+    pub code: String,
+    pub description: String,
+    #[serde(default)]
+    pub language: Option<String>,
+    #[serde(default)]
+    pub interpreter: Option<Vec<String>>,
+    /// Entry file name (default `main.<ext>` of the language).
+    #[serde(default)]
+    pub entry: Option<String>,
+    #[serde(default)]
+    pub protocol: Option<Protocol>,
+    #[serde(default)]
+    pub worker: Option<bool>,
+    #[serde(default)]
+    pub sandbox: Option<SandboxMode>,
+    #[serde(default)]
+    pub dependencies: Option<Dependencies>,
+    #[serde(default)]
+    pub input_schema: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub output_schema: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub annotations: Option<Annotations>,
+    #[serde(default)]
+    pub limits: Option<Limits>,
+    #[serde(default)]
+    pub capabilities: Option<Capabilities>,
+    #[serde(default)]
+    pub examples: Vec<Example>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub version: Option<String>,
+}
+
+/// Why a registration did not commit.
+#[derive(Debug, Error)]
+pub enum RegisterError {
+    #[error("invalid tool: {0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Deps(#[from] DepsError),
+    #[error("{} of {} examples failed; nothing was committed:\n{}", failures.len(), total, failures.iter().map(|f| format!("- {f}")).collect::<Vec<_>>().join("\n"))]
+    Examples {
+        total: usize,
+        failures: Vec<crate::examples::ExampleFailure>,
+    },
+    #[error(transparent)]
+    Toolbox(#[from] crate::toolbox::ToolboxError),
+    #[error("{action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl RegisterError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            RegisterError::Invalid(_) => Some("see docs/tool-toml.md for the fields".into()),
+            RegisterError::Deps(e) => e.hint(),
+            RegisterError::Examples { .. } => {
+                Some("fix the code or the examples; the examples show what each input gave".into())
+            }
+            RegisterError::Toolbox(e) => e.hint(),
+            RegisterError::Io { .. } => Some("check permissions and free space".into()),
+        }
+    }
+}
+
+/// What a registration did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Registered {
+    pub name: String,
+    /// "add" or "update".
+    pub action: &'static str,
+    /// The new commit (None when the tool was already exactly so).
+    pub commit: Option<String>,
+    pub files: Vec<String>,
+    pub examples_passed: usize,
+    pub warnings: Vec<String>,
+}
+
+fn default_entry(language: Option<&str>) -> String {
+    match language.and_then(|l| LANGUAGES.iter().find(|(n, _, _)| *n == l)) {
+        Some((_, _, ext)) => format!("main.{ext}"),
+        None => "main".into(),
+    }
+}
+
+/// The manifest a spec describes (not yet validated).
+pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
+    let language = match (&spec.language, &spec.interpreter) {
+        (Some(l), _) => Some(l.clone()),
+        (None, Some(_)) => Some("other".into()),
+        (None, None) => None,
+    };
+    let input_schema = spec.input_schema.clone().unwrap_or_else(|| {
+        let mut m = Map::new();
+        m.insert("type".into(), json!("object"));
+        m.insert("properties".into(), json!({}));
+        m
+    });
+    Manifest {
+        format: manifest::FORMAT_VERSION,
+        name: spec.name.clone(),
+        description: spec.description.clone(),
+        kind: Kind::Script,
+        version: spec.version.clone(),
+        tags: spec.tags.clone(),
+        pinned: false,
+        run: Run {
+            artifact: None,
+            entry: Some(
+                spec.entry
+                    .clone()
+                    .unwrap_or_else(|| default_entry(language.as_deref())),
+            ),
+            language,
+            interpreter: spec.interpreter.clone(),
+            protocol: Some(spec.protocol.unwrap_or(Protocol::Jsonrpc)),
+            worker: spec.worker.unwrap_or(false),
+            sandbox: spec.sandbox,
+        },
+        input_schema: Some(input_schema),
+        input_schema_file: None,
+        output_schema: spec.output_schema.clone(),
+        output_schema_file: None,
+        annotations: spec.annotations.clone().unwrap_or_default(),
+        dependencies: spec.dependencies.clone().unwrap_or_default(),
+        limits: spec.limits.clone().unwrap_or_default(),
+        capabilities: spec.capabilities.clone().unwrap_or_default(),
+        examples: spec.examples.clone(),
+        hashes: Default::default(),
+        origin: None,
+        steps: Vec::new(),
+    }
+}
+
+/// Removes a staging directory when dropped.
+struct Staged(PathBuf);
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn write_files(dir: &Path, files: &[FileSpec]) -> Result<(), RegisterError> {
+    for f in files {
+        let path = dir.join(&f.path);
+        let io = |action, source| RegisterError::Io {
+            action,
+            path: path.clone(),
+            source,
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io("create", e))?;
+        }
+        std::fs::write(&path, &f.contents).map_err(|e| io("write", e))?;
+    }
+    Ok(())
+}
+
+/// Register (add or update) a script tool. `progress` hears about dependency installs.
+pub async fn register(
+    app: &App,
+    spec: &ScriptSpec,
+    actor: &Actor,
+    host: &dyn Host,
+    progress: Progress<'_>,
+) -> Result<Registered, RegisterError> {
+    let tb = &app.toolbox;
+    crate::names::validate(&spec.name).map_err(|e| RegisterError::Invalid(e.to_string()))?;
+    if spec.code.trim().is_empty() {
+        return Err(RegisterError::Invalid("`code` is empty".into()));
+    }
+    let mut m = manifest_of(spec);
+    let entry = m.run.entry.clone().unwrap_or_default();
+    let generated = [
+        manifest::FILE_NAME,
+        super::PIP_LOCK,
+        super::NPM_LOCK,
+        super::NPM_MANIFEST,
+    ];
+    if generated.contains(&entry.as_str()) {
+        return Err(RegisterError::Invalid(format!(
+            "the entry file may not be called {entry:?}: toolsmith writes that file"
+        )));
+    }
+    let text = m
+        .to_toml()
+        .map_err(|e| RegisterError::Invalid(format!("cannot write tool.toml: {e}")))?;
+    let parsed =
+        manifest::parse(Path::new(manifest::FILE_NAME), Some(&spec.name), &text).map_err(|d| {
+            RegisterError::Invalid(
+                d.iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )
+        })?;
+    m = parsed.manifest;
+    let mut warnings: Vec<String> = parsed.warnings.iter().map(|d| d.to_string()).collect();
+    if m.examples.is_empty() {
+        warnings.push("the tool has no examples: add 1–3 so it is tested and documented".into());
+    }
+    if !m.dependencies.crates.is_empty() {
+        warnings.push("`dependencies.crates` is for wasm tools; a script ignores it".into());
+    }
+
+    // Dependencies first: a failed install commits nothing.
+    let lockfiles = super::resolve(tb.root(), &m, progress).await?;
+
+    let mut files = vec![FileSpec::new(entry.clone(), spec.code.clone().into_bytes())];
+    files.extend(
+        lockfiles
+            .into_iter()
+            .map(|(p, bytes)| FileSpec::new(p, bytes)),
+    );
+    // Stage beside the tools (hidden, so the index ignores it) to hash and test it.
+    let staging = tb.tools_dir().join(format!(
+        ".staging-{}-{}-{}",
+        spec.name,
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    let staged = Staged(staging.clone());
+    write_files(&staging, &files)?;
+    let source = crate::hashing::source_hash(&staging, None).map_err(|e| RegisterError::Io {
+        action: "hash",
+        path: staging.clone(),
+        source: e,
+    })?;
+    let text = manifest::set_hashes(&text, Some(&source), None)
+        .map_err(|e| RegisterError::Invalid(e.to_string()))?;
+    files.push(FileSpec::new(
+        manifest::FILE_NAME,
+        text.clone().into_bytes(),
+    ));
+    write_files(&staging, &files[files.len() - 1..])?;
+
+    let tool = Tool {
+        input_schema: m.input_schema.clone().unwrap_or_default(),
+        output_schema: m.output_schema.clone(),
+        manifest: m,
+        warnings: parsed.warnings,
+    };
+    let failures = crate::examples::check(app, &staging, &tool, host).await;
+    let total = tool.manifest.examples.len();
+    if !failures.is_empty() {
+        return Err(RegisterError::Examples { total, failures });
+    }
+    drop(staged);
+
+    let (tb2, name, actor2) = (tb.clone(), spec.name.clone(), actor.clone());
+    let files2 = files.clone();
+    let out: WriteOutcome =
+        tokio::task::spawn_blocking(move || tb2.write_tool(&name, &files2, &actor2))
+            .await
+            .map_err(|e| RegisterError::Invalid(format!("the write task failed: {e}")))??;
+    app.refresh();
+    Ok(Registered {
+        name: out.name,
+        action: out.action,
+        commit: out.commit,
+        files: files.iter().map(|f| f.path.clone()).collect(),
+        examples_passed: total,
+        warnings,
+    })
+}

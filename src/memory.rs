@@ -1,0 +1,290 @@
+//! Per-tool persistent memory: a small key–value store per tool, kept as one JSON file per tool
+//! under the toolbox's git-ignored `.toolsmith/memory/` and replaced atomically on every write.
+//!
+//! Memory survives restarts and is never committed: it is a tool's working state, not its
+//! source. Writers are serialized inside the process (one mutex per store directory).
+
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use thiserror::Error;
+
+/// The largest value one key may hold, in bytes of JSON.
+pub const MAX_VALUE_BYTES: usize = 1 << 20;
+/// The most keys one tool may keep.
+pub const MAX_KEYS: usize = 10_000;
+
+/// What went wrong with memory.
+#[derive(Debug, Error)]
+pub enum MemoryError {
+    #[error("invalid tool name: {0}")]
+    Name(#[from] crate::names::NameError),
+    #[error("the key must be a non-empty string of at most 256 characters")]
+    BadKey,
+    #[error("the value is {bytes} bytes of JSON; one key holds at most {MAX_VALUE_BYTES}")]
+    TooLarge { bytes: usize },
+    #[error("tool {tool:?} already keeps {MAX_KEYS} keys")]
+    TooManyKeys { tool: String },
+    #[error("{action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid memory JSON: {message}")]
+    Corrupt { path: PathBuf, message: String },
+}
+
+impl MemoryError {
+    /// What to do about it.
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            MemoryError::Name(e) => e.hint().into(),
+            MemoryError::BadKey => "use a short non-empty key such as \"last_run\"".into(),
+            MemoryError::TooLarge { .. } => "store less per key, or split it".into(),
+            MemoryError::TooManyKeys { .. } => "delete keys the tool no longer needs".into(),
+            MemoryError::Io { .. } => "check permissions and free space".into(),
+            MemoryError::Corrupt { path, .. } => {
+                format!("fix or delete {} (it is not committed)", path.display())
+            }
+        })
+    }
+}
+
+/// The memory of every tool of one toolbox.
+#[derive(Debug, Clone)]
+pub struct Memory {
+    dir: PathBuf,
+    lock: Arc<Mutex<()>>,
+}
+
+fn locks() -> &'static Mutex<HashMap<PathBuf, Arc<Mutex<()>>>> {
+    static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
+    LOCKS.get_or_init(Mutex::default)
+}
+
+impl Memory {
+    /// The memory of the toolbox at `root` (`<root>/.toolsmith/memory/`).
+    pub fn for_toolbox(root: &Path) -> Memory {
+        Memory::at(root.join(".toolsmith").join("memory"))
+    }
+
+    /// Memory kept in `dir`, one `<tool>.json` per tool.
+    pub fn at(dir: PathBuf) -> Memory {
+        let lock = {
+            let mut map = locks().lock().unwrap_or_else(|p| p.into_inner());
+            Arc::clone(map.entry(dir.clone()).or_default())
+        };
+        Memory { dir, lock }
+    }
+
+    fn file(&self, tool: &str) -> Result<PathBuf, MemoryError> {
+        crate::names::validate(tool)?;
+        Ok(self.dir.join(format!("{tool}.json")))
+    }
+
+    fn load(&self, tool: &str) -> Result<Map<String, Value>, MemoryError> {
+        let path = self.file(tool)?;
+        match std::fs::read(&path) {
+            Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+                Ok(Value::Object(m)) => Ok(m),
+                Ok(_) => Err(MemoryError::Corrupt {
+                    path,
+                    message: "not a JSON object".into(),
+                }),
+                Err(e) => Err(MemoryError::Corrupt {
+                    path,
+                    message: e.to_string(),
+                }),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
+            Err(source) => Err(MemoryError::Io {
+                action: "read",
+                path,
+                source,
+            }),
+        }
+    }
+
+    /// Write the whole map: a temporary file in the same directory, renamed over the old one.
+    fn save(&self, tool: &str, map: &Map<String, Value>) -> Result<(), MemoryError> {
+        let path = self.file(tool)?;
+        let io = |action: &'static str, path: &Path| {
+            let path = path.to_path_buf();
+            move |source| MemoryError::Io {
+                action,
+                path,
+                source,
+            }
+        };
+        if map.is_empty() {
+            return match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io("remove", &path)(e)),
+                _ => Ok(()),
+            };
+        }
+        std::fs::create_dir_all(&self.dir).map_err(io("create", &self.dir))?;
+        let bytes = serde_json::to_vec_pretty(map).unwrap_or_default();
+        let mut tmp =
+            tempfile::NamedTempFile::new_in(&self.dir).map_err(io("create", &self.dir))?;
+        std::io::Write::write_all(&mut tmp, &bytes).map_err(io("write", &path))?;
+        tmp.as_file().sync_all().map_err(io("sync", &path))?;
+        tmp.persist(&path)
+            .map_err(|e| io("replace", &path)(e.error))?;
+        Ok(())
+    }
+
+    fn guard(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.lock.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The value of `key`, if set.
+    pub fn get(&self, tool: &str, key: &str) -> Result<Option<Value>, MemoryError> {
+        check_key(key)?;
+        let _g = self.guard();
+        Ok(self.load(tool)?.remove(key))
+    }
+
+    /// Set `key` to `value`; returns the previous value.
+    pub fn set(&self, tool: &str, key: &str, value: Value) -> Result<Option<Value>, MemoryError> {
+        check_key(key)?;
+        let bytes = value.to_string().len();
+        if bytes > MAX_VALUE_BYTES {
+            return Err(MemoryError::TooLarge { bytes });
+        }
+        let _g = self.guard();
+        let mut map = self.load(tool)?;
+        if !map.contains_key(key) && map.len() >= MAX_KEYS {
+            return Err(MemoryError::TooManyKeys {
+                tool: tool.to_string(),
+            });
+        }
+        let old = map.insert(key.to_string(), value);
+        self.save(tool, &map)?;
+        Ok(old)
+    }
+
+    /// Delete `key`; returns whether it existed.
+    pub fn delete(&self, tool: &str, key: &str) -> Result<bool, MemoryError> {
+        check_key(key)?;
+        let _g = self.guard();
+        let mut map = self.load(tool)?;
+        let existed = map.remove(key).is_some();
+        if existed {
+            self.save(tool, &map)?;
+        }
+        Ok(existed)
+    }
+
+    /// The keys of a tool, sorted, optionally only those starting with `prefix`.
+    pub fn list(&self, tool: &str, prefix: Option<&str>) -> Result<Vec<String>, MemoryError> {
+        let _g = self.guard();
+        let mut keys: Vec<String> = self
+            .load(tool)?
+            .keys()
+            .filter(|k| prefix.is_none_or(|p| k.starts_with(p)))
+            .cloned()
+            .collect();
+        keys.sort();
+        Ok(keys)
+    }
+
+    /// Keys and bytes per tool (or of one tool).
+    pub fn stats(&self, tool: Option<&str>) -> Result<Value, MemoryError> {
+        let _g = self.guard();
+        let mut tools = Vec::new();
+        let names: Vec<String> = match tool {
+            Some(t) => vec![t.to_string()],
+            None => {
+                let mut v: Vec<String> = std::fs::read_dir(&self.dir)
+                    .map(|rd| {
+                        rd.filter_map(Result::ok)
+                            .filter_map(|e| {
+                                let n = e.file_name().to_string_lossy().into_owned();
+                                n.strip_suffix(".json").map(str::to_string)
+                            })
+                            .filter(|n| crate::names::validate(n).is_ok())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                v.sort();
+                v
+            }
+        };
+        let (mut total_keys, mut total_bytes) = (0usize, 0u64);
+        for name in names {
+            let map = self.load(&name)?;
+            let bytes = std::fs::metadata(self.file(&name)?)
+                .map(|m| m.len())
+                .unwrap_or(0);
+            total_keys += map.len();
+            total_bytes += bytes;
+            tools.push(json!({"tool": name, "keys": map.len(), "bytes": bytes}));
+        }
+        Ok(json!({"tools": tools, "keys": total_keys, "bytes": total_bytes, "dir": self.dir}))
+    }
+
+    /// Answer a script's `memory/*` request for `tool`: (result, or JSON-RPC error).
+    pub fn answer(&self, tool: &str, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+        let key = || {
+            params
+                .get("key")
+                .and_then(Value::as_str)
+                .ok_or((-32602, format!("{method} needs a string `key`")))
+        };
+        let fail = |e: MemoryError| (-32000, e.to_string());
+        match method {
+            "memory/get" => {
+                let k = key()?;
+                let v = self.get(tool, k).map_err(fail)?;
+                Ok(json!({"key": k, "found": v.is_some(), "value": v}))
+            }
+            "memory/set" => {
+                let k = key()?;
+                let value = params.get("value").cloned().unwrap_or(Value::Null);
+                let old = self.set(tool, k, value).map_err(fail)?;
+                Ok(json!({"key": k, "previous": old}))
+            }
+            "memory/delete" => {
+                let k = key()?;
+                let existed = self.delete(tool, k).map_err(fail)?;
+                Ok(json!({"key": k, "deleted": existed}))
+            }
+            "memory/list" => {
+                let prefix = params.get("prefix").and_then(Value::as_str);
+                Ok(json!({"keys": self.list(tool, prefix).map_err(fail)?}))
+            }
+            other => Err((-32601, format!("unknown memory method {other:?}"))),
+        }
+    }
+}
+
+fn check_key(key: &str) -> Result<(), MemoryError> {
+    if key.is_empty() || key.chars().count() > 256 {
+        return Err(MemoryError::BadKey);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_get_list_delete_persist_across_instances() {
+        let tmp = tempfile::tempdir().unwrap();
+        let m = Memory::at(tmp.path().join("mem"));
+        assert_eq!(m.get("t", "a").unwrap(), None);
+        m.set("t", "a", json!({"n": 1})).unwrap();
+        m.set("t", "b", json!("x")).unwrap();
+        let again = Memory::at(tmp.path().join("mem"));
+        assert_eq!(again.get("t", "a").unwrap(), Some(json!({"n": 1})));
+        assert_eq!(again.list("t", None).unwrap(), vec!["a", "b"]);
+        assert!(again.delete("t", "a").unwrap());
+        assert!(!again.delete("t", "a").unwrap());
+        assert_eq!(again.stats(None).unwrap()["keys"], 1);
+        assert!(m.get("../x", "a").is_err());
+        assert!(m.set("t", "", json!(1)).is_err());
+    }
+}
