@@ -108,6 +108,16 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Register(args) => {
             super::scripts::register(open(explicit, &location)?, &args, cli.json)
         }
+        Command::History(a) => super::history::history(&open(explicit, &location)?, &a, cli.json),
+        Command::Diff(a) => super::history::diff(&open(explicit, &location)?, &a, cli.json),
+        Command::Rollback(a) => super::history::rollback(&open(explicit, &location)?, &a, cli.json),
+        Command::Restore(a) => super::history::restore(&open(explicit, &location)?, &a, cli.json),
+        Command::UndoSession(a) => {
+            super::history::undo_session(&open(explicit, &location)?, &a, cli.json)
+        }
+        Command::Import(a) => super::share::import(&open(explicit, &location)?, &a, cli.json),
+        Command::Update(a) => super::share::update(&open(explicit, &location)?, &a, cli.json),
+        Command::Export(a) => super::share::export(&open(explicit, &location)?, &a, cli.json),
         Command::Delete { name } => {
             let tb = open(explicit, &location)?;
             let out = tb.delete_tool(&name, CLI_ACTOR).map_err(UserError::from)?;

@@ -4,8 +4,10 @@
 //! stdout (`--json` for scripts), logs and errors to stderr.
 
 mod commands;
+mod history;
 mod output;
 mod scripts;
+mod share;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -91,6 +93,22 @@ pub enum Command {
     },
     /// Register (add or update) a script tool: code, language, dependencies, schemas, examples.
     Register(scripts::RegisterArgs),
+    /// The versions of a tool: commit, date, actor, message.
+    History(history::HistoryArgs),
+    /// Unified diff of a tool between two revisions.
+    Diff(history::DiffArgs),
+    /// Restore a tool as it was at a revision, as a new commit.
+    Rollback(history::RollbackArgs),
+    /// Bring back a deleted tool.
+    Restore(history::RestoreArgs),
+    /// Revert every commit one MCP session made, as one new commit.
+    UndoSession(history::UndoArgs),
+    /// Import tools from a git repository or a Gist.
+    Import(share::ImportArgs),
+    /// Show (and with --apply, apply) what changed at an imported tool's origin.
+    Update(share::UpdateArgs),
+    /// Push tools to a git remote, or write a Gist-shaped JSON file.
+    Export(share::ExportArgs),
     /// Serve the toolbox over MCP (stdio by default).
     Serve {
         /// Serve streamable HTTP on this address instead of stdio, e.g. 127.0.0.1:8080 (path /mcp).

@@ -83,6 +83,15 @@ pub fn export_tools(
     branch: &str,
 ) -> Result<ExportOutcome, ShareError> {
     check_remote(remote, branch)?;
+    // A relative path means the same from the temporary work tree as from here.
+    let local = Path::new(remote)
+        .canonicalize()
+        .ok()
+        .filter(|_| !remote.contains("://"));
+    let remote_owned = local
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| remote.to_string());
+    let remote = remote_owned.as_str();
     let refspec = format!("HEAD:refs/heads/{branch}");
     if tools.is_empty() {
         git(tb.root(), &["push", "--quiet", remote, &refspec], "push")?;

@@ -79,7 +79,25 @@ fn resolve(
     reference: Option<&str>,
 ) -> Result<String, ShareError> {
     let candidates: Vec<String> = match reference {
-        None => vec!["HEAD".into()],
+        // A remote HEAD may point to an unborn branch (a bare repository pushed to on
+        // another branch): fall back to main, master, then the only branch there is.
+        None => {
+            let mut c: Vec<String> = ["HEAD", "refs/heads/main", "refs/heads/master"]
+                .map(String::from)
+                .to_vec();
+            if let Ok(refs) = repo.references()
+                && let Ok(branches) = refs.local_branches()
+            {
+                let names: Vec<String> = branches
+                    .filter_map(Result::ok)
+                    .map(|r| r.name().as_bstr().to_string())
+                    .collect();
+                if names.len() == 1 {
+                    c.extend(names);
+                }
+            }
+            c
+        }
         Some(r) => vec![
             format!("refs/heads/{r}"),
             format!("refs/remotes/origin/{r}"),

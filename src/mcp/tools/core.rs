@@ -49,7 +49,7 @@ pub fn definitions() -> Vec<Tool> {
         }))).with_title("List stored tools").with_annotations(titled_read_only("List stored tools")),
         Tool::new("get_tool", "Everything about one stored tool: manifest, input and output schema, source files, examples, current version (git commit).", obj(json!({
             "type": "object", "required": ["name"],
-            "properties": {"name": name_prop, "include_source": {"type": "boolean", "description": "Include the source files (default true)"}}
+            "properties": {"name": name_prop, "include_source": {"type": "boolean", "description": "Include the source files (default true)"}, "revision": {"type": "string", "description": "Show the tool as it was at this revision (a commit from tool_history, HEAD~N, a branch or tag); default: as it is now"}}
         }))).with_title("Get a stored tool").with_annotations(titled_read_only("Get a stored tool")),
         Tool::new("search_tools", "Ranked keyword search over tool names, tags, descriptions and argument names.", obj(json!({
             "type": "object", "required": ["query"],
@@ -199,6 +199,9 @@ fn source_files(dir: &std::path::Path) -> Vec<Value> {
 
 fn get_tool(shared: &Shared, args: &JsonObject) -> Result<CallToolResult, CallToolResult> {
     let name = required(args, "name")?;
+    if let Some(rev) = str_arg(args, "revision") {
+        return super::history::get_tool_at(shared, name, rev, args);
+    }
     let idx = shared.app.index();
     let entry = idx.get(name).ok_or_else(|| {
         error_result(

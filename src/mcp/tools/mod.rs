@@ -4,8 +4,10 @@
 
 pub mod compose;
 pub mod core;
+pub mod history;
 pub mod memory;
 pub mod scripts;
+pub mod share;
 
 use super::Shared;
 use super::host::McpHost;
@@ -43,6 +45,8 @@ pub fn definitions() -> Vec<Tool> {
     v.extend(compose::definitions());
     v.extend(scripts::definitions());
     v.extend(memory::definitions());
+    v.extend(history::definitions());
+    v.extend(share::definitions());
     v
 }
 
@@ -65,6 +69,12 @@ pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResp
     }
     if memory::NAMES.contains(&name) {
         return memory::call(name, args, ctx).await.map(Into::into);
+    }
+    if history::NAMES.contains(&name) {
+        return history::call(name, args, ctx).await.map(Into::into);
+    }
+    if share::NAMES.contains(&name) {
+        return share::call(name, args, ctx).await.map(Into::into);
     }
     None
 }

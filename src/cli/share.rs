@@ -1,0 +1,170 @@
+//! CLI commands for sharing: `import`, `update`, `export`.
+
+use super::commands::CLI_ACTOR;
+use super::output::{self, UserError};
+use crate::share::{self, ImportRequest, ShareError};
+use crate::toolbox::Toolbox;
+use anyhow::Result;
+use std::path::PathBuf;
+
+impl From<ShareError> for UserError {
+    fn from(e: ShareError) -> Self {
+        UserError {
+            hint: e.hint(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// `toolsmith import SOURCE [--ref R] [--path P] [--name N]`
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// A git URL or path, a Gist URL, `gist:<id>` or a Gist id.
+    pub source: String,
+    /// Branch, tag or commit (default: the remote's default branch).
+    #[arg(long = "ref")]
+    pub reference: Option<String>,
+    /// The tool's directory in the repository (or a toolbox: import all of its tools).
+    #[arg(long)]
+    pub path: Option<String>,
+    /// Import under this name.
+    #[arg(long)]
+    pub name: Option<String>,
+}
+
+/// `toolsmith update NAME [--apply [--commit C]]`
+#[derive(Debug, clap::Args)]
+pub struct UpdateArgs {
+    pub name: String,
+    /// Apply the update (default: only show it).
+    #[arg(long)]
+    pub apply: bool,
+    /// With --apply: the reviewed origin commit; refused if the origin moved on.
+    #[arg(long)]
+    pub commit: Option<String>,
+}
+
+/// `toolsmith export [NAMES...] --remote URL [--branch B]` or `export NAME --gist FILE`
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// Tools to export (default: the whole toolbox).
+    pub names: Vec<String>,
+    /// Where to push: a bare repository path or a URL.
+    #[arg(long)]
+    pub remote: Option<String>,
+    /// The remote branch.
+    #[arg(long, default_value = "main")]
+    pub branch: String,
+    /// Write the one named tool as a Gist-shaped JSON file (`-` for stdout) instead of pushing.
+    #[arg(long, value_name = "FILE")]
+    pub gist: Option<PathBuf>,
+}
+
+pub fn import(tb: &Toolbox, a: &ImportArgs, json: bool) -> Result<i32> {
+    let req = ImportRequest {
+        source: a.source.clone(),
+        reference: a.reference.clone(),
+        path: a.path.clone(),
+        name: a.name.clone(),
+    };
+    let o = share::import_tool(tb, &req, CLI_ACTOR).map_err(UserError::from)?;
+    if json {
+        output::json(&serde_json::to_value(&o)?);
+        return Ok(0);
+    }
+    for t in &o.tools {
+        println!(
+            "imported {} ({}) from {} at {}",
+            t.name,
+            t.kind,
+            o.url,
+            &o.source_commit[..10]
+        );
+        if let Some(from) = t.converted_from {
+            println!(
+                "  converted from {from}; the manifest written:\n{}",
+                t.inferred_manifest.as_deref().unwrap_or("")
+            );
+        }
+        for n in t.notes.iter().chain(&t.warnings) {
+            eprintln!("  note: {n}");
+        }
+    }
+    Ok(0)
+}
+
+pub fn update(tb: &Toolbox, a: &UpdateArgs, json: bool) -> Result<i32> {
+    let o = share::update_tool(tb, &a.name, a.apply, a.commit.as_deref(), CLI_ACTOR)
+        .map_err(UserError::from)?;
+    if json {
+        output::json(&serde_json::to_value(&o)?);
+        return Ok(0);
+    }
+    if o.up_to_date && !o.applied {
+        println!(
+            "{} is up to date with {} ({})",
+            o.name,
+            o.url,
+            &o.to_commit[..10]
+        );
+        return Ok(0);
+    }
+    print!("{}", o.diff);
+    for c in &o.changed_fields {
+        println!("CHANGED {}: {} -> {}", c.field, c.old, c.new);
+    }
+    if o.local_changes {
+        eprintln!(
+            "warning: {} was changed here since it was imported; updating overwrites that",
+            o.name
+        );
+    }
+    if o.applied {
+        println!("updated {} to {}", o.name, &o.to_commit[..10]);
+    } else {
+        println!(
+            "not applied. To apply exactly this: toolsmith update {} --apply --commit {}",
+            o.name, o.to_commit
+        );
+    }
+    Ok(0)
+}
+
+pub fn export(tb: &Toolbox, a: &ExportArgs, json: bool) -> Result<i32> {
+    if let Some(file) = &a.gist {
+        let [name] = a.names.as_slice() else {
+            return Err(UserError::new(
+                "--gist exports exactly one tool",
+                "name one tool: toolsmith export NAME --gist FILE",
+            ));
+        };
+        let v = share::gist_json(tb, name).map_err(UserError::from)?;
+        let text = serde_json::to_string_pretty(&v)?;
+        if file.as_os_str() == "-" {
+            println!("{text}");
+        } else {
+            std::fs::write(file, text + "\n")?;
+            eprintln!("wrote {}", file.display());
+        }
+        return Ok(0);
+    }
+    let Some(remote) = &a.remote else {
+        return Err(UserError::new(
+            "export needs --remote (or --gist FILE)",
+            "e.g. toolsmith export --remote ../shared.git",
+        ));
+    };
+    let o = share::export_tools(tb, &a.names, remote, &a.branch).map_err(UserError::from)?;
+    if json {
+        output::json(&serde_json::to_value(&o)?);
+    } else {
+        println!(
+            "pushed {} tool(s) to {} {} ({})",
+            o.tools.len(),
+            o.remote,
+            o.branch,
+            &o.commit[..10.min(o.commit.len())]
+        );
+    }
+    Ok(0)
+}
