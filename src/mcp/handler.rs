@@ -3,7 +3,7 @@
 
 use super::host::McpHost;
 use super::watch::GUIDE_URI;
-use super::{Server, Shared, convert, tools};
+use super::{Server, Shared, convert, fixtures, tools};
 use crate::guide;
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
@@ -99,6 +99,10 @@ impl Server {
                 .into_iter()
                 .map(convert::mcp_tool),
         );
+        if self.shared.fixtures {
+            tools.extend(fixtures::tools());
+        }
+        tools.extend(std::iter::empty());
         tools
     }
 }
@@ -176,6 +180,11 @@ impl ServerHandler for Server {
         if let Some(t) = tools::definitions().into_iter().find(|t| t.name == name) {
             return Some(t);
         }
+        if self.shared.fixtures {
+            if let Some(t) = fixtures::tools().into_iter().find(|t| t.name == name) {
+                return Some(t);
+            }
+        }
         let idx = self.shared.app.index();
         idx.tool(name).map(convert::mcp_tool)
     }
@@ -186,12 +195,17 @@ impl ServerHandler for Server {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
+        let fixture_request =
+            (self.shared.fixtures && fixtures::is_tool(&name)).then(|| request.clone());
         let args = request.arguments.unwrap_or_default();
         let host = self.host(&ctx);
         let actor = self.actor(&ctx);
         let shared = Arc::clone(&self.shared);
         let ct = ctx.ct.clone();
         let work = async move {
+            if let Some(req) = fixture_request {
+                return fixtures::call_request(&req, &ctx, &shared.hub).await;
+            }
             if tools::is_meta(&name) {
                 let tctx = tools::Ctx {
                     shared,
@@ -225,7 +239,11 @@ impl ServerHandler for Server {
         let guide = Resource::new(GUIDE_URI, "guide")
             .with_description("How to use this toolbox: conventions and the current tools")
             .with_mime_type("text/markdown");
-        Ok(ListResourcesResult::with_all_items(vec![guide]))
+        let mut all = vec![guide];
+        if self.shared.fixtures {
+            all.extend(fixtures::resources());
+        }
+        Ok(ListResourcesResult::with_all_items(all))
     }
 
     async fn list_resource_templates(
@@ -233,11 +251,15 @@ impl ServerHandler for Server {
         _r: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(ListResourceTemplatesResult::with_all_items(vec![
+        let mut all = vec![
             ResourceTemplate::new(TOOL_URI_TEMPLATE, "tool")
                 .with_description("A stored tool: its tool.toml and source")
                 .with_mime_type("text/markdown"),
-        ]))
+        ];
+        if self.shared.fixtures {
+            all.extend(fixtures::templates());
+        }
+        Ok(ListResourceTemplatesResult::with_all_items(all))
     }
 
     async fn read_resource(
@@ -245,6 +267,11 @@ impl ServerHandler for Server {
         request: ReadResourceRequestParams,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if self.shared.fixtures {
+            if let Some(r) = fixtures::read(&request.uri) {
+                return Ok(r.into());
+            }
+        }
         match read_text(&self.shared, &request.uri) {
             Some((text, mime)) => Ok(ReadResourceResult::new(vec![
                 ResourceContents::text(text, request.uri.clone()).with_mime_type(mime),
@@ -336,7 +363,7 @@ impl ServerHandler for Server {
         _r: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        Ok(ListPromptsResult::with_all_items(vec![
+        let mut all = vec![
             Prompt::new(
                 "create_tool",
                 Some("Write a new tool for this toolbox, following its conventions"),
@@ -353,7 +380,11 @@ impl ServerHandler for Server {
                     PromptArgument::new("feedback").with_description("What is wrong or missing"),
                 ]),
             ),
-        ]))
+        ];
+        if self.shared.fixtures {
+            all.extend(fixtures::prompts());
+        }
+        Ok(ListPromptsResult::with_all_items(all))
     }
 
     async fn get_prompt(
@@ -361,6 +392,11 @@ impl ServerHandler for Server {
         request: GetPromptRequestParams,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        if self.shared.fixtures {
+            if let Some(r) = fixtures::get_prompt_request(&request) {
+                return r;
+            }
+        }
         let args = request.arguments.unwrap_or_default();
         let arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
         let guide = guide::render(&self.shared.app.index());

@@ -7,9 +7,10 @@
 #![allow(deprecated)] // MCP logging is deprecated for 2026 (SEP-2577) but 2025 peers use it.
 
 mod convert;
+mod fixtures;
 mod handler;
 mod host;
-mod hub;
+pub(crate) mod hub;
 mod tools;
 mod watch;
 
@@ -29,6 +30,8 @@ pub struct Shared {
     pub exposure: Exposure,
     /// The index generation last announced to clients.
     announced: std::sync::atomic::AtomicU64,
+    /// Serve the conformance-suite fixtures too (test-only; `TOOLSMITH_CONFORMANCE_FIXTURES=1`).
+    pub fixtures: bool,
     /// Wakes the watcher task to announce a change made through MCP.
     poke: tokio::sync::Notify,
 }
@@ -83,6 +86,7 @@ pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
         hub: Hub::default(),
         exposure,
         announced: generation.into(),
+        fixtures: fixtures::enabled(),
         poke: tokio::sync::Notify::new(),
     });
     watch::spawn(Arc::clone(&shared))?;
