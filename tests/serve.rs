@@ -1,0 +1,299 @@
+//! `toolsmith serve` over stdio with raw JSON-RPC lines: the start-up line on stderr, exposure
+//! modes, pagination, resource subscriptions and updates, completion, and remote binds refused.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<Value>,
+    next: u64,
+}
+
+impl Client {
+    fn start(toolbox: &Path, extra: &[&str]) -> (Client, String) {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+            .arg("--toolbox")
+            .arg(toolbox)
+            .arg("serve")
+            .args(extra)
+            .env("TOOLSMITH_CACHE", toolbox.parent().unwrap().join("cache"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout: ChildStdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Ok(v) = serde_json::from_str(&line) {
+                    if tx.send(v).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        let mut stderr = child.stderr.take().unwrap();
+        let mut first = Vec::new();
+        let mut byte = [0u8; 1];
+        while stderr.read(&mut byte).unwrap_or(0) == 1 && byte[0] != b'\n' {
+            first.push(byte[0]);
+        }
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        let mut c = Client {
+            child,
+            stdin,
+            lines: rx,
+            next: 1,
+        };
+        let init = c.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw-test", "version": "1"}}));
+        assert_eq!(init["result"]["serverInfo"]["name"], "toolsmith", "{init}");
+        c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        (c, String::from_utf8_lossy(&first).into_owned())
+    }
+
+    fn send(&mut self, v: Value) {
+        writeln!(self.stdin, "{v}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let v = self
+                .lines
+                .recv_timeout(Duration::from_secs(30))
+                .expect("a response");
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    }
+
+    /// Notifications with this method that arrive within `wait`.
+    fn notifications(&mut self, method: &str, wait: Duration) -> usize {
+        let deadline = std::time::Instant::now() + wait;
+        let mut n = 0;
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(v) if v["method"] == method => n += 1,
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        n
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn example_box() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("box");
+    assert!(
+        Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+            .args(["init", "--example"])
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap()
+            .success()
+    );
+    (tmp, dir)
+}
+
+fn tool_names(list: &Value) -> Vec<String> {
+    list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn startup_line_and_exposure_modes() {
+    let (_tmp, tb) = example_box();
+    let (mut c, line) = Client::start(&tb, &[]);
+    assert!(
+        line.contains(&tb.display().to_string())
+            && line.contains("7 tools")
+            && line.contains("stdio"),
+        "{line}"
+    );
+    let all = tool_names(&c.request("tools/list", json!({})));
+    assert!(all.contains(&"word_count".to_string()) && all.contains(&"list_tools".to_string()));
+    drop(c);
+
+    let (mut c, _) = Client::start(&tb, &["--expose", "none"]);
+    let none = tool_names(&c.request("tools/list", json!({})));
+    assert!(
+        none.contains(&"call_tool".to_string()) && !none.iter().any(|n| n == "word_count"),
+        "{none:?}"
+    );
+    // Unlisted tools are still callable through call_tool.
+    let r = c.request("tools/call", json!({"name": "call_tool", "arguments": {"name": "word_count", "arguments": {"text": "a b"}}}));
+    assert_eq!(r["result"]["structuredContent"]["words"], 2, "{r}");
+    drop(c);
+
+    // Pin one tool by hand: only it is exposed with --expose pinned.
+    let path = tb.join("tools/slugify/tool.toml");
+    let text = std::fs::read_to_string(&path).unwrap().replacen(
+        "kind = \"script\"",
+        "kind = \"script\"\npinned = true",
+        1,
+    );
+    std::fs::write(&path, text).unwrap();
+    let (mut c, _) = Client::start(&tb, &["--expose", "pinned"]);
+    let pinned = tool_names(&c.request("tools/list", json!({})));
+    assert!(
+        pinned.contains(&"slugify".to_string()) && !pinned.contains(&"word_count".to_string()),
+        "{pinned:?}"
+    );
+    // Unknown tools are a protocol error; bad arguments are an isError result with a hint.
+    let r = c.request("tools/call", json!({"name": "nope", "arguments": {}}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let r = c.request(
+        "tools/call",
+        json!({"name": "slugify", "arguments": {"txt": "x"}}),
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("hint:")
+    );
+}
+
+#[test]
+fn list_tools_pages_and_filters() {
+    let (_tmp, tb) = example_box();
+    let (mut c, _) = Client::start(&tb, &[]);
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = json!({"limit": 3});
+        if let Some(cur) = &cursor {
+            args["cursor"] = json!(cur);
+        }
+        let r = c.request(
+            "tools/call",
+            json!({"name": "list_tools", "arguments": args}),
+        );
+        let page = &r["result"]["structuredContent"];
+        seen.extend(
+            page["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_string()),
+        );
+        match page["next_cursor"].as_str() {
+            Some(n) => cursor = Some(n.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 7, "{seen:?}");
+    let r = c.request(
+        "tools/call",
+        json!({"name": "list_tools", "arguments": {"kind": "wasm"}}),
+    );
+    assert_eq!(
+        r["result"]["structuredContent"]["tools"][0]["name"],
+        "word_count"
+    );
+    let r = c.request(
+        "tools/call",
+        json!({"name": "list_tools", "arguments": {"tag": "slug"}}),
+    );
+    let names: Vec<&str> = r["result"]["structuredContent"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["count_slug", "slugify"]);
+    let r = c.request(
+        "tools/call",
+        json!({"name": "get_tool", "arguments": {"name": "word_count"}}),
+    );
+    let v = &r["result"]["structuredContent"];
+    assert_eq!(v["kind"], "wasm");
+    assert!(v["version"]["commit"].as_str().unwrap().len() == 40, "{v}");
+    assert!(
+        v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["path"] == "src/main.rs")
+    );
+}
+
+#[test]
+fn guide_subscription_gets_updates_and_names_complete() {
+    let (_tmp, tb) = example_box();
+    let (mut c, _) = Client::start(&tb, &[]);
+    let r = c.request("resources/subscribe", json!({"uri": "toolsmith://guide"}));
+    assert!(r.get("error").is_none(), "{r}");
+    std::fs::write(
+        tb.join("tools/word_count/tool.toml"),
+        std::fs::read_to_string(tb.join("tools/word_count/tool.toml"))
+            .unwrap()
+            .replace("Count the words", "Count all the words"),
+    )
+    .unwrap();
+    assert_eq!(
+        c.notifications("notifications/resources/updated", Duration::from_secs(3)),
+        1
+    );
+    let r = c.request("resources/read", json!({"uri": "toolsmith://guide"}));
+    assert!(
+        r["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Count all the words")
+    );
+    let r = c.request("completion/complete", json!({"ref": {"type": "ref/resource", "uri": "toolsmith://tools/{name}"}, "argument": {"name": "name", "value": "s"}}));
+    assert_eq!(
+        r["result"]["completion"]["values"],
+        json!(["slugify", "system_info"]),
+        "{r}"
+    );
+    let r = c.request(
+        "resources/read",
+        json!({"uri": "toolsmith://tools/../../etc/passwd"}),
+    );
+    assert!(r.get("error").is_some(), "{r}");
+}
+
+#[test]
+fn remote_binds_need_an_explicit_flag() {
+    let (_tmp, tb) = example_box();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .arg("--toolbox")
+        .arg(&tb)
+        .args(["serve", "--http", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not a loopback address") && err.contains("--allow-remote"),
+        "{err}"
+    );
+}
