@@ -297,3 +297,51 @@ fn remote_binds_need_an_explicit_flag() {
         "{err}"
     );
 }
+
+#[test]
+fn pipelines_and_execute_code_over_mcp() {
+    let (_tmp, tb) = example_box();
+    let (mut c, _) = Client::start(&tb, &[]);
+    let r = c.request(
+        "tools/call",
+        json!({"name": "pipeline", "arguments": {
+            "action": "create", "name": "shout_slug", "description": "Slugify, then count the slug",
+            "input_schema": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
+            "steps": [
+                {"name": "s", "tool": "slugify", "args": {"text": "Hello $input.text"}},
+                {"tool": "word_count", "args": {"text": "$steps.s.slug"}}
+            ],
+            "examples": [{"input": {"text": "World"}, "output": {"words": 1, "lines": 1, "chars": 11}}]
+        }}),
+    );
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert_eq!(
+        c.notifications("notifications/tools/list_changed", Duration::from_secs(2)),
+        1
+    );
+    assert!(tool_names(&c.request("tools/list", json!({}))).contains(&"shout_slug".to_string()));
+    let r = c.request(
+        "tools/call",
+        json!({"name": "shout_slug", "arguments": {"text": "Big World"}}),
+    );
+    assert_eq!(
+        r["result"]["structuredContent"],
+        json!({"words": 1, "lines": 1, "chars": 15}),
+        "{r}"
+    );
+    let r = c.request("tools/call", json!({"name": "pipeline", "arguments": {"action": "create", "name": "bad", "description": "x", "steps": [{"tool": "missing_tool"}]}}));
+    assert_eq!(r["result"]["isError"], true);
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("step 1: tool \"missing_tool\" does not exist"),
+        "{r}"
+    );
+    let r = c.request("tools/call", json!({"name": "execute_code", "arguments": {"language": "python", "code": "return sum(tools.word_count(text=t)['words'] for t in args['texts'])", "args": {"texts": ["a b", "c d e"]}}}));
+    assert_eq!(
+        r["result"]["structuredContent"],
+        json!({"result": 5, "tool_calls": 2}),
+        "{r}"
+    );
+}
