@@ -1,0 +1,568 @@
+//! Building Rust tools to WebAssembly: scaffold, compile with cargo, check examples, commit.
+//!
+//! Invariant: nothing half-built is ever visible. The build happens in a per-tool work
+//! directory under the toolsmith cache (never inside `tools/`), with one cargo target directory
+//! shared by all tools; only a build that compiled and passed its examples (or was told to
+//! commit anyway) reaches the toolbox, through `Toolbox::write_tool`, as one commit. A tool
+//! whose source hash is unchanged (and whose artifact is intact) is not compiled again.
+
+mod cargo;
+mod files;
+
+pub use cargo::{Diagnostic, TARGET, cargo_command};
+pub use files::{cache_root, package_name, target_dir};
+
+use crate::app::App;
+use crate::examples::{self, ExampleFailure};
+use crate::hashing;
+use crate::index::Tool;
+use crate::manifest::{self, Annotations, Capabilities, CrateDep, Example, Kind, Limits, Manifest};
+use crate::names::{self, NameError};
+use crate::runner::script::Host;
+use crate::toolbox::{Actor, FileSpec, ToolboxError};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use thiserror::Error;
+use tokio_util::sync::CancellationToken;
+
+/// What to build: the MCP `build_tool` arguments. Every field but `name` is optional for an
+/// existing tool (what is left out stays as it was); a new tool needs `source` and
+/// `description`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuildRequest {
+    pub name: String,
+    /// `src/main.rs`. Left out: rebuild the stored source.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Extra source files, relative path → text (e.g. `src/parse.rs`).
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// `[dependencies].crates`. Left out: the previous crates, or `serde_json = "1"` for a new
+    /// tool.
+    #[serde(default)]
+    pub crates: Option<BTreeMap<String, CrateDep>>,
+    #[serde(default)]
+    pub input_schema: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub output_schema: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub annotations: Option<Annotations>,
+    #[serde(default)]
+    pub limits: Option<Limits>,
+    #[serde(default)]
+    pub capabilities: Option<Capabilities>,
+    #[serde(default)]
+    pub examples: Option<Vec<Example>>,
+}
+
+impl BuildRequest {
+    fn changes_manifest(&self) -> bool {
+        self.description.is_some()
+            || self.version.is_some()
+            || self.tags.is_some()
+            || self.crates.is_some()
+            || self.input_schema.is_some()
+            || self.output_schema.is_some()
+            || self.annotations.is_some()
+            || self.limits.is_some()
+            || self.capabilities.is_some()
+            || self.examples.is_some()
+    }
+}
+
+/// How to build: who reports progress, who may cancel, who commits.
+pub struct Options<'a> {
+    pub host: &'a dyn Host,
+    pub cancel: CancellationToken,
+    pub actor: Actor,
+    /// Commit even when examples fail.
+    pub commit_anyway: bool,
+    /// The toolsmith cache (work directories and the shared cargo target directory).
+    pub cache: PathBuf,
+}
+
+impl<'a> Options<'a> {
+    /// Options with the default cache directory and a fresh cancellation token.
+    pub fn new(host: &'a dyn Host, actor: impl Into<Actor>) -> Options<'a> {
+        Options {
+            host,
+            cancel: CancellationToken::new(),
+            actor: actor.into(),
+            commit_anyway: false,
+            cache: cache_root(),
+        }
+    }
+}
+
+/// What a build did.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildOutcome {
+    pub name: String,
+    /// "add", "update", or "unchanged" (nothing to commit).
+    pub action: &'static str,
+    /// The new commit, when one was made.
+    pub commit: Option<String>,
+    /// Whether cargo ran (false: the source hash was unchanged, so nothing was compiled).
+    pub compiled: bool,
+    /// Packages cargo compiled in this build (shared dependencies already built are absent).
+    pub compiled_crates: Vec<String>,
+    pub cargo_ms: Option<u64>,
+    pub total_ms: u64,
+    pub source_hash: String,
+    pub artifact_hash: String,
+    pub artifact_bytes: u64,
+    /// Compiler warnings, one line each.
+    pub warnings: Vec<String>,
+    /// cargo's status lines.
+    pub cargo_output: Vec<String>,
+    pub examples_run: usize,
+    /// Examples that failed (only when committed anyway).
+    pub example_failures: Vec<ExampleFailure>,
+}
+
+/// Why a build did not commit.
+#[derive(Debug, Error)]
+pub enum BuildError {
+    #[error("invalid build request: {message}")]
+    BadRequest { message: String },
+    #[error(transparent)]
+    Name(#[from] NameError),
+    #[error("there is no tool named {name:?}")]
+    NoSuchTool { name: String },
+    #[error("tool {name:?} is a {kind} tool; only wasm tools are built")]
+    NotWasm { name: String, kind: String },
+    #[error("tool {name:?} has an invalid tool.toml:\n{errors}")]
+    Manifest { name: String, errors: String },
+    #[error("cannot run cargo ({command}): {message}")]
+    NoCargo { command: String, message: String },
+    #[error("the Rust standard library for {} is not installed", cargo::TARGET)]
+    NoTarget,
+    #[error(
+        "tool {tool:?} does not compile ({total} error(s)):\n{}",
+        render(diagnostics)
+    )]
+    Compile {
+        tool: String,
+        total: usize,
+        diagnostics: Vec<Diagnostic>,
+    },
+    #[error("cargo failed to build {tool:?}: {message}\n{output}")]
+    Cargo {
+        tool: String,
+        message: String,
+        output: String,
+    },
+    #[error("tool {tool:?} built, but {} of its examples failed:\n{}", failures.len(), failures.iter().map(|f| format!("- {f}")).collect::<Vec<_>>().join("\n"))]
+    Examples {
+        tool: String,
+        failures: Vec<ExampleFailure>,
+    },
+    #[error("the build of {tool:?} was cancelled")]
+    Cancelled { tool: String },
+    #[error("{action} {path}: {message}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        message: String,
+    },
+    #[error(transparent)]
+    Toolbox(#[from] ToolboxError),
+    #[error("internal error: {message}")]
+    Internal { message: String },
+}
+
+fn render(diags: &[Diagnostic]) -> String {
+    diags
+        .iter()
+        .map(|d| {
+            if d.rendered.is_empty() {
+                d.to_string()
+            } else {
+                d.rendered.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+impl BuildError {
+    /// What the caller can do about it.
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            BuildError::BadRequest { .. } => "see build_tool's input schema (docs/wasm-tools.md)".into(),
+            BuildError::Name(e) => e.hint().into(),
+            BuildError::NoSuchTool { .. } => "give `source` and `description` to create it, or `toolsmith new NAME --lang rust`".into(),
+            BuildError::NotWasm { .. } => "script tools need no build; to turn it into a wasm tool, delete it first".into(),
+            BuildError::Manifest { .. } => "fix tool.toml at the lines shown (docs/tool-toml.md)".into(),
+            BuildError::NoCargo { .. } => format!("install Rust with rustup (https://rustup.rs), then `rustup target add {}`; or set TOOLSMITH_CARGO to the cargo binary", cargo::TARGET),
+            BuildError::NoTarget => format!("run `rustup target add {}`", cargo::TARGET),
+            BuildError::Compile { .. } => "fix the errors at the lines shown and build again; the previous version stays active".into(),
+            BuildError::Cargo { .. } => "check the crate names and versions in `crates` (is the network reachable for crates not cached yet?)".into(),
+            BuildError::Examples { .. } => "fix the tool or its examples; pass commit_anyway=true (CLI: --force) to commit it anyway".into(),
+            BuildError::Cancelled { .. } => "nothing was committed; build again when ready".into(),
+            BuildError::Io { .. } => "check permissions and free space in the toolsmith cache (TOOLSMITH_CACHE)".into(),
+            BuildError::Toolbox(e) => return e.hint(),
+            BuildError::Internal { .. } => return None,
+        })
+    }
+}
+
+/// What a plan builds: the tool's files, its manifest text, and what was there before.
+struct Plan {
+    name: String,
+    /// Source files (relative path → bytes), including Cargo.toml and any Cargo.lock.
+    files: BTreeMap<String, Vec<u8>>,
+    manifest: String,
+    /// The tool directory as it was (for the unchanged check), when it existed.
+    previous: Option<(PathBuf, Manifest)>,
+}
+
+/// Build a tool from an MCP request (new or update) and commit it.
+pub async fn build(
+    app: &App,
+    req: BuildRequest,
+    opts: &Options<'_>,
+) -> Result<BuildOutcome, BuildError> {
+    names::validate(&req.name)?;
+    let name = req.name.clone();
+    let dir = app.toolbox.tools_dir().join(&name);
+    let previous = if dir.is_dir() {
+        let text = std::fs::read_to_string(dir.join(manifest::FILE_NAME)).ok();
+        match text.map(|t| manifest::parse(Path::new(manifest::FILE_NAME), Some(&name), &t)) {
+            Some(Ok(p)) if p.manifest.kind != Kind::Wasm => {
+                return Err(BuildError::NotWasm {
+                    name,
+                    kind: p.manifest.kind.to_string(),
+                });
+            }
+            Some(Ok(p)) => Some(p.manifest),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    let artifact = previous.as_ref().map(|m| m.artifact().to_string());
+
+    let mut files = match (&req.source, &previous) {
+        (Some(src), _) => {
+            let mut f = BTreeMap::new();
+            f.insert("src/main.rs".to_string(), src.clone().into_bytes());
+            if let Ok(lock) = std::fs::read(dir.join("Cargo.lock")) {
+                f.insert("Cargo.lock".to_string(), lock);
+            }
+            if let Ok(toml) = std::fs::read(dir.join("Cargo.toml")) {
+                f.insert("Cargo.toml".to_string(), toml);
+            }
+            f
+        }
+        (None, Some(_)) => files::read_sources(&dir, artifact.as_deref())?,
+        (None, None) if dir.is_dir() => {
+            return Err(BuildError::Manifest {
+                name,
+                errors: "tool.toml is missing or does not parse, and no `source` was given".into(),
+            });
+        }
+        (None, None) => return Err(BuildError::NoSuchTool { name }),
+    };
+    for (rel, text) in &req.files {
+        files::check_rel(rel)?;
+        if [manifest::FILE_NAME, "Cargo.toml", "Cargo.lock"].contains(&rel.as_str())
+            || Some(rel.as_str()) == artifact.as_deref()
+        {
+            return Err(BuildError::BadRequest {
+                message: format!(
+                    "`files` may not set {rel}: toolsmith writes it (give `crates` for Cargo.toml)"
+                ),
+            });
+        }
+        files.insert(rel.clone(), text.clone().into_bytes());
+    }
+    let crates = match (&req.crates, &previous) {
+        (Some(c), _) => c.clone(),
+        (None, Some(p)) => p.dependencies.crates.clone(),
+        (None, None) => BTreeMap::from([("serde_json".to_string(), CrateDep::Version("1".into()))]),
+    };
+    let cargo_toml = match files.get("Cargo.toml") {
+        Some(existing) if req.crates.is_none() => {
+            let text = String::from_utf8_lossy(existing);
+            files::standalone_cargo_toml(&name, &text)?.0
+        }
+        _ => files::cargo_toml(&name, &crates)?,
+    };
+    files.insert("Cargo.toml".to_string(), cargo_toml.into_bytes());
+
+    let manifest = match (&previous, req.changes_manifest()) {
+        (Some(_), false) => {
+            std::fs::read_to_string(dir.join(manifest::FILE_NAME)).map_err(|e| BuildError::Io {
+                action: "read",
+                path: dir.join(manifest::FILE_NAME),
+                message: e.to_string(),
+            })?
+        }
+        _ => files::manifest_text(&req, previous.as_ref(), &crates)?,
+    };
+    let plan = Plan {
+        name,
+        files,
+        manifest,
+        previous: previous.map(|m| (dir, m)),
+    };
+    run_plan(app, plan, opts).await
+}
+
+/// Build an existing tool directory as it is on disk (e.g. after editing src/main.rs) and
+/// commit it: the CLI's `toolsmith build NAME`.
+pub async fn build_in_place(
+    app: &App,
+    name: &str,
+    opts: &Options<'_>,
+) -> Result<BuildOutcome, BuildError> {
+    let dir = app.toolbox.tool_dir(name)?;
+    if !dir.is_dir() {
+        return Err(BuildError::NoSuchTool { name: name.into() });
+    }
+    let path = dir.join(manifest::FILE_NAME);
+    let text = std::fs::read_to_string(&path).map_err(|e| BuildError::Io {
+        action: "read",
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    let parsed = manifest::parse(&path, Some(name), &text).map_err(|d| manifest_error(name, &d))?;
+    if parsed.manifest.kind != Kind::Wasm {
+        return Err(BuildError::NotWasm {
+            name: name.into(),
+            kind: parsed.manifest.kind.to_string(),
+        });
+    }
+    let mut files = files::read_sources(&dir, Some(parsed.manifest.artifact()))?;
+    if !files.contains_key("src/main.rs") {
+        return Err(BuildError::BadRequest {
+            message: format!("tools/{name}/src/main.rs is missing"),
+        });
+    }
+    let cargo_toml = match files.get("Cargo.toml") {
+        Some(t) => {
+            let (text, changed) = files::standalone_cargo_toml(name, &String::from_utf8_lossy(t))?;
+            if changed {
+                opts.host.log(
+                    "warning",
+                    &format!(
+                        "Cargo.toml: set the package name to {} and added an empty [workspace]",
+                        package_name(name)
+                    ),
+                );
+            }
+            text
+        }
+        None => files::cargo_toml(name, &parsed.manifest.dependencies.crates)?,
+    };
+    files.insert("Cargo.toml".into(), cargo_toml.into_bytes());
+    let plan = Plan {
+        name: name.to_string(),
+        files,
+        manifest: text,
+        previous: Some((dir, parsed.manifest)),
+    };
+    run_plan(app, plan, opts).await
+}
+
+fn manifest_error(name: &str, diags: &[manifest::Diagnostic]) -> BuildError {
+    BuildError::Manifest {
+        name: name.to_string(),
+        errors: diags
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+/// The artifact of the previous version, when it is intact and built from exactly this source.
+fn reusable_artifact(previous: &Option<(PathBuf, Manifest)>, source_hash: &str) -> Option<Vec<u8>> {
+    let (dir, m) = previous.as_ref()?;
+    if m.hashes.source.as_deref() != Some(source_hash) {
+        return None;
+    }
+    let bytes = std::fs::read(dir.join(m.artifact())).ok()?;
+    (m.hashes.artifact.as_deref() == Some(hashing::sha256_bytes(&bytes).as_str())).then_some(bytes)
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, BuildError> + Send + 'static,
+) -> Result<T, BuildError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| BuildError::Internal {
+            message: e.to_string(),
+        })?
+}
+
+async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutcome, BuildError> {
+    let started = Instant::now();
+    let name = plan.name.clone();
+    let host = opts.host;
+    let parsed = manifest::parse(Path::new(manifest::FILE_NAME), Some(&name), &plan.manifest)
+        .map_err(|d| manifest_error(&name, &d))?;
+    if parsed.manifest.kind != Kind::Wasm {
+        return Err(BuildError::NotWasm {
+            name,
+            kind: parsed.manifest.kind.to_string(),
+        });
+    }
+    let artifact = parsed.manifest.artifact().to_string();
+    files::check_rel(&artifact)?;
+
+    let work = {
+        let (cache, n) = (opts.cache.clone(), name.clone());
+        blocking(move || files::WorkDir::acquire(&cache, &n)).await?
+    };
+    work.sync(&plan.files)?;
+    let pre_hash =
+        hashing::source_hash(&work.path, Some(&artifact)).map_err(|e| BuildError::Io {
+            action: "hash",
+            path: work.path.clone(),
+            message: e.to_string(),
+        })?;
+
+    let (bytes, report) = match reusable_artifact(&plan.previous, &pre_hash) {
+        Some(bytes) => {
+            host.log(
+                "info",
+                "source unchanged: reusing the built module, nothing to compile",
+            );
+            (bytes, None)
+        }
+        None => {
+            let target = target_dir(&opts.cache);
+            let report = cargo::build(&name, &work.path, &target, host, &opts.cancel).await?;
+            let bytes = std::fs::read(&report.wasm).map_err(|e| BuildError::Io {
+                action: "read",
+                path: report.wasm.clone(),
+                message: e.to_string(),
+            })?;
+            (bytes, Some(report))
+        }
+    };
+    let io = |action: &'static str, path: PathBuf| {
+        move |e: std::io::Error| BuildError::Io {
+            action,
+            path,
+            message: e.to_string(),
+        }
+    };
+    let art_path = work.path.join(&artifact);
+    std::fs::write(&art_path, &bytes).map_err(io("write", art_path.clone()))?;
+    let source_hash =
+        hashing::source_hash(&work.path, Some(&artifact)).map_err(io("hash", work.path.clone()))?;
+    let artifact_hash = hashing::sha256_bytes(&bytes);
+    let text = manifest::set_hashes(&plan.manifest, Some(&source_hash), Some(&artifact_hash))
+        .map_err(|e| BuildError::Internal {
+            message: e.to_string(),
+        })?;
+    let toml_path = work.path.join(manifest::FILE_NAME);
+    std::fs::write(&toml_path, &text).map_err(io("write", toml_path.clone()))?;
+    let tool = load_tool(&work.path, &name, &text)?;
+
+    let n = tool.manifest.examples.len();
+    if n > 0 {
+        host.progress(0.0, Some(n as f64), Some(format!("running {n} example(s)")));
+    }
+    let failures = examples::check(app, &work.path, &tool, host).await;
+    if !failures.is_empty() && !opts.commit_anyway {
+        return Err(BuildError::Examples {
+            tool: name,
+            failures,
+        });
+    }
+    if opts.cancel.is_cancelled() {
+        return Err(BuildError::Cancelled { tool: name });
+    }
+
+    let mut specs: Vec<FileSpec> = files::read_sources(&work.path, None)?
+        .into_iter()
+        .map(|(p, b)| FileSpec::new(p, b))
+        .collect();
+    specs.push(FileSpec::new(manifest::FILE_NAME, text.into_bytes()));
+    let (tb, actor, n2) = (app.toolbox.clone(), opts.actor.clone(), name.clone());
+    let out = blocking(move || Ok(tb.write_tool(&n2, &specs, &actor)?)).await?;
+    drop(work);
+    app.refresh();
+    let warnings = report
+        .as_ref()
+        .map(|r| r.warnings.iter().map(|d| d.to_string()).collect())
+        .unwrap_or_default();
+    Ok(BuildOutcome {
+        name,
+        action: if out.commit.is_none() {
+            "unchanged"
+        } else {
+            out.action
+        },
+        commit: out.commit,
+        compiled: report.is_some(),
+        compiled_crates: report
+            .as_ref()
+            .map(|r| r.compiled.clone())
+            .unwrap_or_default(),
+        cargo_ms: report.as_ref().map(|r| r.elapsed.as_millis() as u64),
+        total_ms: started.elapsed().as_millis() as u64,
+        source_hash,
+        artifact_hash,
+        artifact_bytes: bytes.len() as u64,
+        warnings,
+        cargo_output: report.map(|r| r.log).unwrap_or_default(),
+        examples_run: n,
+        example_failures: failures,
+    })
+}
+
+/// A `Tool` for a directory not in the index (the work directory of a build).
+fn load_tool(dir: &Path, name: &str, text: &str) -> Result<Tool, BuildError> {
+    let parsed = manifest::parse(&dir.join(manifest::FILE_NAME), Some(name), text)
+        .map_err(|d| manifest_error(name, &d))?;
+    let read_schema = |file: &Option<String>| -> Result<Option<Map<String, Value>>, BuildError> {
+        let Some(f) = file else { return Ok(None) };
+        let path = dir.join(f);
+        let text = std::fs::read_to_string(&path).map_err(|e| BuildError::Io {
+            action: "read",
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        match serde_json::from_str(&text) {
+            Ok(Value::Object(o)) => Ok(Some(o)),
+            _ => Err(BuildError::Manifest {
+                name: name.into(),
+                errors: format!("{f} is not a JSON object schema"),
+            }),
+        }
+    };
+    let m = parsed.manifest;
+    let input_schema = match &m.input_schema {
+        Some(s) => s.clone(),
+        None => read_schema(&m.input_schema_file)?.unwrap_or_else(|| {
+            let mut o = Map::new();
+            o.insert("type".into(), Value::String("object".into()));
+            o
+        }),
+    };
+    let output_schema = match &m.output_schema {
+        Some(s) => Some(s.clone()),
+        None => read_schema(&m.output_schema_file)?,
+    };
+    Ok(Tool {
+        manifest: m,
+        input_schema,
+        output_schema,
+        warnings: parsed.warnings,
+    })
+}
