@@ -3,6 +3,7 @@
 //! See ARCHITECTURE.md for the map of modules and the invariants each keeps.
 
 pub mod app;
+pub mod build;
 pub mod cli;
 pub mod deps;
 pub mod compose;

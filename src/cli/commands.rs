@@ -105,6 +105,9 @@ pub fn run(cli: Cli) -> Result<i32> {
             allow_remote,
             expose,
         } => serve(open(explicit, &location)?, http, allow_remote, expose),
+        Command::Build { name, force } => {
+            super::build::run(open(explicit, &location)?, &name, force, cli.json)
+        }
         Command::Register(args) => {
             super::scripts::register(open(explicit, &location)?, &args, cli.json)
         }

@@ -3,6 +3,7 @@
 //! Parsing produces plain values first; commands then open the toolbox and act. Data goes to
 //! stdout (`--json` for scripts), logs and errors to stderr.
 
+mod build;
 mod commands;
 mod history;
 mod output;
@@ -90,6 +91,13 @@ pub enum Command {
         /// Arguments as a JSON object.
         #[arg(long, default_value = "{}")]
         args: String,
+    },
+    /// Build a Rust (wasm) tool from its directory as it is on disk, and commit it.
+    Build {
+        name: String,
+        /// Commit even when the tool's examples fail.
+        #[arg(long)]
+        force: bool,
     },
     /// Register (add or update) a script tool: code, language, dependencies, schemas, examples.
     Register(scripts::RegisterArgs),

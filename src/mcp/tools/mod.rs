@@ -2,6 +2,7 @@
 //! tool definitions) and `call(name, args, ctx)` returning `None` for names it does not own.
 //! To add a capability: write a module here and add it to `definitions` and `call` below.
 
+pub mod build;
 pub mod compose;
 pub mod core;
 pub mod history;
@@ -43,6 +44,7 @@ pub fn definitions() -> Vec<Tool> {
     #[allow(unused_mut)]
     let mut v = core::definitions();
     v.extend(compose::definitions());
+    v.extend(build::definitions());
     v.extend(scripts::definitions());
     v.extend(memory::definitions());
     v.extend(history::definitions());
@@ -63,6 +65,9 @@ pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResp
     }
     if compose::NAMES.contains(&name) {
         return compose::call(name, args, ctx).await.map(Into::into);
+    }
+    if build::NAMES.contains(&name) {
+        return build::call(name, args, ctx).await.map(Into::into);
     }
     if scripts::NAMES.contains(&name) {
         return scripts::call(name, args, ctx).await.map(Into::into);
