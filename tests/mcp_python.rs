@@ -154,3 +154,101 @@ fn python_sdk_both_eras_over_http() {
     check(&s, &tb);
     assert_eq!(s["protocol"], "2026-07-28");
 }
+
+/// build_tool through the Python SDK: progress and log notifications while cargo runs, the new
+/// tool callable by its own name, a broken build answered with located compiler errors, and the
+/// store-example WASM tool beside it.
+#[test]
+fn python_sdk_builds_a_wasm_tool_with_progress() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tb = example_toolbox(tmp.path());
+    let script = tmp.path().join("build.py");
+    std::fs::write(
+        &script,
+        r#"import asyncio, json, os, sys
+from mcp import Client, StdioServerParameters
+
+SRC = 'use std::io::Read;\nfn main() {\n    let mut s = String::new();\n    std::io::stdin().read_to_string(&mut s).unwrap();\n    println!("{{\\"got\\":{}}}", s.trim());\n}\n'
+
+async def main():
+    exe, box = sys.argv[1], sys.argv[2]
+    progress, logs, out = [], [], {}
+    async def on_log(params):
+        logs.append(str(params.data))
+    async def on_progress(p, total, message):
+        progress.append(message or "")
+    server = StdioServerParameters(command=exe, args=["--toolbox", box, "serve"], env={**os.environ})
+    async with Client(server, mode="legacy", logging_callback=on_log, read_timeout_seconds=600) as client:
+        defs = {t.name: t for t in (await client.list_tools()).tools}
+        out["schema_required"] = defs["build_tool"].input_schema.get("required")
+        r = await client.call_tool("build_tool", {
+            "name": "mcp_echo", "description": "Echoes its arguments", "source": SRC, "crates": {},
+            "examples": [{"input": {"text": "x"}, "output": {"got": {"text": "x"}}}],
+        }, progress_callback=on_progress)
+        out["build_error"] = r.is_error
+        out["build"] = r.structured_content
+        out["build_text"] = [c.text for c in r.content if hasattr(c, "text")]
+        bad = await client.call_tool("build_tool", {"name": "mcp_echo", "source": "fn main() {\n    let x: u32 = \"no\";\n}\n"})
+        out["broken_error"] = bad.is_error
+        out["broken_text"] = "\n".join(c.text for c in bad.content if hasattr(c, "text"))
+        out["listed"] = "mcp_echo" in [t.name for t in (await client.list_tools()).tools]
+        out["call"] = (await client.call_tool("mcp_echo", {"text": "hey"})).structured_content
+        out["word_count"] = (await client.call_tool("word_count", {"text": "a b"})).structured_content
+    out["progress"], out["logs"] = progress, logs
+    print(json.dumps(out))
+
+asyncio.run(main())
+"#,
+    )
+    .unwrap();
+    let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/wasm-test-cache");
+    let out = Command::new(python())
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_toolsmith"))
+        .arg(&tb)
+        .env("TOOLSMITH_CACHE", &cache)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "build scenario failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s: Value = serde_json::from_str(stdout.lines().last().unwrap_or("")).expect("JSON");
+    assert_eq!(s["schema_required"], serde_json::json!(["name"]), "{s}");
+    assert_eq!(s["build_error"], false, "{s}");
+    assert_eq!(s["build"]["action"], "add", "{s}");
+    assert_eq!(s["build"]["examples_run"], 1, "{s}");
+    let progress: Vec<&str> = s["progress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(progress.iter().any(|m| m.contains("cargo build")), "{s}");
+    assert!(
+        s["logs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l.as_str().unwrap_or("").contains("cargo:")),
+        "{s}"
+    );
+    assert_eq!(s["broken_error"], true, "{s}");
+    let broken = s["broken_text"].as_str().unwrap();
+    assert!(
+        broken.contains("src/main.rs:2") && broken.contains("hint:"),
+        "{broken}"
+    );
+    assert_eq!(s["listed"], true, "{s}");
+    assert_eq!(
+        s["call"],
+        serde_json::json!({"got": {"text": "hey"}}),
+        "{s}"
+    );
+    assert_eq!(s["word_count"]["words"], 2, "{s}");
+    let log = git(&tb, &["log", "--format=%s", "--", "tools/mcp_echo"]);
+    assert_eq!(log.trim(), "add mcp_echo: Echoes its arguments", "{log}");
+    assert_clean(&tb);
+}
