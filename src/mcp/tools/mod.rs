@@ -18,7 +18,7 @@ use rmcp::model::{CallToolResponse, JsonObject, Tool};
 use rmcp::service::RequestContext;
 use std::sync::Arc;
 
-pub use self::core::{call_result, error_result, json_result};
+pub use self::core::{call_result, error_result};
 
 /// Everything a meta-tool call may need.
 pub struct Ctx {

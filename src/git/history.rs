@@ -1,0 +1,157 @@
+//! Reading history: commits touching a prefix, revision lookup, and old trees.
+
+use super::*;
+
+pub fn log(
+    repo_dir: &Path,
+    prefix: Option<&str>,
+    limit: usize,
+) -> Result<Vec<CommitInfo>, GitError> {
+    let prefix = prefix.map(normalize_rela_path).transpose()?;
+    let mut repo = open(repo_dir)?;
+    // The walk decodes each commit, and `commit_info` reads it again.
+    repo.object_cache_size_if_unset(4 * 1024 * 1024);
+    let workdir = workdir_of(&repo)?;
+    let Some(head) = head_commit_id(&repo, &workdir)? else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    if limit == 0 {
+        return Ok(out);
+    }
+    let walk = repo
+        .rev_walk([head])
+        .sorting(gix::revision::walk::Sorting::ByCommitTime(
+            gix::traverse::commit::simple::CommitTimeOrder::NewestFirst,
+        ))
+        .all()
+        .ctx(&workdir, || format!("walk the history of {head}"))?;
+
+    // Entry at `prefix` per commit; in linear history every commit is looked up twice
+    // (as itself and as a parent), so remember the answers.
+    let mut entry_cache: HashMap<ObjectId, Option<(ObjectId, EntryMode)>> = HashMap::new();
+    for info in walk {
+        let info = info.ctx(&workdir, || format!("walk the history of {head}"))?;
+        let id = info.id;
+        if let Some(prefix) = &prefix {
+            let mine = entry_at_commit(&repo, &workdir, id, prefix, &mut entry_cache)?;
+            let parents: Vec<ObjectId> = info.parent_ids().map(|p| p.detach()).collect();
+            let touched = if parents.is_empty() {
+                mine.is_some()
+            } else {
+                let mut touched = true;
+                for parent in parents {
+                    if entry_at_commit(&repo, &workdir, parent, prefix, &mut entry_cache)? == mine {
+                        touched = false;
+                        break;
+                    }
+                }
+                touched
+            };
+            // Each commit is visited once; keep the cache from growing without bound on
+            // long histories by forgetting what no later parent lookup can need.
+            entry_cache.remove(&id);
+            if !touched {
+                continue;
+            }
+        }
+        let commit = repo
+            .find_commit(id)
+            .ctx(&workdir, || format!("read commit {id}"))?;
+        out.push(commit_info(&commit, &workdir)?);
+        if out.len() >= limit {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// Resolve a revision (`HEAD`, `HEAD~2`, a branch or tag, a unique hex prefix, …) to the full
+/// hex id of the commit it names (tags are peeled).
+pub fn resolve(repo_dir: &Path, rev: &str) -> Result<String, GitError> {
+    let repo = open(repo_dir)?;
+    Ok(resolve_commit(&repo, rev)?.to_hex().to_string())
+}
+
+/// The files under `prefix` (`""` for the whole tree) in commit `rev`: path relative to
+/// `prefix`, contents as stored in git, executable bit; sorted by path. Empty if `prefix` does
+/// not exist in that commit. Symbolic links and submodules are reported as errors rather than
+/// silently dropped.
+pub fn read_tree_at(
+    repo_dir: &Path,
+    rev: &str,
+    prefix: &str,
+) -> Result<Vec<(String, Vec<u8>, bool)>, GitError> {
+    let prefix = if prefix.trim_matches('/').is_empty() {
+        String::new()
+    } else {
+        normalize_rela_path(prefix)?
+    };
+    let repo = open(repo_dir)?;
+    let workdir = workdir_of(&repo)?;
+    let commit_id = resolve_commit(&repo, rev)?;
+    let root = repo
+        .find_commit(commit_id)
+        .and_then(|c| c.tree())
+        .ctx(&workdir, || format!("read the tree of commit {commit_id}"))?;
+    let tree = if prefix.is_empty() {
+        root
+    } else {
+        let Some(entry) = root
+            .lookup_entry(prefix.split('/').map(str::as_bytes))
+            .ctx(&workdir, || {
+                format!("look up {prefix} in commit {commit_id}")
+            })?
+        else {
+            return Ok(Vec::new());
+        };
+        if !entry.mode().is_tree() {
+            return Err(GitError::NotATreeAt {
+                rev: rev.to_owned(),
+                path: prefix,
+            });
+        }
+        repo.find_tree(entry.object_id()).ctx(&workdir, || {
+            format!("read tree {prefix} in commit {commit_id}")
+        })?
+    };
+
+    let records = tree.traverse().breadthfirst.files().ctx(&workdir, || {
+        format!("list the files under {prefix:?} in commit {commit_id}")
+    })?;
+    let mut out = Vec::with_capacity(records.len());
+    for rec in records {
+        let kind = match rec.mode.kind() {
+            EntryKind::Tree => continue,
+            EntryKind::Blob | EntryKind::BlobExecutable => rec.mode.kind(),
+            other => {
+                return Err(GitError::UnsupportedEntry {
+                    rev: rev.to_owned(),
+                    path: join_rela(&prefix, &rec.filepath.to_str_lossy()),
+                    kind: if other == EntryKind::Link {
+                        "symbolic link"
+                    } else {
+                        "submodule"
+                    },
+                });
+            }
+        };
+        let path = rec.filepath.to_str().map_err(|_| GitError::InvalidPath {
+            path: join_rela(&prefix, &rec.filepath.to_str_lossy()),
+            reason: "the path stored in git is not valid UTF-8",
+        })?;
+        let data = repo
+            .find_blob(rec.oid)
+            .ctx(&workdir, || {
+                format!(
+                    "read blob {} ({}) in commit {commit_id}",
+                    rec.oid,
+                    join_rela(&prefix, path)
+                )
+            })?
+            .take_data();
+        out.push((path.to_owned(), data, kind == EntryKind::BlobExecutable));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
