@@ -84,6 +84,18 @@ fn main() {
 }
 "#;
 
+/// A serde_json tool: upper-cases a text and counts its words.
+const SHOUT_SRC: &str = r#"use serde_json::{json, Value};
+use std::io::Read;
+fn main() {
+    let mut s = String::new();
+    std::io::stdin().read_to_string(&mut s).unwrap();
+    let v: Value = serde_json::from_str(&s).unwrap();
+    let text = v["text"].as_str().unwrap_or("");
+    println!("{}", json!({"loud": text.to_uppercase(), "words": text.split_whitespace().count()}));
+}
+"#;
+
 /// The shared cache (cargo target dir, work dirs, compiled modules) for every test and run.
 fn cache() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("target/wasm-test-cache")
@@ -304,16 +316,13 @@ fn serde_json_tools_build_and_the_second_reuses_compiled_dependencies() {
     // A second tool with the same crate: serde_json is not compiled again.
     let app = App::new(Toolbox::open(&boxdir).unwrap());
     let host = Recorder::default();
-    let src = r#"use serde_json::{json, Value};
-use std::io::Read;
-fn main() {
-    let mut s = String::new();
-    std::io::stdin().read_to_string(&mut s).unwrap();
-    let v: Value = serde_json::from_str(&s).unwrap();
-    let text = v["text"].as_str().unwrap_or("");
-    println!("{}", json!({"loud": text.to_uppercase(), "words": text.split_whitespace().count()}));
-}
-"#;
+    // A unique comment each run, so cargo has the tool itself to compile even with the
+    // shared cache of an earlier run.
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let src = format!("// run {nonce}\n{SHOUT_SRC}");
     let out = build_with(
         &app,
         json!({
