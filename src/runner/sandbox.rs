@@ -251,9 +251,41 @@ fn pids_base() -> Option<&'static Path> {
         std::fs::create_dir(&probe).ok()?;
         let ok = probe.join("pids.max").exists();
         let _ = std::fs::remove_dir(&probe);
+        if ok {
+            remove_stale(&base);
+        }
         ok.then_some(base)
     })
     .as_deref()
+}
+
+/// Remove cgroups left by toolsmith processes that are gone (a worker's cgroup outlives an
+/// exiting server, whose statics are never dropped), killing anything still inside.
+fn remove_stale(base: &Path) {
+    let Ok(rd) = std::fs::read_dir(base) else {
+        return;
+    };
+    for e in rd.filter_map(Result::ok) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("toolsmith-")
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let procs = std::fs::read_to_string(e.path().join("cgroup.procs")).unwrap_or_default();
+        for p in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+            // SAFETY: kill(2) has no memory-safety preconditions.
+            unsafe {
+                libc::kill(p, libc::SIGKILL);
+            }
+        }
+        let _ = std::fs::remove_dir(e.path());
+    }
 }
 
 impl PidsCgroup {
