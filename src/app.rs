@@ -90,12 +90,30 @@ impl App {
 
     /// Bring the index up to date with the tree. Returns the names that changed.
     pub fn refresh(&self) -> Vec<String> {
-        let mut next = (*self.index()).clone();
-        let changed = next.refresh();
+        self.update_index(|idx| idx.refresh())
+    }
+
+    /// Re-read only the named tool directories (the watcher knows which changed).
+    /// Returns the names whose entries changed.
+    pub fn refresh_tools(&self, names: &[String]) -> Vec<String> {
+        self.update_index(|idx| {
+            names
+                .iter()
+                .filter(|n| idx.reindex_tool(n))
+                .cloned()
+                .collect()
+        })
+    }
+
+    /// Apply an update to the index under the write lock; the index is copied only when
+    /// readers still hold the old snapshot.
+    fn update_index(&self, f: impl FnOnce(&mut Index) -> Vec<String>) -> Vec<String> {
+        let mut guard = match self.index.write() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        let changed = f(Arc::make_mut(&mut guard));
         if !changed.is_empty() {
-            if let Ok(mut g) = self.index.write() {
-                *g = Arc::new(next);
-            }
             self.generation.fetch_add(1, Ordering::SeqCst);
         }
         changed

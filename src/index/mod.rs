@@ -125,6 +125,10 @@ impl Index {
 
     /// Re-read one tool directory (or drop it when it is gone). Returns true when the entry changed.
     pub fn reindex_tool(&mut self, name: &str) -> bool {
+        // Hidden directories are toolsmith's in-flight writes; `..`/separators are not tools.
+        if name.is_empty() || name.starts_with('.') || name.contains(['/', '\\']) {
+            return false;
+        }
         let dir = self.root.join(TOOLS_DIR).join(name);
         if !dir.is_dir() {
             return self.entries.remove(name).is_some();

@@ -16,23 +16,36 @@ const MAX_DELAY: Duration = Duration::from_millis(250);
 pub const GUIDE_URI: &str = "toolsmith://guide";
 
 pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    // Each event names the tool directory it touched, or None when it cannot be attributed.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Option<String>>();
     let tools = shared.app.toolbox.tools_dir();
+    let tools_for_events = tools.clone();
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         if let Ok(ev) = res {
             if matches!(ev.kind, EventKind::Access(_)) {
                 return;
             }
-            let _ = tx.send(());
+            for path in &ev.paths {
+                let _ = tx.send(tool_of(&tools_for_events, path));
+            }
+            if ev.paths.is_empty() {
+                let _ = tx.send(None);
+            }
         }
     })?;
     watcher.watch(&tools, RecursiveMode::Recursive)?;
     tokio::spawn(async move {
         let _watcher = watcher; // lives as long as the task
         loop {
+            let mut touched = std::collections::BTreeSet::new();
+            let mut full = false;
             tokio::select! {
-                got = rx.recv() => if got.is_none() { break },
-                _ = shared.poke.notified() => {},
+                got = rx.recv() => match got {
+                    None => break,
+                    Some(Some(name)) => { touched.insert(name); }
+                    Some(None) => full = true,
+                },
+                _ = shared.poke.notified() => full = true,
             }
             // Debounce: wait until events stop for SETTLE, at most MAX_DELAY.
             let deadline = tokio::time::Instant::now() + MAX_DELAY;
@@ -42,12 +55,27 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
                     break;
                 }
                 match tokio::time::timeout(SETTLE.min(deadline - now), rx.recv()).await {
-                    Ok(Some(())) => continue,
+                    Ok(Some(Some(name))) => {
+                        touched.insert(name);
+                        continue;
+                    }
+                    Ok(Some(None)) => {
+                        full = true;
+                        continue;
+                    }
                     Ok(None) | Err(_) => break,
                 }
             }
             let s = Arc::clone(&shared);
-            let _ = tokio::task::spawn_blocking(move || s.app.refresh()).await;
+            let _ = tokio::task::spawn_blocking(move || {
+                if full {
+                    s.app.refresh()
+                } else {
+                    let names: Vec<String> = touched.into_iter().collect();
+                    s.app.refresh_tools(&names)
+                }
+            })
+            .await;
             announce(&shared).await;
         }
     });
@@ -63,4 +91,19 @@ pub async fn announce(shared: &Shared) {
     tracing::info!(generation, "toolbox changed; notifying clients");
     shared.hub.tools_changed().await;
     shared.hub.resource_updated(GUIDE_URI).await;
+}
+
+/// The tool directory an event path belongs to: `Some(name)` for `tools/<name>/...`, None
+/// when it cannot be attributed (the tools directory itself). Toolsmith's hidden in-flight
+/// directories (`tools/.staging-*`, `tools/.trash-*`) are attributed to no tool and ignored
+/// by the caller through the name check in `Index::reindex_tool`'s directory listing.
+fn tool_of(tools: &std::path::Path, path: &std::path::Path) -> Option<String> {
+    let rel = path.strip_prefix(tools).ok()?;
+    let first = rel.components().next()?;
+    let name = first.as_os_str().to_string_lossy().into_owned();
+    if name.starts_with('.') {
+        // In-flight writes: the rename into place produces its own event for tools/<name>.
+        return Some(String::new());
+    }
+    Some(name)
 }
