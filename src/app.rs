@@ -64,7 +64,9 @@ impl CallError {
 /// The toolbox, its index and the runners.
 pub struct App {
     pub toolbox: Toolbox,
-    index: RwLock<Arc<Index>>,
+    index: Arc<RwLock<Arc<Index>>>,
+    /// Whether the index has been built (see `new_deferred`).
+    ready: Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
     generation: AtomicU64,
     wasm: std::sync::OnceLock<Result<WasmRunner, String>>,
 }
@@ -74,14 +76,89 @@ impl App {
         let index = Index::build(toolbox.root());
         App {
             toolbox,
-            index: RwLock::new(Arc::new(index)),
+            index: Arc::new(RwLock::new(Arc::new(index))),
+            ready: Arc::new((std::sync::Mutex::new(true), std::sync::Condvar::new())),
             generation: AtomicU64::new(0),
             wasm: std::sync::OnceLock::new(),
         }
     }
 
+    /// Like `new`, but the index is built on a background thread, so a server can answer
+    /// `initialize` at once; readers of the index wait until it is ready.
+    pub fn new_deferred(toolbox: Toolbox) -> App {
+        let app = App {
+            index: Arc::new(RwLock::new(Arc::new(Index::default()))),
+            ready: Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new())),
+            generation: AtomicU64::new(0),
+            wasm: std::sync::OnceLock::new(),
+            toolbox,
+        };
+        let (slot, ready, root) = (
+            Arc::clone(&app.index),
+            Arc::clone(&app.ready),
+            app.toolbox.root().to_path_buf(),
+        );
+        let build = move || {
+            let index = Index::build(&root);
+            if let Ok(mut g) = slot.write() {
+                *g = Arc::new(index);
+            }
+            let (lock, cvar) = &*ready;
+            if let Ok(mut r) = lock.lock() {
+                *r = true;
+            }
+            cvar.notify_all();
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name("index-build".into())
+            .spawn(build)
+        {
+            // No thread: build here, so readers never wait forever.
+            tracing::warn!(error = %e, "cannot start the index thread; indexing now");
+            let index = Index::build(app.toolbox.root());
+            if let Ok(mut g) = app.index.write() {
+                *g = Arc::new(index);
+            }
+            let (lock, cvar) = &*app.ready;
+            if let Ok(mut r) = lock.lock() {
+                *r = true;
+            }
+            cvar.notify_all();
+        }
+        app
+    }
+
+    /// Wait until the index has been built (immediate for `App::new`).
+    pub fn wait_ready(&self) {
+        let (lock, cvar) = &*self.ready;
+        let Ok(mut r) = lock.lock() else { return };
+        while !*r {
+            r = match cvar.wait(r) {
+                Ok(r) => r,
+                Err(_) => return,
+            };
+        }
+    }
+
+    /// Compile or load every WASM tool's module ahead of its first call (a cold start then
+    /// deserializes cached code, and a first call only instantiates).
+    pub fn prepare_wasm(&self) {
+        let Ok(runner) = self.wasm() else { return };
+        for t in self
+            .index()
+            .tools()
+            .filter(|t| t.manifest.kind == Kind::Wasm)
+        {
+            let dir = self.toolbox.tools_dir().join(&t.manifest.name);
+            if let Err(e) = runner.prepare(&dir, t) {
+                tracing::debug!(tool = %t.manifest.name, error = %e, "not prepared");
+            }
+        }
+    }
+
     /// A snapshot of the index (cheap: an Arc).
     pub fn index(&self) -> Arc<Index> {
+        self.wait_ready();
         match self.index.read() {
             Ok(g) => Arc::clone(&g),
             Err(p) => Arc::clone(&p.into_inner()),
@@ -108,6 +185,7 @@ impl App {
     /// Apply an update to the index under the write lock; the index is copied only when
     /// readers still hold the old snapshot.
     fn update_index(&self, f: impl FnOnce(&mut Index) -> Vec<String>) -> Vec<String> {
+        self.wait_ready();
         let mut guard = match self.index.write() {
             Ok(g) => g,
             Err(p) => p.into_inner(),

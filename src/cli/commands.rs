@@ -409,20 +409,27 @@ pub(super) fn serve(
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let app = crate::app::App::new(tb);
-        let idx = app.index();
-        let (ok, broken) = (idx.tools().count(), idx.broken().count());
+        // The index builds in the background so `initialize` is answered at once; the
+        // start-up line follows as soon as the tool count is known, then WASM modules are
+        // loaded from the compiled-code cache so a first call only instantiates.
+        let app = crate::app::App::new_deferred(tb);
         let root = app.toolbox.root().to_path_buf();
         let shared = crate::mcp::start(app, exposure)?;
         let transport = match addr {
             Some(a) => format!("streamable HTTP at http://{a}/mcp"),
             None => "stdio".to_string(),
         };
-        eprintln!(
-            "toolsmith {}: serving {} ({ok} tools, {broken} broken) over {transport}",
-            env!("CARGO_PKG_VERSION"),
-            root.display()
-        );
+        let warm = std::sync::Arc::clone(&shared);
+        tokio::task::spawn_blocking(move || {
+            let idx = warm.app.index();
+            let (ok, broken) = (idx.tools().count(), idx.broken().count());
+            eprintln!(
+                "toolsmith {}: serving {} ({ok} tools, {broken} broken) over {transport}",
+                env!("CARGO_PKG_VERSION"),
+                root.display()
+            );
+            warm.app.prepare_wasm();
+        });
         match addr {
             Some(a) => crate::mcp::serve_http(shared, a).await,
             None => crate::mcp::serve_stdio(shared).await,

@@ -33,9 +33,23 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
             }
         }
     })?;
-    watcher.watch(&tools, RecursiveMode::Recursive)?;
     tokio::spawn(async move {
-        let _watcher = watcher; // lives as long as the task
+        // Setting up a recursive watch walks the tree (~40 ms for 2,000 directories): do it
+        // off the async threads, while the server already answers.
+        let watcher = tokio::task::spawn_blocking(move || {
+            watcher
+                .watch(&tools, RecursiveMode::Recursive)
+                .map(|()| watcher)
+        })
+        .await;
+        let _watcher = match watcher {
+            Ok(Ok(w)) => w,
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "cannot watch the toolbox; changes made outside this server will not be noticed");
+                return;
+            }
+            Err(_) => return,
+        };
         loop {
             let mut touched = std::collections::BTreeSet::new();
             let mut full = false;

@@ -39,8 +39,13 @@ impl Ctx {
     }
 }
 
-/// All meta-tool definitions, in listing order.
+/// All meta-tool definitions, in listing order (built once: they never change at runtime).
 pub fn definitions() -> Vec<Tool> {
+    static DEFS: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
+    DEFS.get_or_init(build_definitions).clone()
+}
+
+fn build_definitions() -> Vec<Tool> {
     #[allow(unused_mut)]
     let mut v = core::definitions();
     v.extend(compose::definitions());
@@ -54,7 +59,16 @@ pub fn definitions() -> Vec<Tool> {
 
 /// Whether `name` is a meta-tool.
 pub fn is_meta(name: &str) -> bool {
-    definitions().iter().any(|t| t.name == name)
+    static NAMES: std::sync::OnceLock<std::collections::HashSet<String>> =
+        std::sync::OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            build_definitions()
+                .into_iter()
+                .map(|t| t.name.to_string())
+                .collect()
+        })
+        .contains(name)
 }
 
 /// Run a meta-tool; None when `name` is not one. (A response, not just a result: a 2026
