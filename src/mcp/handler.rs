@@ -86,6 +86,7 @@ impl Server {
             progress_token: ctx.meta.get_progress_token(),
             log_level,
             depth: 0,
+            rounds: None,
         }
     }
 
@@ -198,7 +199,24 @@ impl ServerHandler for Server {
         let fixture_request =
             (self.shared.fixtures && fixtures::is_tool(&name)).then(|| request.clone());
         let args = request.arguments.unwrap_or_default();
-        let host = self.host(&ctx);
+        let mut host = self.host(&ctx);
+        // 2026 clients: questions a script asks end the attempt with an input-required result.
+        let rounds = if is_modern(&ctx) {
+            let r = super::rounds::Rounds::from_request(
+                request.request_state.as_ref(),
+                request.input_responses.as_ref(),
+            )?;
+            Some(Arc::new(r))
+        } else {
+            None
+        };
+        host.rounds = rounds.clone();
+        let asked = move || -> Result<Option<CallToolResponse>, McpError> {
+            match &rounds {
+                Some(r) => Ok(r.input_required()?.map(Into::into)),
+                None => Ok(None),
+            }
+        };
         let actor = self.actor(&ctx);
         let shared = Arc::clone(&self.shared);
         let ct = ctx.ct.clone();
@@ -213,9 +231,10 @@ impl ServerHandler for Server {
                     actor,
                     request: ctx,
                 };
-                return Ok(tools::call(&name, args, tctx)
+                let r = tools::call(&name, args, tctx)
                     .await
-                    .unwrap_or_else(|| tools::error_result("unknown meta-tool", None).into()));
+                    .unwrap_or_else(|| tools::error_result("unknown meta-tool", None).into());
+                return Ok(asked()?.unwrap_or(r));
             }
             if shared.app.index().get(&name).is_none() {
                 return Err(McpError::invalid_params(
@@ -223,7 +242,8 @@ impl ServerHandler for Server {
                     None,
                 ));
             }
-            Ok(tools::call_result(shared.app.call(&name, Value::Object(args), &host).await).into())
+            let out = shared.app.call(&name, Value::Object(args), &host).await;
+            Ok(asked()?.unwrap_or_else(|| tools::call_result(out).into()))
         };
         tokio::select! {
             _ = ct.cancelled() => Err(McpError::internal_error("the call was cancelled", None)),

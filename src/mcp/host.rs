@@ -15,6 +15,11 @@ use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
+/// What a script sees when its question goes to a 2026 client: the call ends here and is
+/// retried by the client with the answer.
+const INPUT_REQUIRED: &str =
+    "input required: the question was sent to the MCP client, which answers by retrying the call";
+
 /// How deep tools may call tools.
 pub const MAX_DEPTH: usize = 8;
 
@@ -25,6 +30,8 @@ pub struct McpHost {
     /// Log level threshold for this request; None sends no log messages.
     pub log_level: Option<LoggingLevel>,
     pub depth: usize,
+    /// For 2026-07-28 clients: answers known so far and the question this attempt ends with.
+    pub rounds: Option<Arc<super::rounds::Rounds>>,
 }
 
 pub fn rank(l: LoggingLevel) -> u8 {
@@ -77,7 +84,17 @@ impl McpHost {
     /// `elicitation/create`: ask the user through the client (2025 sessions).
     async fn elicit(&self, params: Value) -> Result<Value, (i64, String)> {
         if let Some(e) = refuse_modern(&self.peer, "elicitation") {
-            return Err(e);
+            let Some(rounds) = &self.rounds else {
+                return Err(e);
+            };
+            // 2026: the answer comes back on a retry of the whole call.
+            let mut p = params.clone();
+            if p.get("mode").is_none() {
+                p["mode"] = json!("form");
+            }
+            return rounds
+                .ask(json!({"method": "elicitation/create", "params": p}))
+                .ok_or((-32000, INPUT_REQUIRED.to_string()));
         }
         if self
             .peer
@@ -102,7 +119,35 @@ impl McpHost {
     /// params, or the short form `{"prompt": "...", "maxTokens": 200, "systemPrompt": "..."}`.
     async fn sample(&self, params: Value) -> Result<Value, (i64, String)> {
         if let Some(e) = refuse_modern(&self.peer, "sampling") {
-            return Err(e);
+            let Some(rounds) = &self.rounds else {
+                return Err(e);
+            };
+            let p = match params.get("prompt").and_then(Value::as_str) {
+                Some(prompt) => {
+                    let mut p = json!({"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+                        "maxTokens": params.get("maxTokens").and_then(Value::as_u64).unwrap_or(500)});
+                    if let Some(sys) = params.get("systemPrompt") {
+                        p["systemPrompt"] = sys.clone();
+                    }
+                    p
+                }
+                None => params.clone(),
+            };
+            let mut answer = rounds
+                .ask(json!({"method": "sampling/createMessage", "params": p}))
+                .ok_or((-32000, INPUT_REQUIRED.to_string()))?;
+            // The same shape as a 2025 answer: the CreateMessageResult plus its text.
+            let text = answer["content"]["text"]
+                .as_str()
+                .map(str::to_string)
+                .or_else(|| {
+                    answer["content"].as_array().and_then(|a| {
+                        a.iter()
+                            .find_map(|c| c["text"].as_str().map(str::to_string))
+                    })
+                });
+            answer["text"] = text.map(Value::String).unwrap_or(Value::Null);
+            return Ok(answer);
         }
         if self
             .peer
@@ -207,6 +252,7 @@ impl Host for McpHost {
                         progress_token: None,
                         log_level: self.log_level,
                         depth: self.depth + 1,
+                        rounds: self.rounds.clone(),
                     };
                     match self.shared.app.call(name, args, &inner).await {
                         Ok(out) => Ok(out.structured.unwrap_or(Value::String(out.text))),

@@ -11,6 +11,7 @@ mod fixtures;
 mod handler;
 mod host;
 pub(crate) mod hub;
+pub(crate) mod rounds;
 mod tools;
 mod watch;
 
