@@ -1,5 +1,5 @@
 //! MCP server benchmarks over stdio with raw JSON-RPC; prints a table.
-//! Run: `cargo bench --bench mcp` (builds the release binary first).
+//! Run: `cargo bench --bench mcp` (uses the binary cargo builds for the bench, optimized).
 //!
 //! spawn → initialize; tools/list with 10 / 1,000 / 10,000 tools; a warm WASM call round trip
 //! (p50/p95); the first call after a restart; hand edit of a tool.toml → list_changed.
@@ -86,15 +86,8 @@ impl Drop for Server {
 }
 
 fn bin() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let ok = Command::new("cargo")
-        .args(["build", "--release", "--quiet"])
-        .current_dir(root)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "cargo build --release");
-    root.join("target/release/toolsmith")
+    // Cargo builds the binary with the bench profile (optimized) for this bench.
+    PathBuf::from(env!("CARGO_BIN_EXE_toolsmith"))
 }
 
 fn toolbox(bin: &Path, dir: &Path, extra: usize) -> PathBuf {
