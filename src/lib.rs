@@ -5,8 +5,8 @@
 pub mod app;
 pub mod build;
 pub mod cli;
-pub mod deps;
 pub mod compose;
+pub mod deps;
 pub mod examples;
 pub mod git;
 pub mod guide;

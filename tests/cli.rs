@@ -26,7 +26,11 @@ fn stderr(o: &Output) -> String {
 fn example_box() -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("box");
-    let o = Command::new(env!("CARGO_BIN_EXE_toolsmith")).args(["init", "--example"]).arg(&dir).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .args(["init", "--example"])
+        .arg(&dir)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("7 tool(s)"), "{}", stdout(&o));
     (tmp, dir)
@@ -38,20 +42,48 @@ fn init_new_list_show_search_log_as_a_person_would() {
     assert_clean(&tb);
     for lang in ["python", "node", "ruby", "bash", "perl", "php", "rust"] {
         let name = format!("my_{lang}");
-        let o = toolsmith(&tb, &["new", &name, "--lang", lang, "-d", &format!("A {lang} tool")]);
+        let o = toolsmith(
+            &tb,
+            &[
+                "new",
+                &name,
+                "--lang",
+                lang,
+                "-d",
+                &format!("A {lang} tool"),
+            ],
+        );
         assert!(o.status.success(), "{lang}: {}", stderr(&o));
         assert_clean(&tb);
-        assert!(git(&tb, &["log", "-1", "--format=%B"]).contains(&format!("add {name}: A {lang} tool")));
+        assert!(
+            git(&tb, &["log", "-1", "--format=%B"]).contains(&format!("add {name}: A {lang} tool"))
+        );
     }
     let o = toolsmith(&tb, &["--json", "list"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let names: Vec<&str> = v["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert!(names.contains(&"my_python") && names.contains(&"word_count") && names.len() == 14, "{names:?}");
+    let names: Vec<&str> = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"my_python") && names.contains(&"word_count") && names.len() == 14,
+        "{names:?}"
+    );
     let o = toolsmith(&tb, &["list", "--kind", "wasm"]);
-    assert!(stdout(&o).contains("word_count") && stdout(&o).contains("my_rust") && !stdout(&o).contains("slugify"));
+    assert!(
+        stdout(&o).contains("word_count")
+            && stdout(&o).contains("my_rust")
+            && !stdout(&o).contains("slugify")
+    );
 
     let o = toolsmith(&tb, &["show", "slugify"]);
-    assert!(stdout(&o).contains("main.js") && stdout(&o).contains("kind = \"script\""), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("main.js") && stdout(&o).contains("kind = \"script\""),
+        "{}",
+        stdout(&o)
+    );
     let o = toolsmith(&tb, &["--json", "search", "roman", "numeral"]);
     let hits: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(hits[0]["name"], "roman_numeral");
@@ -59,7 +91,10 @@ fn init_new_list_show_search_log_as_a_person_would() {
     assert_eq!(stdout(&o).lines().count(), 1, "{}", stdout(&o));
     assert!(stdout(&o).contains("add my_bash: A bash tool"));
     // The new script tools run with their template's example.
-    let o = toolsmith(&tb, &["call", "my_python", "--args", r#"{"text": "world"}"#]);
+    let o = toolsmith(
+        &tb,
+        &["call", "my_python", "--args", r#"{"text": "world"}"#],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("Hello, world!"), "{}", stdout(&o));
     let o = toolsmith(&tb, &["delete", "my_php"]);
@@ -85,11 +120,17 @@ fn errors_go_to_stderr_with_a_hint_and_a_nonzero_exit() {
         assert!(!o.status.success(), "{args:?} should fail");
         assert_eq!(stdout(&o), "", "{args:?}: nothing on stdout");
         let err = stderr(&o);
-        assert!(err.starts_with("error: ") && err.contains("\nhint: "), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains("\nhint: "),
+            "{args:?}: {err}"
+        );
     }
     assert!(!tb.parent().unwrap().join("evil").exists());
     assert_clean(&tb);
-    let o = Command::new(env!("CARGO_BIN_EXE_toolsmith")).args(["--toolbox", "/nonexistent/box", "list"]).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .args(["--toolbox", "/nonexistent/box", "list"])
+        .output()
+        .unwrap();
     assert!(stderr(&o).contains("toolsmith init"), "{}", stderr(&o));
 }
 
@@ -108,11 +149,18 @@ fn lint_points_at_the_right_line_of_a_broken_file() {
     let o = toolsmith(&tb, &["lint"]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
-    assert!(err.contains(&format!("tools/slugify/tool.toml:{}:", line_no + 1)), "{err}");
+    assert!(
+        err.contains(&format!("tools/slugify/tool.toml:{}:", line_no + 1)),
+        "{err}"
+    );
     assert!(err.contains("hint:"), "{err}");
     // The other tools still list, the broken one is shown as broken.
     let o = toolsmith(&tb, &["list"]);
-    assert!(stdout(&o).contains("word_count") && stdout(&o).contains("slugify  BROKEN"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("word_count") && stdout(&o).contains("slugify  BROKEN"),
+        "{}",
+        stdout(&o)
+    );
     let o = toolsmith(&tb, &["--json", "lint"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["errors"], 1);
@@ -141,5 +189,9 @@ fn the_default_toolbox_is_created_and_seeded_on_first_use() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(tmp.path().join("xdg/toolsmith/tools/word_count/tool.toml").is_file());
+    assert!(
+        tmp.path()
+            .join("xdg/toolsmith/tools/word_count/tool.toml")
+            .is_file()
+    );
 }

@@ -42,7 +42,9 @@ pub fn check_rel(path: &str) -> Result<(), BuildError> {
         .any(|s| s.is_empty() || s == "." || s == "..")
         || path.contains('\\')
     {
-        return Err(bad("use plain `/`-separated names, without `.`, `..` or empty parts"));
+        return Err(bad(
+            "use plain `/`-separated names, without `.`, `..` or empty parts",
+        ));
     }
     for c in p.components() {
         match c {
