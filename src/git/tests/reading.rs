@@ -1,0 +1,369 @@
+//! Reading history and trees, refusals, and ignore/attribute rules.
+
+use super::*;
+
+#[test]
+fn log_lists_only_commits_touching_the_prefix() {
+    let fx = Fixture::toolbox();
+    let mut expected_b = Vec::new();
+    for round in 0..3 {
+        fx.write("tools/b/tool.toml", format!("round = {round}\n").as_bytes());
+        expected_b.push(
+            commit_dir(
+                &fx.repo,
+                "tools/b",
+                &format!("b round {round}\n\nbody {round}"),
+                &sig(),
+            )
+            .expect("commit")
+            .expect("a commit"),
+        );
+        fx.write("tools/a/main.py", format!("print({round})\n").as_bytes());
+        commit_dir(&fx.repo, "tools/a", &format!("a round {round}"), &sig())
+            .expect("commit")
+            .expect("a commit");
+    }
+    expected_b.reverse();
+
+    let b_log = log(&fx.repo, Some("tools/b"), 100).expect("log");
+    let ids: Vec<_> = b_log.iter().map(|c| c.id.clone()).collect();
+    assert_eq!(ids, expected_b);
+    assert_eq!(
+        ids.join("\n") + "\n",
+        fx.git(&["log", "--format=%H", "--", "tools/b"])
+    );
+    assert_eq!(b_log[0].summary, "b round 2");
+    assert_eq!(b_log[0].message, "b round 2\n\nbody 2");
+    assert_eq!(b_log[0].author, "Tool Smith");
+    assert_eq!(b_log[0].email, "smith@example.com");
+    let git_time: i64 = fx
+        .git(&["log", "-1", "--format=%at", &b_log[0].id])
+        .trim()
+        .parse()
+        .expect("number");
+    assert_eq!(b_log[0].time, git_time);
+
+    let a_log = log(&fx.repo, Some("tools/a"), 100).expect("log");
+    let a_ids: Vec<_> = a_log.iter().map(|c| c.id.clone()).collect();
+    assert_eq!(
+        a_ids.join("\n") + "\n",
+        fx.git(&["log", "--format=%H", "--", "tools/a"])
+    );
+    assert_eq!(a_ids.len(), 4, "init + 3 rounds");
+
+    assert_eq!(log(&fx.repo, Some("tools/a"), 2).expect("log").len(), 2);
+    let all = log(&fx.repo, None, 100).expect("log");
+    let all_ids: Vec<_> = all.iter().map(|c| c.id.clone()).collect();
+    assert_eq!(all_ids.join("\n") + "\n", fx.git(&["log", "--format=%H"]));
+    assert!(
+        log(&fx.repo, Some("tools/nope"), 10)
+            .expect("log")
+            .is_empty()
+    );
+    assert!(log(&fx.repo, None, 0).expect("log").is_empty());
+}
+
+#[test]
+fn read_tree_at_returns_old_contents() {
+    let fx = Fixture::toolbox();
+    fx.write("tools/a/run.sh", b"#!/bin/sh\n");
+    fx.make_executable("tools/a/run.sh");
+    fx.write("tools/a/lib/util.py", b"old\n");
+    let old = commit_dir(&fx.repo, "tools/a", "v1", &sig())
+        .expect("commit")
+        .expect("a commit");
+    fx.write("tools/a/lib/util.py", b"new\n");
+    std::fs::remove_file(fx.repo.join("tools/a/run.sh")).expect("rm");
+    commit_dir(&fx.repo, "tools/a", "v2", &sig())
+        .expect("commit")
+        .expect("a commit");
+
+    let files = read_tree_at(&fx.repo, &old, "tools/a").expect("read");
+    let expected: Vec<(String, Vec<u8>, bool)> = vec![
+        ("lib/util.py".into(), b"old\n".to_vec(), false),
+        ("main.py".into(), b"print('a')\n".to_vec(), false),
+        ("run.sh".into(), b"#!/bin/sh\n".to_vec(), true),
+        ("tool.toml".into(), b"name = \"a\"\n".to_vec(), false),
+    ];
+    assert_eq!(files, expected);
+
+    let now = read_tree_at(&fx.repo, "HEAD", "tools/a/").expect("read");
+    assert_eq!(
+        now.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(),
+        ["lib/util.py", "main.py", "tool.toml"]
+    );
+    assert_eq!(now[0].1, b"new\n");
+    assert_eq!(
+        read_tree_at(&fx.repo, "HEAD~1", "tools/a/lib").expect("read"),
+        vec![("util.py".into(), b"old\n".to_vec(), false)]
+    );
+    assert!(
+        read_tree_at(&fx.repo, "HEAD", "tools/missing")
+            .expect("read")
+            .is_empty()
+    );
+    assert_eq!(read_tree_at(&fx.repo, "HEAD", "").expect("read").len(), 5);
+    let not_dir = read_tree_at(&fx.repo, "HEAD", "README.md");
+    assert!(
+        matches!(not_dir, Err(GitError::NotATreeAt { .. })),
+        "{not_dir:?}"
+    );
+}
+
+#[test]
+fn resolve_understands_rev_specs() {
+    let fx = Fixture::toolbox();
+    fx.write("tools/a/main.py", b"1");
+    commit_dir(&fx.repo, "tools/a", "1", &sig()).expect("commit");
+    fx.write("tools/a/main.py", b"2");
+    commit_dir(&fx.repo, "tools/a", "2", &sig()).expect("commit");
+    let head = fx.head();
+    assert_eq!(resolve(&fx.repo, "HEAD").expect("HEAD"), head);
+    assert_eq!(resolve(&fx.repo, "main").expect("main"), head);
+    assert_eq!(resolve(&fx.repo, &head[..8]).expect("prefix"), head);
+    assert_eq!(
+        resolve(&fx.repo, "HEAD~2").expect("HEAD~2"),
+        fx.git(&["rev-parse", "HEAD~2"]).trim()
+    );
+    fx.git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@x",
+        "tag",
+        "-a",
+        "-m",
+        "v1",
+        "v1",
+        "HEAD~1",
+    ]);
+    assert_eq!(
+        resolve(&fx.repo, "v1").expect("annotated tag"),
+        fx.git(&["rev-parse", "HEAD~1"]).trim()
+    );
+    let bad = resolve(&fx.repo, "no-such-branch");
+    assert!(
+        matches!(bad, Err(GitError::UnknownRevision { .. })),
+        "{bad:?}"
+    );
+    let tree = resolve(&fx.repo, "HEAD^{tree}");
+    assert!(
+        matches!(tree, Err(GitError::UnknownRevision { .. })),
+        "{tree:?}"
+    );
+    let msg = resolve(&fx.repo, "HEAD~99")
+        .expect_err("too far")
+        .to_string();
+    assert!(msg.contains("HEAD~99"), "{msg}");
+}
+
+#[test]
+fn symlinks_and_nested_repositories_are_refused_without_side_effects() {
+    let fx = Fixture::toolbox();
+    let head = fx.head();
+    fx.write("tools/s/tool.toml", b"s");
+    std::os::unix::fs::symlink("tool.toml", fx.repo.join("tools/s/link")).expect("symlink");
+    let err = commit_dir(&fx.repo, "tools/s", "with link", &sig()).expect_err("must refuse");
+    assert!(matches!(err, GitError::Symlink { .. }), "{err:?}");
+    assert!(err.to_string().contains("tools/s/link"), "{err}");
+    assert_eq!(fx.head(), head);
+    assert!(!fx.repo.join(".git/index.lock").exists());
+
+    // A symlinked tool directory is refused too.
+    std::os::unix::fs::symlink(fx.repo.join("tools/a"), fx.repo.join("tools/alias"))
+        .expect("symlink");
+    let err = commit_dir(&fx.repo, "tools/alias", "alias", &sig()).expect_err("must refuse");
+    assert!(matches!(err, GitError::Symlink { .. }), "{err:?}");
+    std::fs::remove_file(fx.repo.join("tools/alias")).expect("rm");
+
+    // An ignored symlink is fine (a venv is full of them).
+    std::fs::remove_file(fx.repo.join("tools/s/link")).expect("rm");
+    std::fs::create_dir_all(fx.repo.join("tools/s/.venv/bin")).expect("mkdir");
+    std::os::unix::fs::symlink("/usr/bin/python3", fx.repo.join("tools/s/.venv/bin/python"))
+        .expect("symlink");
+    commit_dir(&fx.repo, "tools/s", "without link", &sig())
+        .expect("commit")
+        .expect("a commit");
+    fx.assert_consistent();
+
+    fx.write("tools/n/tool.toml", b"n");
+    fx.write("tools/n/vendored/.git/HEAD", b"ref: refs/heads/main\n");
+    let err = commit_dir(&fx.repo, "tools/n", "nested", &sig()).expect_err("must refuse");
+    assert!(matches!(err, GitError::NestedRepository { .. }), "{err:?}");
+    assert!(!fx.repo.join(".git/index.lock").exists());
+}
+
+#[test]
+fn bad_input_is_reported_not_panicked() {
+    let fx = Fixture::toolbox();
+    for bad in [
+        "",
+        "/abs",
+        "../x",
+        "tools/../x",
+        "tools//x",
+        "tools/.git",
+        "./tools",
+        "a\\b",
+    ] {
+        let err = commit_dir(&fx.repo, bad, "m", &sig()).expect_err(bad);
+        assert!(
+            matches!(err, GitError::InvalidPath { .. }),
+            "{bad}: {err:?}"
+        );
+    }
+    let err = commit_dir(&fx.repo, "tools/a", "  \n", &sig()).expect_err("empty message");
+    assert!(matches!(err, GitError::InvalidMessage { .. }), "{err:?}");
+    let bad_sig = Signature {
+        name: "x <y>".into(),
+        email: "e".into(),
+    };
+    let err = commit_dir(&fx.repo, "tools/a", "m", &bad_sig).expect_err("bad signature");
+    assert!(matches!(err, GitError::InvalidSignature { .. }), "{err:?}");
+
+    fx.write(
+        "tools/w/git~1/config",
+        b"an 8.3 alias of .git on NTFS: git refuses it",
+    );
+    let err = commit_dir(&fx.repo, "tools/w", "m", &sig()).expect_err("protectNTFS");
+    assert!(matches!(err, GitError::InvalidPath { .. }), "{err:?}");
+    assert!(!fx.repo.join(".git/index.lock").exists());
+
+    fx.write("tools/file", b"not a dir");
+    let err = commit_dir(&fx.repo, "tools/file", "m", &sig()).expect_err("a file");
+    assert!(matches!(err, GitError::NotADirectory { .. }), "{err:?}");
+
+    let elsewhere = tempfile::tempdir().expect("tmp");
+    let err = commit_dir(elsewhere.path(), "tools/a", "m", &sig()).expect_err("no repo");
+    assert!(matches!(err, GitError::NotARepository { .. }), "{err:?}");
+    assert!(!is_work_tree(elsewhere.path()));
+    assert!(is_work_tree(&fx.repo.join("tools")));
+    assert!(open(&fx.repo.join("tools/a")).is_ok());
+}
+
+#[test]
+fn gitattributes_filters_apply_like_git_add() {
+    let fx = Fixture::toolbox();
+    fx.write(".gitattributes", b"*.txt text eol=lf\n");
+    fx.git(&["add", ".gitattributes"]);
+    fx.git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@x",
+        "commit",
+        "-q",
+        "-m",
+        "attrs",
+    ]);
+    fx.write("tools/a/notes.txt", b"line one\r\nline two\r\n");
+    commit_dir(&fx.repo, "tools/a", "crlf notes", &sig())
+        .expect("commit")
+        .expect("a commit");
+    assert_eq!(
+        fx.git(&["cat-file", "blob", "HEAD:tools/a/notes.txt"]),
+        "line one\nline two\n"
+    );
+    fx.assert_consistent();
+}
+
+#[test]
+fn nested_gitignore_and_directory_only_patterns() {
+    let fx = Fixture::toolbox();
+    fx.write("tools/a/.gitignore", b"*.log\n/cache/\n");
+    fx.write("tools/a/run.log", b"log");
+    fx.write("tools/a/cache/x", b"c");
+    fx.write("tools/a/sub/cache/y", b"kept: /cache/ is anchored");
+    fx.write(
+        "tools/a/target",
+        b"a file named target is kept: target/ only matches directories",
+    );
+    commit_dir(&fx.repo, "tools/a", "ignores", &sig())
+        .expect("commit")
+        .expect("a commit");
+    assert_eq!(
+        fx.git(&["ls-files", "tools/a"]),
+        "tools/a/.gitignore\ntools/a/main.py\ntools/a/sub/cache/y\ntools/a/target\ntools/a/tool.toml\n"
+    );
+    fx.assert_consistent();
+
+    // A tool directory whose files are all ignored is committed as removed.
+    fx.write("tools/z/__pycache__/m.pyc", b"x");
+    fx.write("tools/z/target/out", b"x");
+    assert_eq!(
+        commit_dir(&fx.repo, "tools/z", "z", &sig()).expect("commit"),
+        None
+    );
+    fx.assert_consistent();
+}
+
+/// `cargo test --release -- --ignored --nocapture bench_`
+#[test]
+#[ignore = "benchmark; run explicitly in release mode"]
+fn bench_commit_dir_with_1000_tools() {
+    use std::time::Instant;
+    let fx = Fixture::empty();
+    let mut contents: Vec<(String, Vec<u8>)> =
+        vec![(".gitignore".into(), DEFAULT_GITIGNORE.as_bytes().to_vec())];
+    for i in 0..1000 {
+        contents.push((
+            format!("tools/t{i:04}/tool.toml"),
+            format!("name = \"t{i}\"\n").into_bytes(),
+        ));
+        contents.push((
+            format!("tools/t{i:04}/main.py"),
+            format!("print({i})\n").into_bytes(),
+        ));
+    }
+    let files: Vec<(&str, &[u8])> = contents
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_slice()))
+        .collect();
+    let t = Instant::now();
+    init_with_files(&fx.repo, &files, "1000 tools", &sig()).expect("init");
+    println!("init_with_files, 2001 files: {:?}", t.elapsed());
+    fx.assert_consistent();
+
+    let mut times = Vec::new();
+    for round in 0..30 {
+        let tool = format!("tools/t{:04}", (round * 37) % 1000);
+        fx.write(
+            &format!("{tool}/main.py"),
+            format!("print('round {round}')\n").as_bytes(),
+        );
+        let t = Instant::now();
+        commit_dir(&fx.repo, &tool, &format!("edit {tool}"), &sig())
+            .expect("commit")
+            .expect("a commit");
+        times.push(t.elapsed());
+    }
+    times.sort();
+    println!(
+        "commit_dir with 1000 tools: min {:?}, median {:?}, max {:?} (30 commits)",
+        times[0],
+        times[times.len() / 2],
+        times[times.len() - 1]
+    );
+    let t = Instant::now();
+    assert_eq!(
+        commit_dir(&fx.repo, "tools/t0001", "noop", &sig()).expect("commit"),
+        None
+    );
+    println!("commit_dir without change: {:?}", t.elapsed());
+
+    let t = Instant::now();
+    let hist = log(&fx.repo, Some("tools/t0000"), 100).expect("log");
+    println!(
+        "log(tools/t0000) over 31 commits: {:?} ({} hits)",
+        t.elapsed(),
+        hist.len()
+    );
+    let t = Instant::now();
+    let files = read_tree_at(&fx.repo, "HEAD~5", "tools/t0500").expect("read");
+    println!(
+        "read_tree_at one tool: {:?} ({} files)",
+        t.elapsed(),
+        files.len()
+    );
+    fx.assert_consistent();
+}
