@@ -236,6 +236,28 @@ impl App {
         }
     }
 
+    /// Answer a script's `tools/call` request (`{"name", "arguments"}`) with the JSON-RPC
+    /// shape the script protocol expects: the tool's structured result (or its text), or an
+    /// error (code, message). `host` serves the called tool's own requests.
+    pub async fn call_for_script(
+        &self,
+        params: &Value,
+        host: &dyn Host,
+    ) -> Result<Value, (i64, String)> {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or((-32602, "tools/call needs a `name`".to_string()))?;
+        let args = params
+            .get("arguments")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({}));
+        match self.call(name, args, host).await {
+            Ok(out) => Ok(out.structured.unwrap_or(Value::String(out.text))),
+            Err(e) => Err((-32000, e.to_string())),
+        }
+    }
+
     /// Call a stored tool by name.
     pub async fn call(
         &self,

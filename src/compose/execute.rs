@@ -157,14 +157,6 @@ impl Host for CountingHost<'_> {
                     format!("tools may call tools at most {MAX_DEPTH} deep inside execute_code"),
                 ));
             }
-            let name = params
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or((-32602, "tools/call needs a `name`".to_string()))?;
-            let args = params
-                .get("arguments")
-                .cloned()
-                .unwrap_or_else(|| json!({}));
             let inner = CountingHost {
                 app: self.app,
                 outer: self.outer,
@@ -172,10 +164,7 @@ impl Host for CountingHost<'_> {
                 max_calls: self.max_calls,
                 depth: self.depth + 1,
             };
-            match self.app.call(name, args, &inner).await {
-                Ok(out) => Ok(out.structured.unwrap_or(Value::String(out.text))),
-                Err(e) => Err((-32000, e.to_string())),
-            }
+            self.app.call_for_script(&params, &inner).await
         })
     }
 }

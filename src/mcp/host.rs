@@ -238,14 +238,6 @@ impl Host for McpHost {
                             format!("tools may call tools at most {MAX_DEPTH} deep"),
                         ));
                     }
-                    let name = params
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .ok_or((-32602, "tools/call needs a `name`".to_string()))?;
-                    let args = params
-                        .get("arguments")
-                        .cloned()
-                        .unwrap_or_else(|| json!({}));
                     let inner = McpHost {
                         shared: Arc::clone(&self.shared),
                         peer: self.peer.clone(),
@@ -254,10 +246,7 @@ impl Host for McpHost {
                         depth: self.depth + 1,
                         rounds: self.rounds.clone(),
                     };
-                    match self.shared.app.call(name, args, &inner).await {
-                        Ok(out) => Ok(out.structured.unwrap_or(Value::String(out.text))),
-                        Err(e) => Err((-32000, e.to_string())),
-                    }
+                    self.shared.app.call_for_script(&params, &inner).await
                 }
                 "resources/read" => {
                     let uri = params
