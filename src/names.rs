@@ -1,4 +1,5 @@
-//! Tool names: the one check every name passes wherever it enters (MCP, CLI, imports, disk).
+//! Tool names, file paths inside a tool and free text (descriptions): the one check each
+//! passes wherever it enters (MCP, CLI, imports, history, builds, disk).
 
 use thiserror::Error;
 
@@ -100,9 +101,157 @@ pub fn validate(name: &str) -> Result<(), NameError> {
     Ok(())
 }
 
+/// Longest relative file path accepted inside a tool directory, in bytes.
+pub const MAX_PATH_LEN: usize = 1024;
+
+/// Directory names that never belong to a tool's committed files: build output, environments,
+/// caches and git itself (they are ignored by git, so a file there would be silently lost).
+pub const RESERVED_DIRS: &[&str] = crate::hashing::IGNORED_NAMES;
+
+/// Why a file path inside a tool was refused.
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("file path {path:?} is not allowed: {reason}")]
+pub struct PathError {
+    pub path: String,
+    pub reason: String,
+}
+
+impl PathError {
+    pub fn hint(&self) -> &'static str {
+        "use a relative `/`-separated path inside the tool directory, of plain visible characters, without `.`, `..`, `.git` or build/environment directories (target, node_modules, .venv, ...)"
+    }
+}
+
+/// Characters that are invisible or reorder text: control characters, bidirectional
+/// overrides/isolates/marks, zero-width characters, the BOM and other format characters.
+/// Text containing them can show a reviewer something other than what runs.
+pub fn is_invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{00AD}'                 // soft hyphen
+            | '\u{034F}'               // combining grapheme joiner
+            | '\u{061C}'               // arabic letter mark
+            | '\u{115F}' | '\u{1160}'  // hangul fillers
+            | '\u{17B4}' | '\u{17B5}'
+            | '\u{180B}'..='\u{180F}'  // mongolian variation selectors, vowel separator
+            | '\u{200B}'..='\u{200F}'  // zero-width space/joiners, LRM, RLM
+            | '\u{202A}'..='\u{202E}'  // bidi embeddings and overrides
+            | '\u{2060}'..='\u{206F}'  // word joiner, invisible operators, bidi isolates
+            | '\u{3164}'               // hangul filler
+            | '\u{FE00}'..='\u{FE0F}'  // variation selectors
+            | '\u{FEFF}'               // BOM / zero-width no-break space
+            | '\u{FFA0}'
+            | '\u{FFF9}'..='\u{FFFB}'  // interlinear annotations
+            | '\u{E0000}'..='\u{E007F}' // tags
+            | '\u{E0100}'..='\u{E01EF}')
+}
+
+/// The first invisible character of `text` that is not ordinary whitespace in prose
+/// (newline and tab are allowed in free text), with its character position.
+pub fn find_invisible(text: &str) -> Option<(usize, char)> {
+    text.chars()
+        .enumerate()
+        .find(|(_, c)| *c != '\n' && *c != '\t' && *c != '\r' && is_invisible(*c))
+}
+
+/// Check a relative file path inside a tool directory. This is the one rule set for every
+/// path that reaches a tool directory (writes, history restores, imports, builds):
+/// non-empty, at most [`MAX_PATH_LEN`] bytes, relative, `/`-separated, no empty, `.` or `..`
+/// component, no backslash, no `.git` (any case) or [`RESERVED_DIRS`] component, and no
+/// control, bidirectional or other invisible character.
+pub fn check_file_path(path: &str) -> Result<std::path::PathBuf, PathError> {
+    let bad = |reason: &str| PathError {
+        path: path.to_string(),
+        reason: reason.to_string(),
+    };
+    if path.is_empty() || path.starts_with('/') || std::path::Path::new(path).is_absolute() {
+        return Err(bad("it must be a non-empty relative path"));
+    }
+    if path.len() > MAX_PATH_LEN {
+        return Err(bad(&format!(
+            "it is {} bytes long; the limit is {MAX_PATH_LEN}",
+            path.len()
+        )));
+    }
+    if path.contains('\\') {
+        return Err(bad("use `/` as the separator, not a backslash"));
+    }
+    if let Some((pos, c)) = path.chars().enumerate().find(|(_, c)| is_invisible(*c)) {
+        return Err(bad(&format!(
+            "it contains the invisible or control character U+{:04X} at position {pos}",
+            c as u32
+        )));
+    }
+    for part in path.split('/') {
+        if part.is_empty() || part == "." || part == ".." {
+            return Err(bad("it must not contain empty, `.` or `..` components"));
+        }
+        if part.eq_ignore_ascii_case(".git") || RESERVED_DIRS.contains(&part) {
+            return Err(bad(&format!(
+                "{part:?} is reserved (git, build output or an environment, never committed)"
+            )));
+        }
+    }
+    Ok(std::path::PathBuf::from(path))
+}
+
+/// Check free text shown to people and models (a description, a summary): no control,
+/// bidirectional or other invisible characters (newlines and tabs are fine).
+pub fn check_text(field: &str, text: &str) -> Result<(), String> {
+    match find_invisible(text) {
+        None => Ok(()),
+        Some((pos, c)) => Err(format!(
+            "{field} contains the invisible or control character U+{:04X} at position {pos}",
+            c as u32
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_paths_follow_one_rule_set() {
+        for ok in ["main.py", "src/lib.rs", "a/b/c.txt", "données.txt"] {
+            assert!(check_file_path(ok).is_ok(), "{ok}");
+        }
+        for (bad, want) in [
+            ("", "non-empty"),
+            ("/etc/passwd", "relative"),
+            ("../x", "`..`"),
+            ("a/./b", "`.`"),
+            ("a//b", "empty"),
+            ("a\\b", "backslash"),
+            (".git/config", "reserved"),
+            ("x/.GIT/hooks", "reserved"),
+            ("target/x", "reserved"),
+            ("node_modules/y.js", "reserved"),
+            ("a\u{202E}txt.py", "U+202E"),
+            ("a\u{200B}.py", "U+200B"),
+            ("a\nb", "U+000A"),
+        ] {
+            let e = check_file_path(bad).expect_err(bad).to_string();
+            assert!(e.contains(want), "{bad:?}: {e}");
+        }
+        assert!(check_file_path(&"a".repeat(MAX_PATH_LEN + 1)).is_err());
+    }
+
+    #[test]
+    fn text_refuses_bidi_and_invisible_characters() {
+        assert!(check_text("description", "Counts words.\nTab\tok").is_ok());
+        for c in [
+            '\u{202E}',
+            '\u{2066}',
+            '\u{200B}',
+            '\u{FEFF}',
+            '\u{7}',
+            '\u{E0041}',
+        ] {
+            let e = check_text("description", &format!("ab{c}cd")).expect_err("refused");
+            assert!(e.contains("position 2"), "{e}");
+        }
+    }
 
     #[test]
     fn accepts_ordinary_names() {

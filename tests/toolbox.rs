@@ -289,3 +289,34 @@ fn log_lists_a_tools_versions_newest_first() {
     assert_eq!(summaries, vec!["update a: Second", "add a: First"]);
     assert!(tb.log(Some("../a"), 10).is_err());
 }
+
+#[test]
+fn each_toolbox_commits_with_its_own_identity() {
+    let (_t1, one) = toolbox();
+    let (_t2, two) = toolbox();
+    git(one.root(), &["config", "user.name", "Ada One"]);
+    git(one.root(), &["config", "user.email", "ada@one.example"]);
+    git(two.root(), &["config", "user.name", "Bob Two"]);
+    git(two.root(), &["config", "user.email", "bob@two.example"]);
+    // Interleaved in one process: no identity is remembered from the other toolbox.
+    for (tb, who) in [
+        (&one, "Ada One <ada@one.example>"),
+        (&two, "Bob Two <bob@two.example>"),
+        (&one, "Ada One <ada@one.example>"),
+    ] {
+        tb.write_tool("echo", &script_files("echo", who), "t")
+            .unwrap();
+        assert_eq!(
+            git(tb.root(), &["log", "-1", "--format=%an <%ae>|%cn <%ce>"]).trim(),
+            format!("{who}|{who}")
+        );
+        assert_clean(tb.root());
+    }
+    // A change of the identity between writes is seen at the next write.
+    git(two.root(), &["config", "user.name", "Bob Renamed"]);
+    two.delete_tool("echo", "t").unwrap();
+    assert_eq!(
+        git(two.root(), &["log", "-1", "--format=%an"]).trim(),
+        "Bob Renamed"
+    );
+}

@@ -6,7 +6,7 @@ use crate::hashing::IGNORED_NAMES;
 use crate::manifest::{CrateDep, Manifest};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, InlineTable, Item, Table, value};
 
 /// The toolsmith cache directory: `TOOLSMITH_CACHE`, else the platform cache dir + `toolsmith`.
@@ -28,36 +28,14 @@ pub fn package_name(name: &str) -> String {
     format!("tool-{name}")
 }
 
-/// Check a relative path given for a source file: inside the tool directory, no `..`.
+/// Check a relative path given for a source file, with the one rule set of
+/// [`crate::names::check_file_path`].
 pub fn check_rel(path: &str) -> Result<(), BuildError> {
-    let bad = |why: &str| BuildError::BadRequest {
-        message: format!("file path {path:?} is not allowed: {why}"),
-    };
-    let p = Path::new(path);
-    if path.is_empty() || p.is_absolute() {
-        return Err(bad("it must be a non-empty relative path"));
-    }
-    if path
-        .split('/')
-        .any(|s| s.is_empty() || s == "." || s == "..")
-        || path.contains('\\')
-    {
-        return Err(bad(
-            "use plain `/`-separated names, without `.`, `..` or empty parts",
-        ));
-    }
-    for c in p.components() {
-        match c {
-            Component::Normal(s) => {
-                let s = s.to_string_lossy();
-                if s.chars().any(char::is_control) || IGNORED_NAMES.contains(&s.as_ref()) {
-                    return Err(bad("it names a control character or a reserved directory"));
-                }
-            }
-            _ => return Err(bad("it must not contain `..`, `.` or a root")),
-        }
-    }
-    Ok(())
+    crate::names::check_file_path(path)
+        .map(|_| ())
+        .map_err(|e| BuildError::BadRequest {
+            message: e.to_string(),
+        })
 }
 
 fn check_crate(name: &str, dep: &CrateDep) -> Result<(), BuildError> {

@@ -68,19 +68,28 @@ impl<'repo> FileAdder<'repo> {
     }
 
     /// All committable files under `prefix`, or none if the directory is missing or ignored.
+    /// With `source`, the files are read from that directory instead of `<workdir>/<prefix>`
+    /// (a staged copy that will be renamed into place), but named and filtered as if they
+    /// were at `prefix`.
     pub(super) fn scan_prefix(
         &mut self,
         prefix: &str,
+        source: Option<&Path>,
         index: &gix::index::State,
     ) -> Result<Vec<AddedFile>, GitError> {
         // Every ancestor of the prefix must be a real directory (not a symlink) and not ignored.
         let mut ancestor = String::new();
-        for component in prefix.split('/') {
+        let components: Vec<&str> = prefix.split('/').collect();
+        for (i, component) in components.iter().enumerate() {
+            let last = i + 1 == components.len();
             if !ancestor.is_empty() {
                 ancestor.push('/');
             }
             ancestor.push_str(component);
-            let abs = self.workdir.join(&ancestor);
+            let abs = match source {
+                Some(src) if last => src.to_path_buf(),
+                _ => self.workdir.join(&ancestor),
+            };
             let meta = match std::fs::symlink_metadata(&abs) {
                 Ok(meta) => meta,
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -101,17 +110,21 @@ impl<'repo> FileAdder<'repo> {
             }
         }
         let mut out = Vec::new();
-        self.scan_dir(prefix, index, &mut out)?;
+        let abs = source
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| self.workdir.join(prefix));
+        self.scan_dir(prefix, &abs, index, &mut out)?;
         Ok(out)
     }
 
     pub(super) fn scan_dir(
         &mut self,
         rela_dir: &str,
+        abs_dir: &Path,
         index: &gix::index::State,
         out: &mut Vec<AddedFile>,
     ) -> Result<(), GitError> {
-        let abs_dir = self.workdir.join(rela_dir);
+        let abs_dir = abs_dir.to_path_buf();
         let mut entries = Vec::new();
         for entry in std::fs::read_dir(&abs_dir).map_err(io_err("read directory", &abs_dir))? {
             let entry = entry.map_err(io_err("read directory", &abs_dir))?;
@@ -138,26 +151,28 @@ impl<'repo> FileAdder<'repo> {
                 if self.is_excluded(&rela, true)? {
                     continue;
                 }
-                self.scan_dir(&rela, index, out)?;
+                self.scan_dir(&rela, &abs_dir.join(&name), index, out)?;
             } else if self.is_excluded(&rela, false)? {
                 continue;
             } else if file_type.is_symlink() {
                 return Err(GitError::Symlink {
-                    path: self.workdir.join(&rela),
+                    path: abs_dir.join(&name),
                 });
             } else if file_type.is_file() {
-                out.push(self.add_file(&rela, index)?);
+                out.push(self.add_file(&rela, &abs_dir.join(&name), index)?);
             }
             // Fifos, sockets and devices are skipped, as git does.
         }
         Ok(())
     }
 
-    /// Write the regular file at `rela` (repo-relative) as a blob, after clean filters.
-    /// The stat data is taken *before* reading, so a concurrent change shows up as modified.
+    /// Write the regular file at `abs`, to be committed at `rela` (repo-relative), as a blob,
+    /// after clean filters. The stat data is taken *before* reading, so a concurrent change
+    /// shows up as modified (it stays valid when a parent directory is renamed).
     pub(super) fn add_file(
         &mut self,
         rela: &str,
+        abs: &Path,
         index: &gix::index::State,
     ) -> Result<AddedFile, GitError> {
         use gix::filter::plumbing::pipeline::convert::ToGitOutcome;
@@ -170,7 +185,7 @@ impl<'repo> FileAdder<'repo> {
                 },
             )?;
         }
-        let abs = self.workdir.join(rela);
+        let abs = abs.to_path_buf();
         let meta =
             gix::index::fs::Metadata::from_path_no_follow(&abs).map_err(io_err("inspect", &abs))?;
         if meta.is_symlink() {

@@ -6,22 +6,6 @@ use super::*;
 // Locks and the index
 // ---------------------------------------------------------------------------------------------
 
-/// Serialize toolsmith writers of this repository (threads and processes alike): `flock` on
-/// `<common-dir>/toolsmith.lock`, released when the returned file is dropped. The file itself
-/// is never deleted (deleting a flock'ed file races with the next locker).
-pub(super) fn lock_process(common_dir: &Path) -> Result<std::fs::File, GitError> {
-    let path = common_dir.join(PROCESS_LOCK_FILE);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(io_err("open lock file", &path))?;
-    file.lock().map_err(io_err("lock", &path))?;
-    Ok(file)
-}
-
 /// Take `index.lock` like git does; it is removed again when dropped without commit.
 pub(super) fn lock_index(index_path: &Path) -> Result<gix::lock::File, GitError> {
     gix::lock::File::acquire_to_update_resource(

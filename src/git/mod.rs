@@ -25,8 +25,15 @@
 mod blobs;
 mod history;
 mod index;
+mod locks;
 mod repo;
+mod staged;
+mod state;
 mod validate;
+
+pub use locks::{Holder, ProcessLock, STALE_AGE, process_alive};
+pub use staged::{Source, Staged, branch_target, check_write_state, refresh_index, stage_commit};
+pub use state::UnsafeState;
 
 use blobs::*;
 pub use history::{log, read_tree_at, resolve};
@@ -35,7 +42,6 @@ use repo::*;
 use validate::*;
 
 use std::collections::HashMap;
-use std::fs::OpenOptions;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -128,7 +134,11 @@ pub enum GitError {
     NestedRepository { path: PathBuf },
     #[error("{} exists but is not a directory", path.display())]
     NotADirectory { path: PathBuf },
-    #[error("could not lock {}; hint: another git process may be using the repository - if none is, delete this stale lock file", path.display())]
+    #[error("{} is locked: {holder}", path.display())]
+    Locked { path: PathBuf, holder: String },
+    #[error("refusing to write: {}; end it with {}", .0.state, .0.command)]
+    UnsafeState(UnsafeState),
+    #[error("could not lock {} (another git process is using the repository; if none is, delete this stale lock file)", path.display())]
     Lock {
         path: PathBuf,
         #[source]
@@ -239,7 +249,7 @@ pub fn init_with_files(
     unique.dedup();
     let mut added = Vec::with_capacity(unique.len());
     for path in &unique {
-        let file = adder.add_file(path, &index)?;
+        let file = adder.add_file(path, &workdir.join(path), &index)?;
         editor.upsert(&file)?;
         added.push(file);
     }
@@ -324,14 +334,11 @@ pub fn commit_dirs_locked(
     commit_dirs_inner(repo_dir, prefixes, message, sig, Some(held))
 }
 
-/// Proof that this process holds the toolsmith lock of a repository; released on drop.
-#[derive(Debug)]
-pub struct ProcessLock(#[allow(dead_code)] std::fs::File);
-
-/// Take the toolsmith process lock of the repository at `repo_dir` (blocks until free).
+/// Take the toolsmith process lock of the repository at `repo_dir` (waits while a live writer
+/// holds it; fails naming the holder after a while).
 pub fn lock(repo_dir: &Path) -> Result<ProcessLock, GitError> {
     let repo = open(repo_dir)?;
-    Ok(ProcessLock(lock_process(repo.common_dir())?))
+    locks::lock_process(repo.common_dir())
 }
 
 fn commit_dirs_inner(
@@ -341,66 +348,22 @@ fn commit_dirs_inner(
     sig: &Signature,
     held: Option<&ProcessLock>,
 ) -> Result<Option<String>, GitError> {
-    let message = normalize_message(message)?;
-    check_signature(sig)?;
-    let prefixes = normalize_prefixes(prefixes)?;
-    if prefixes.is_empty() {
-        return Ok(None);
-    }
-
-    let repo = open(repo_dir)?;
-    let workdir = workdir_of(&repo)?;
-
-    // Lock order: process lock, then index.lock. Both are released on drop, also on error.
-    let _process_lock = match held {
-        Some(_) => None,
-        None => Some(lock_process(repo.common_dir())?),
-    };
-    let index_path = repo.index_path();
-    let index_lock = lock_index(&index_path)?;
-    let mut index = read_index(&repo, &workdir, &index_path)?;
-
-    // Read HEAD only now that we hold the locks, so that it cannot move under us (except by a
-    // non-toolsmith writer that ignores index.lock, which `commit_head` detects).
-    let parent = head_commit_id(&repo, &workdir)?;
-    let base_tree = match parent {
-        Some(id) => repo
-            .find_commit(id)
-            .and_then(|c| c.tree_id())
-            .ctx(&workdir, || format!("read the tree of HEAD commit {id}"))?
-            .detach(),
-        None => ObjectId::empty_tree(repo.object_hash()),
-    };
-
-    let mut adder = FileAdder::new(&repo, &workdir, &index)?;
-    let mut editor = TreeEditor::new(&repo, &workdir, base_tree)?;
-    let mut added = Vec::new();
-    let mut populated = Vec::new();
-    for prefix in &prefixes {
-        editor.remove(prefix)?;
-        let files = adder.scan_prefix(prefix, &index)?;
-        if !files.is_empty() {
-            populated.push(prefix.clone());
+    let own;
+    let held = match held {
+        Some(h) => h,
+        None => {
+            own = lock(repo_dir)?;
+            &own
         }
-        for file in files {
-            editor.upsert(&file)?;
-            added.push(file);
-        }
-    }
-    drop(adder);
-    let tree = editor.write(&format!("the tree for {}", prefixes.join(", ")))?;
-
-    let commit = if tree == base_tree {
-        None
-    } else {
-        Some(commit_head(&repo, &workdir, sig, &message, tree, parent)?)
     };
-
-    if replace_index_entries(&mut index, &prefixes, &populated, &added) {
-        write_index(&repo, &workdir, &mut index, index_lock)?;
-    }
-    // else: dropping `index_lock` removes the lock file without touching the index.
-    Ok(commit.map(|id| id.to_hex().to_string()))
+    let changes: Vec<(String, Source)> = prefixes
+        .iter()
+        .map(|p| (p.to_string(), Source::InPlace))
+        .collect();
+    let staged = stage_commit(held, repo_dir, &changes, message, sig, false)?;
+    let id = staged.commit();
+    staged.publish()?;
+    Ok(id)
 }
 
 /// Commits reachable from `HEAD`, newest first (by commit time), at most `limit`.

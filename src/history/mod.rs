@@ -2,13 +2,10 @@
 //! revision, diffs between revisions, and (in submodules) rollback, restore and session undo.
 //!
 //! Invariant: history is never rewritten. Every change made here is one new commit on top of
-//! `HEAD`, written through the same staged, locked, atomic path as every toolbox write.
+//! `HEAD`, made by the toolbox's one write path (`Toolbox::apply`).
 
-mod apply;
 mod restore;
 
-pub(crate) use apply::write_files;
-pub use apply::{Change, apply};
 pub(crate) use restore::same_environment;
 pub use restore::{
     RollbackOutcome, UndoOutcome, UndoneTool, restore_tool, rollback_tool, undo_session,
@@ -209,6 +206,34 @@ pub struct FileAt {
     pub path: String,
     pub bytes: Vec<u8>,
     pub executable: bool,
+}
+
+impl From<FileAt> for crate::toolbox::FileSpec {
+    fn from(f: FileAt) -> Self {
+        crate::toolbox::FileSpec {
+            path: f.path,
+            contents: f.bytes,
+            executable: f.executable,
+        }
+    }
+}
+
+/// The toolbox change that makes a tool directory exactly `files` (absent when empty).
+pub(crate) fn change_to(files: Vec<FileAt>, keep_env: bool) -> crate::toolbox::Change {
+    if files.is_empty() {
+        crate::toolbox::Change::Remove
+    } else {
+        crate::toolbox::Change::Write {
+            files: files.into_iter().map(Into::into).collect(),
+            keep_env,
+        }
+    }
+}
+
+/// Write `files` into `dir` (a scratch or export directory), with the one path check.
+pub(crate) fn write_files(dir: &std::path::Path, files: &[FileAt]) -> Result<(), HistoryError> {
+    let specs: Vec<crate::toolbox::FileSpec> = files.iter().cloned().map(Into::into).collect();
+    Ok(crate::toolbox::write_files(dir, &specs)?)
 }
 
 /// A tool's directory as it was in one commit.

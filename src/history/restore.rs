@@ -2,8 +2,7 @@
 //! `restore_tool` (bring back a deleted tool) and `undo_session` (revert every commit one MCP
 //! session made, as one new commit).
 
-use super::apply::{Change, apply};
-use super::{FileAt, HistoryError, ToolAt, Version, files_at, prefix, tool_at};
+use super::{FileAt, HistoryError, ToolAt, Version, change_to, files_at, prefix, tool_at};
 use crate::git;
 use crate::hashing::sha256_bytes;
 use crate::manifest::{self, Dependencies, Kind};
@@ -180,19 +179,9 @@ fn put_back(
         actor,
         Some(&body),
     );
-    let keep_env = if keep {
-        vec![at.name.clone()]
-    } else {
-        Vec::new()
-    };
     let name = at.name.clone();
     let restored_from = at.commit.clone();
-    let commit = apply(
-        tb,
-        &[(name.clone(), Change::Write(at.files))],
-        &msg,
-        &keep_env,
-    )?;
+    let commit = tb.apply(&[(name.clone(), change_to(at.files, keep))], &msg)?;
     Ok(RollbackOutcome {
         name,
         restored_from,
@@ -343,18 +332,13 @@ pub fn undo_session(
         });
         if before != now {
             let keep = same_environment(&now, &before);
-            let change = if before.is_empty() {
-                Change::Remove
-            } else {
-                Change::Write(before)
-            };
-            changes.push((name.clone(), change, keep));
+            changes.push((name.clone(), change_to(before, keep)));
         }
     }
     let commit = if changes.is_empty() {
         None
     } else {
-        let names: Vec<&str> = changes.iter().map(|(n, _, _)| n.as_str()).collect();
+        let names: Vec<&str> = changes.iter().map(|(n, _)| n.as_str()).collect();
         let mut msg = format!(
             "undo-session {session}: revert {} commit(s) on {}\n\n",
             mine.len(),
@@ -372,13 +356,7 @@ pub fn undo_session(
             msg.push_str(&format!("Tool: {n}\n"));
         }
         msg.push_str(&actor.trailers());
-        let keep_env: Vec<String> = changes
-            .iter()
-            .filter(|(_, _, k)| *k)
-            .map(|(n, _, _)| n.clone())
-            .collect();
-        let list: Vec<(String, Change)> = changes.into_iter().map(|(n, c, _)| (n, c)).collect();
-        apply(tb, &list, &msg, &keep_env)?
+        tb.apply(&changes, &msg)?
     };
     Ok(UndoOutcome {
         session: session.to_string(),

@@ -5,7 +5,7 @@ use super::convert::{self, Converted};
 use super::fetch::{Fetched, clean_path, fetch};
 use super::{DEFAULT_GIST_BASE, ShareError};
 use crate::hashing::sha256_bytes;
-use crate::history::{Change, FileAt, apply, write_files};
+use crate::history::{FileAt, change_to, write_files};
 use crate::index::{Index, Status, TOOLS_DIR};
 use crate::manifest::{self, Kind, Origin};
 use crate::names;
@@ -306,11 +306,11 @@ pub fn import_tool(
         msg.push_str(&format!("Tool: {n}\n"));
     }
     msg.push_str(&actor.trailers());
-    let changes: Vec<(String, Change)> = prepared
+    let changes: Vec<(String, crate::toolbox::Change)> = prepared
         .iter()
-        .map(|p| (p.name.clone(), Change::Write(p.files.clone())))
+        .map(|p| (p.name.clone(), change_to(p.files.clone(), false)))
         .collect();
-    let commit = apply(tb, &changes, &msg, &[])?;
+    let commit = tb.apply(&changes, &msg)?;
     Ok(ImportOutcome {
         url: url.clone(),
         source_commit: fetched.commit.clone(),

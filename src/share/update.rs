@@ -4,7 +4,7 @@
 use super::ShareError;
 use super::fetch::fetch;
 use super::import::prepare;
-use crate::history::{Change, FileAt, FileDiff, apply, diff_files};
+use crate::history::{FileAt, FileDiff, diff_files};
 use crate::index::Index;
 use crate::manifest::Origin;
 use crate::toolbox::{Actor, Toolbox, message};
@@ -206,16 +206,9 @@ pub fn update_tool(
         Some(&body),
     );
     let keep = crate::history::same_environment(&current, &new.files);
-    let keep_env = if keep {
-        vec![name.to_string()]
-    } else {
-        Vec::new()
-    };
-    out.commit = apply(
-        tb,
-        &[(name.to_string(), Change::Write(new.files))],
+    out.commit = tb.apply(
+        &[(name.to_string(), crate::history::change_to(new.files, keep))],
         &msg,
-        &keep_env,
     )?;
     out.applied = true;
     Ok(out)

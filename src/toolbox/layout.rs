@@ -73,23 +73,34 @@ pub fn default_location() -> PathBuf {
         .join("toolsmith")
 }
 
-/// The commit identity: the repository's or user's git identity when configured, else toolsmith's.
+/// The commit identity of the toolbox at `root`, read through gix's configuration each time
+/// (no process-wide cache, so every toolbox commits with its own): `GIT_COMMITTER_*`,
+/// `committer.*`, `user.*` (repository, then user and system config), else toolsmith's own.
 pub(crate) fn signature(root: &Path) -> Signature {
-    let from_git = |key: &str| -> Option<String> {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(root)
-            .args(["config", "--get", key])
-            .output()
-            .ok()?;
-        let v = String::from_utf8(out.stdout).ok()?.trim().to_string();
-        (!v.is_empty()).then_some(v)
+    let fallback = || Signature {
+        name: "toolsmith".into(),
+        email: "toolsmith@localhost".into(),
     };
-    static CACHE: std::sync::OnceLock<Signature> = std::sync::OnceLock::new();
-    CACHE
-        .get_or_init(|| Signature {
-            name: from_git("user.name").unwrap_or_else(|| "toolsmith".into()),
-            email: from_git("user.email").unwrap_or_else(|| "toolsmith@localhost".into()),
-        })
-        .clone()
+    let Ok(repo) = crate::git::open(root) else {
+        return fallback();
+    };
+    if let Some(Ok(sig)) = repo.committer() {
+        let name = sig.name.to_string();
+        let email = sig.email.to_string();
+        if !name.trim().is_empty() {
+            return Signature { name, email };
+        }
+    }
+    let config = repo.config_snapshot();
+    let get = |key: &str| {
+        config
+            .string(key)
+            .map(|v| v.to_string())
+            .filter(|v| !v.trim().is_empty())
+    };
+    let f = fallback();
+    Signature {
+        name: get("user.name").unwrap_or(f.name),
+        email: get("user.email").unwrap_or(f.email),
+    }
 }

@@ -1,14 +1,18 @@
 //! The toolbox: a git repository whose `tools/<name>/` directories are the tools.
 //!
-//! Invariant: this is the only module that writes into a toolbox. Every mutation is exactly
+//! Invariant: this is the only module that writes into a toolbox, through one operation,
+//! [`Toolbox::apply`] (see `apply.rs` for the crash-safe ordering). Every mutation is exactly
 //! one commit on the current branch with the index updated (plain `git status` stays clean),
-//! made under one lock (`.git/toolsmith.lock`), and lands atomically: a tool directory is
-//! prepared beside its final place and renamed into it, so a crash leaves the old tool or the
-//! new one, never half of one. Nothing is ever written outside the toolbox.
+//! made under one lock (`.git/toolsmith.lock`), refused in unsafe git states (detached HEAD,
+//! merge, rebase, ...), and a crash at any point leaves each tool as committed before or as
+//! committed after, never a live uncommitted version. Nothing is ever written outside the
+//! toolbox.
 
+mod apply;
 mod layout;
 mod write;
 
+pub use apply::{Change, JOURNAL_FILE, write_files};
 pub use layout::{default_location, seed_files};
 pub use write::{Actor, FileSpec, WriteOutcome, message};
 
@@ -43,6 +47,15 @@ pub enum ToolboxError {
     Git(#[from] git::GitError),
 }
 
+impl From<names::PathError> for ToolboxError {
+    fn from(e: names::PathError) -> ToolboxError {
+        ToolboxError::BadPath {
+            path: e.path,
+            reason: e.reason,
+        }
+    }
+}
+
 impl ToolboxError {
     /// What the user can do about it.
     pub fn hint(&self) -> Option<String> {
@@ -57,10 +70,21 @@ impl ToolboxError {
             ToolboxError::ToolExists { .. } => {
                 "pick another name, or update the existing tool".into()
             }
-            ToolboxError::BadPath { .. } => {
-                "use relative paths inside the tool directory, without `..`".into()
+            ToolboxError::BadPath { .. } => names::PathError {
+                path: String::new(),
+                reason: String::new(),
             }
+            .hint()
+            .into(),
             ToolboxError::Io { .. } => "check permissions and free space".into(),
+            ToolboxError::Git(git::GitError::Locked { path, .. }) => format!(
+                "wait for that process to finish; if it is gone and the file stays, delete {}",
+                path.display()
+            ),
+            ToolboxError::Git(git::GitError::UnsafeState(s)) => format!(
+                "end it with {}, then retry; reading and calling tools keeps working meanwhile",
+                s.command
+            ),
             ToolboxError::Git(_) => return None,
         })
     }

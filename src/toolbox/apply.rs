@@ -1,0 +1,416 @@
+//! The one write path: bring one or many tool directories into a new state (files, removed,
+//! or as they are on disk) as ONE commit, ordered so that a crash at any point leaves each tool
+//! either as it was committed before or as it is committed after — never a live, uncommitted
+//! version.
+//!
+//! The order:
+//! 1. new directories are written to hidden `tools/.staging-<name>-<pid>-<nanos>` directories
+//!    (outside the lock; git ignores `/tools/.*` and so does the indexer);
+//! 2. under `.git/toolsmith.lock`, the git state is checked (no detached HEAD, merge, ...), the
+//!    tree is built **from the staged copies** and the commit object written — no reference
+//!    has moved yet, so a failure here changes nothing;
+//! 3. a journal (`.git/toolsmith-journal`: branch, new commit, the directory moves) is written;
+//! 4. the branch is moved to the commit (compare-and-swap on the parent) and the index written;
+//! 5. the directories are swapped: the old one to `.trash-…`, the staged one into place; the
+//!    trash is removed; then the journal.
+//!
+//! On open (and before every write), a journal left by a dead writer is finished: if the
+//! branch points to the journal's commit the swaps are completed and the index refreshed
+//! (roll forward), otherwise the staged directories are dropped (roll back).
+
+use super::{FileSpec, Toolbox, ToolboxError, io_err, layout};
+use crate::git;
+use crate::index::TOOLS_DIR;
+use crate::names;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The new state of one tool directory.
+#[derive(Debug, Clone)]
+pub enum Change {
+    /// Exactly these files. With `keep_env`, directories git ignores that hold the tool's
+    /// environment or build output (`.venv`, `node_modules`, `target`, …) are carried over.
+    Write {
+        files: Vec<FileSpec>,
+        keep_env: bool,
+    },
+    /// No directory.
+    Remove,
+    /// Whatever the directory holds on disk now (it was changed in place, e.g. by a build).
+    InPlace,
+}
+
+/// Ignored directories carried into a new version with `keep_env`.
+const ENV_DIRS: &[&str] = &[
+    ".venv",
+    "node_modules",
+    "target",
+    "__pycache__",
+    ".toolsmith",
+];
+
+/// The journal file, in the git directory.
+pub const JOURNAL_FILE: &str = "toolsmith-journal";
+
+/// One directory move of a write.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Move {
+    tool: String,
+    /// The staged directory (file name under `tools/`), None for a removal.
+    staging: Option<String>,
+    /// Where the old directory goes (file name under `tools/`).
+    trash: String,
+    keep_env: bool,
+}
+
+/// What a write in flight intends; finished or rolled back by the next writer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Journal {
+    pid: u32,
+    /// The commit the branch points to when the write is done.
+    commit: String,
+    moves: Vec<Move>,
+    /// Every prefix the write touches (for the index refresh).
+    prefixes: Vec<String>,
+    /// The branch's full name, e.g. refs/heads/main.
+    branch: String,
+}
+
+impl Toolbox {
+    /// Take the write lock: serializes writers across threads and processes.
+    pub(crate) fn lock(&self) -> Result<git::ProcessLock, ToolboxError> {
+        Ok(git::lock(&self.root)?)
+    }
+
+    fn journal_path(&self) -> PathBuf {
+        self.root.join(".git").join(JOURNAL_FILE)
+    }
+
+    pub(super) fn hidden(&self, what: &str, name: &str) -> PathBuf {
+        let unique = format!(
+            "{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        );
+        self.tools_dir().join(format!(".{what}-{name}-{unique}"))
+    }
+
+    /// Apply `changes` (one per tool) as one commit with `message`. Returns the commit, or
+    /// None when the tree did not change. All or nothing: on any error, nothing changed.
+    pub fn apply(
+        &self,
+        changes: &[(String, Change)],
+        message: &str,
+    ) -> Result<Option<String>, ToolboxError> {
+        let mut seen = std::collections::HashSet::new();
+        for (name, change) in changes {
+            names::validate(name)?;
+            if !seen.insert(name.as_str()) {
+                return Err(ToolboxError::BadPath {
+                    path: format!("{TOOLS_DIR}/{name}"),
+                    reason: "the tool is named twice in one change".into(),
+                });
+            }
+            if let Change::Write { files, .. } = change {
+                for f in files {
+                    names::check_file_path(&f.path)?;
+                }
+            }
+        }
+        // 1. Stage outside the lock.
+        let mut staged_dirs: Vec<(String, PathBuf)> = Vec::new();
+        let result = (|| {
+            for (name, change) in changes {
+                if let Change::Write { files, .. } = change {
+                    let dir = self.hidden("staging", name);
+                    staged_dirs.push((name.clone(), dir.clone()));
+                    write_files(&dir, files)?;
+                }
+            }
+            let lock = self.lock()?;
+            self.finish_journal(&lock)?;
+            self.apply_locked(&lock, changes, &staged_dirs, message)
+        })();
+        for (_, dir) in &staged_dirs {
+            if dir.exists() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+        result
+    }
+
+    fn apply_locked(
+        &self,
+        lock: &git::ProcessLock,
+        changes: &[(String, Change)],
+        staged_dirs: &[(String, PathBuf)],
+        message: &str,
+    ) -> Result<Option<String>, ToolboxError> {
+        let dir_of = |name: &str| {
+            staged_dirs
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, d)| d.clone())
+        };
+        let sources: Vec<(String, git::Source)> = changes
+            .iter()
+            .map(|(name, change)| {
+                let source = match change {
+                    Change::Write { .. } => dir_of(name)
+                        .map(git::Source::Dir)
+                        .unwrap_or(git::Source::Remove),
+                    Change::Remove => git::Source::Remove,
+                    Change::InPlace => git::Source::InPlace,
+                };
+                (format!("{TOOLS_DIR}/{name}"), source)
+            })
+            .collect();
+        // 2. Tree and commit object from the staged content; nothing visible moves yet.
+        let sig = layout::signature(&self.root);
+        let staged = git::stage_commit(lock, &self.root, &sources, message, &sig, true)?;
+        let branch = self.branch()?;
+        let target = staged
+            .commit()
+            .or_else(|| staged.parent())
+            .unwrap_or_default();
+        let moves: Vec<Move> = changes
+            .iter()
+            .filter_map(|(name, change)| {
+                let trash = self.hidden("trash", name);
+                let trash = trash.file_name()?.to_string_lossy().into_owned();
+                match change {
+                    Change::Write { keep_env, .. } => Some(Move {
+                        tool: name.clone(),
+                        staging: dir_of(name)
+                            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned())),
+                        trash,
+                        keep_env: *keep_env,
+                    }),
+                    Change::Remove => Some(Move {
+                        tool: name.clone(),
+                        staging: None,
+                        trash,
+                        keep_env: false,
+                    }),
+                    Change::InPlace => None,
+                }
+            })
+            .collect();
+        let journal = Journal {
+            pid: std::process::id(),
+            commit: target,
+            moves,
+            prefixes: sources.iter().map(|(p, _)| p.clone()).collect(),
+            branch,
+        };
+        // 3. Journal the intent, 4. move the branch and write the index.
+        self.write_journal(&journal)?;
+        let commit = staged.commit();
+        let published = staged.publish();
+        // 5. Swap (or, if the branch did not move, roll back) exactly as a recovery would.
+        let landed = self.finish(lock, &journal)?;
+        match published {
+            Ok(()) => Ok(commit),
+            Err(e) if landed => {
+                tracing::warn!(error = %e, "the commit landed; the index was refreshed after an error");
+                Ok(commit)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The full name of the branch HEAD points to.
+    fn branch(&self) -> Result<String, ToolboxError> {
+        let head = std::fs::read_to_string(self.root.join(".git/HEAD"))
+            .map_err(io_err("read", &self.root.join(".git/HEAD")))?;
+        Ok(head
+            .trim()
+            .strip_prefix("ref: ")
+            .unwrap_or("HEAD")
+            .to_string())
+    }
+
+    fn write_journal(&self, journal: &Journal) -> Result<(), ToolboxError> {
+        use std::io::Write;
+        let path = self.journal_path();
+        let tmp = path.with_extension("tmp");
+        let text = serde_json::to_vec(journal).map_err(|e| ToolboxError::Io {
+            action: "serialize the journal",
+            path: path.clone(),
+            source: std::io::Error::other(e),
+        })?;
+        let mut f = std::fs::File::create(&tmp).map_err(io_err("create", &tmp))?;
+        f.write_all(&text)
+            .and_then(|()| f.sync_all())
+            .map_err(io_err("write", &tmp))?;
+        std::fs::rename(&tmp, &path).map_err(io_err("write", &path))?;
+        Ok(())
+    }
+
+    /// Finish a journal a dead writer left (under the lock). No journal: nothing to do.
+    pub(super) fn finish_journal(&self, lock: &git::ProcessLock) -> Result<(), ToolboxError> {
+        let path = self.journal_path();
+        let Ok(text) = std::fs::read(&path) else {
+            return Ok(());
+        };
+        match serde_json::from_slice::<Journal>(&text) {
+            Ok(journal) => {
+                tracing::warn!(
+                    pid = journal.pid,
+                    commit = %journal.commit,
+                    "finishing a write a crash interrupted"
+                );
+                self.finish(lock, &journal)?;
+            }
+            Err(e) => {
+                // Written through a rename, so a torn journal cannot happen; be safe anyway:
+                // without it, the leftover sweep below removes staged copies (roll back).
+                tracing::warn!(error = %e, "ignoring an unreadable journal");
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+        Ok(())
+    }
+
+    /// Complete (branch at the journal's commit) or undo (branch elsewhere) a journaled write,
+    /// then remove the journal. Returns whether the write landed.
+    fn finish(&self, lock: &git::ProcessLock, journal: &Journal) -> Result<bool, ToolboxError> {
+        let tools = self.tools_dir();
+        let now = git::branch_target(&self.root, &journal.branch)?;
+        let landed = now.as_deref() == Some(journal.commit.as_str());
+        for m in &journal.moves {
+            names::validate(&m.tool)?;
+            let fin = tools.join(&m.tool);
+            let trash = tools.join(&m.trash);
+            let staging = m.staging.as_ref().map(|s| tools.join(s));
+            if landed {
+                let staging = staging.filter(|s| s.exists());
+                let replace = m.staging.is_none() || staging.is_some();
+                if replace && fin.exists() {
+                    if let (Some(s), true) = (&staging, m.keep_env) {
+                        for d in ENV_DIRS {
+                            if fin.join(d).is_dir() && !s.join(d).exists() {
+                                let _ = std::fs::rename(fin.join(d), s.join(d));
+                            }
+                        }
+                    }
+                    std::fs::rename(&fin, &trash).map_err(io_err("move aside", &fin))?;
+                }
+                if let Some(s) = &staging {
+                    std::fs::rename(s, &fin).map_err(io_err("move into place", &fin))?;
+                }
+            } else {
+                if let Some(s) = &staging
+                    && s.exists()
+                {
+                    std::fs::remove_dir_all(s).map_err(io_err("remove", s))?;
+                }
+                if trash.exists() && !fin.exists() {
+                    std::fs::rename(&trash, &fin).map_err(io_err("restore", &fin))?;
+                }
+            }
+            if trash.exists() {
+                std::fs::remove_dir_all(&trash).map_err(io_err("remove", &trash))?;
+            }
+        }
+        if landed {
+            let refs: Vec<&str> = journal.prefixes.iter().map(String::as_str).collect();
+            git::refresh_index(lock, &self.root, &refs)?;
+        }
+        let path = self.journal_path();
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(io_err("remove", &path)(e));
+            }
+            _ => {}
+        }
+        Ok(landed)
+    }
+
+    /// Finish or undo writes a crash interrupted: a journaled write is finished (see the
+    /// module doc); hidden staging and trash directories of dead processes are removed.
+    pub(crate) fn recover(&self) -> Result<(), ToolboxError> {
+        let leftovers = self.leftovers();
+        if leftovers.is_empty() && !self.journal_path().exists() {
+            return Ok(());
+        }
+        let lock = self.lock()?;
+        self.finish_journal(&lock)?;
+        for p in self.leftovers() {
+            let file = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            // ".<what>-<name>-<pid>-<nanos>": a live process may still be preparing it.
+            let mut parts = file.rsplitn(3, '-');
+            let (_nanos, pid) = (parts.next(), parts.next());
+            if pid
+                .and_then(|p| p.parse::<u32>().ok())
+                .is_some_and(git::process_alive)
+            {
+                continue;
+            }
+            // A trash directory outside any journal comes from an older toolsmith that moved
+            // the old directory aside before committing: put it back if nothing replaced it.
+            let rest = file.rsplitn(3, '-').nth(2).unwrap_or("");
+            if let Some(name) = rest.strip_prefix(".trash-") {
+                let target = self.tools_dir().join(name);
+                if names::validate(name).is_ok() && !target.exists() {
+                    tracing::warn!(
+                        tool = name,
+                        "restoring a tool directory after an interrupted write"
+                    );
+                    std::fs::rename(&p, &target).map_err(io_err("restore", &target))?;
+                    continue;
+                }
+            }
+            tracing::warn!(path = %p.display(), "removing a leftover of an interrupted write");
+            if let Err(e) = std::fs::remove_dir_all(&p)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                return Err(io_err("remove", &p)(e));
+            }
+        }
+        Ok(())
+    }
+
+    fn leftovers(&self) -> Vec<PathBuf> {
+        let Ok(rd) = std::fs::read_dir(self.tools_dir()) else {
+            return Vec::new();
+        };
+        let mut out: Vec<PathBuf> = rd
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name().is_some_and(|n| {
+                    let n = n.to_string_lossy();
+                    n.starts_with(".staging-") || n.starts_with(".trash-")
+                })
+            })
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+/// Write `files` into `dir` (created), after checking every path with the one rule set.
+pub fn write_files(dir: &Path, files: &[FileSpec]) -> Result<(), ToolboxError> {
+    std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
+    for f in files {
+        let path = dir.join(names::check_file_path(&f.path)?);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io_err("create", parent))?;
+        }
+        std::fs::write(&path, &f.contents).map_err(io_err("write", &path))?;
+        #[cfg(unix)]
+        if f.executable {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                .map_err(io_err("chmod", &path))?;
+        }
+    }
+    Ok(())
+}
