@@ -143,6 +143,9 @@ pub(super) fn lock_process(common_dir: &Path) -> Result<ProcessLock, GitError> {
             path.display()
         );
     }
+    if let Some(h) = &crashed {
+        sweep_after_crash(common_dir, h);
+    }
     let me = Holder::me();
     let record = format!("{} {} {}\n", me.pid, me.start, me.acquired_ms);
     file.set_len(0)
@@ -150,6 +153,41 @@ pub(super) fn lock_process(common_dir: &Path) -> Result<ProcessLock, GitError> {
         .and_then(|()| file.write_all(record.as_bytes()))
         .map_err(io_err("write lock holder to", &path))?;
     Ok(ProcessLock { file, crashed })
+}
+
+/// Remove the git lock files a toolsmith writer that died holding our lock left (rule 1 of
+/// the module doc): unheld, and not older than its acquisition. Done at once, because the
+/// record of the dead holder is gone when this lock is released.
+fn sweep_after_crash(common_dir: &Path, dead: &Holder) {
+    let mut candidates = vec![
+        common_dir.join("index.lock"),
+        common_dir.join("HEAD.lock"),
+        common_dir.join("packed-refs.lock"),
+    ];
+    for entry in walkdir::WalkDir::new(common_dir.join("refs/heads"))
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        if entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "lock") {
+            candidates.push(entry.path().to_path_buf());
+        }
+    }
+    for lock in candidates {
+        let Ok(meta) = std::fs::symlink_metadata(&lock) else {
+            continue;
+        };
+        let mtime_ms = meta
+            .modified()
+            .ok()
+            .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        let unheld = open_by(&lock).is_none_or(|pids| pids.is_empty());
+        if unheld && mtime_ms + 1000 >= dead.acquired_ms {
+            tracing::warn!(file = %lock.display(), pid = dead.pid, "removing a git lock file left by a toolsmith writer that died");
+            let _ = std::fs::remove_file(&lock);
+        }
+    }
 }
 
 /// What is known about a git lock file.
