@@ -38,6 +38,8 @@ pub enum CallError {
     },
     #[error("pipeline {name:?} nests pipelines deeper than {max}; is there a cycle?")]
     TooDeep { name: String, max: usize },
+    #[error("refused: {details}, and this toolbox's policy refuses such calls")]
+    Uncommitted { name: String, details: String },
 }
 
 impl CallError {
@@ -57,6 +59,10 @@ impl CallError {
             CallError::TooDeep { .. } => {
                 Some("a pipeline must not call itself, directly or through other pipelines".into())
             }
+            CallError::Uncommitted { name, .. } => Some(format!(
+                "commit the change (`git add tools/{name} && git commit`) or drop it (`git checkout HEAD -- tools/{name}`); to allow such calls, set `[policy] uncommitted = \"warn\"` in {}",
+                crate::toolbox::SETTINGS_FILE
+            )),
         }
     }
 }
@@ -314,6 +320,53 @@ impl App {
         let name = name.as_str();
         let dir = dir.to_path_buf();
         check_arguments(&tool, &args)?;
+        let warning = self.verify_stored(&dir, &tool)?;
+        if let Some(w) = &warning {
+            tracing::warn!("{w}");
+            host.log("warning", w);
+        }
+        let out = self.dispatch(name, dir, tool, args, host, depth).await;
+        out.map(|mut o| {
+            o.warnings.extend(warning);
+            o
+        })
+    }
+
+    /// For a stored tool (not a build's work directory): refuse or flag a tool whose files
+    /// differ from HEAD or from the source hash its tool.toml records.
+    fn verify_stored(
+        &self,
+        dir: &std::path::Path,
+        tool: &Tool,
+    ) -> Result<Option<String>, CallError> {
+        let name = &tool.manifest.name;
+        if tool.manifest.kind == Kind::Pipeline || dir != self.toolbox.tools_dir().join(name) {
+            return Ok(None);
+        }
+        let details = match self.toolbox.drift(name, &tool.manifest) {
+            Ok(d) if d.is_clean() => return Ok(None),
+            Ok(d) => d.describe(name),
+            // Fail closed under "refuse"; say so under "warn".
+            Err(e) => format!("tool {name} runs unverified: it cannot be compared with git ({e})"),
+        };
+        match self.toolbox.uncommitted_policy() {
+            crate::toolbox::UncommittedPolicy::Refuse => Err(CallError::Uncommitted {
+                name: name.clone(),
+                details,
+            }),
+            crate::toolbox::UncommittedPolicy::Warn => Ok(Some(details)),
+        }
+    }
+
+    async fn dispatch(
+        &self,
+        name: &str,
+        dir: std::path::PathBuf,
+        tool: Tool,
+        args: Value,
+        host: &dyn Host,
+        depth: usize,
+    ) -> Result<CallOutput, CallError> {
         match tool.manifest.kind {
             Kind::Wasm => {
                 let runner = self.wasm()?.clone();

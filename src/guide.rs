@@ -52,12 +52,39 @@ pub fn render(index: &Index) -> String {
         }
         g.push('\n');
     }
+    render_broken(&mut g, &broken);
+    g
+}
+
+/// The guide, plus the tools that run uncommitted or unrecorded changes (hand edits).
+pub fn render_for(index: &Index, toolbox: &crate::toolbox::Toolbox) -> String {
+    let mut g = render(index);
+    let drift = toolbox.drift_report(index);
+    if !drift.is_empty() {
+        let _ = writeln!(
+            g,
+            "## Tools running uncommitted changes\n\nThese tools differ from their committed version (hand edits): calls work{} and say so. Commit or drop the edits with git.\n",
+            if toolbox.uncommitted_policy() == crate::toolbox::UncommittedPolicy::Refuse {
+                " only after the change is committed (toolsmith.toml refuses them)"
+            } else {
+                ""
+            }
+        );
+        for (name, d) in &drift {
+            let _ = writeln!(g, "- `{name}`: {}", d.describe(name));
+        }
+        g.push('\n');
+    }
+    g
+}
+
+fn render_broken(g: &mut String, broken: &[&crate::index::Entry]) {
     if !broken.is_empty() {
         let _ = writeln!(
             g,
             "## Broken tools\n\nThese directories could not be loaded; fix their tool.toml (`toolsmith lint` shows file:line):\n"
         );
-        for e in &broken {
+        for e in broken {
             if let Status::Broken(diags) = &e.status {
                 let first = diags
                     .first()
@@ -68,7 +95,6 @@ pub fn render(index: &Index) -> String {
         }
         g.push('\n');
     }
-    g
 }
 
 const CONVENTIONS: &str = r#"## How to use this toolbox

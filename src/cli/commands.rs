@@ -87,12 +87,15 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Lint => lint(&Index::build(open(explicit, &location)?.root()), cli.json),
+        Command::Lint => {
+            let tb = open(explicit, &location)?;
+            lint(&tb, &Index::build(tb.root()), cli.json)
+        }
         Command::Guide => {
-            print!(
-                "{}",
-                guide::render(&Index::build(open(explicit, &location)?.root()))
-            );
+            print!("{}", {
+                let tb = open(explicit, &location)?;
+                guide::render_for(&Index::build(tb.root()), &tb)
+            });
             Ok(0)
         }
         Command::Schema => {
@@ -286,7 +289,7 @@ fn show(tb: &Toolbox, name: &str, as_json: bool) -> Result<i32> {
     Ok(0)
 }
 
-fn lint(idx: &Index, as_json: bool) -> Result<i32> {
+fn lint(tb: &Toolbox, idx: &Index, as_json: bool) -> Result<i32> {
     let mut errors = 0;
     let mut warnings = 0;
     let mut all = Vec::new();
@@ -303,11 +306,32 @@ fn lint(idx: &Index, as_json: bool) -> Result<i32> {
             all.push(d);
         }
     }
+    // Tools that would run something other than what was committed and recorded.
+    let drift = tb.drift_report(idx);
+    warnings += drift.len();
+    let refuse = tb.uncommitted_policy() == toolbox::UncommittedPolicy::Refuse;
     if as_json {
-        output::json(&json!({"errors": errors, "warnings": warnings, "diagnostics": all}));
+        let uncommitted: Vec<_> = drift
+            .iter()
+            .map(|(n, d)| json!({"name": n, "uncommitted": d.uncommitted, "source_mismatch": d.source_mismatch, "message": d.describe(n), "refused": refuse}))
+            .collect();
+        output::json(
+            &json!({"errors": errors, "warnings": warnings, "diagnostics": all, "uncommitted": uncommitted}),
+        );
     } else {
         for d in &all {
             eprintln!("{d}");
+        }
+        for (n, d) in &drift {
+            eprintln!(
+                "tools/{n}: warning: {}{}",
+                d.describe(n),
+                if refuse {
+                    " (calls are refused by toolsmith.toml)"
+                } else {
+                    ""
+                }
+            );
         }
         println!(
             "{} tool(s) checked: {errors} error(s), {warnings} warning(s)",
@@ -359,10 +383,15 @@ pub(super) fn call(tb: Toolbox, name: &str, args: &str, as_json: bool) -> Result
     match out {
         Ok(o) => {
             if as_json {
-                output::json(&json!({"text": o.text, "structured": o.structured, "logs": o.logs}));
+                output::json(
+                    &json!({"text": o.text, "structured": o.structured, "logs": o.logs, "warnings": o.warnings}),
+                );
             } else {
                 for l in &o.logs {
                     eprintln!("{l}");
+                }
+                for w in &o.warnings {
+                    eprintln!("warning: {w}");
                 }
                 println!("{}", o.text);
             }

@@ -155,3 +155,32 @@ pub fn read_tree_at(
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
 }
+
+/// Paths under `prefix` (repo-relative) that differ between HEAD, the index and the work tree,
+/// untracked files included (like `git status`), sorted and deduplicated.
+pub fn changed_paths(repo_dir: &Path, prefix: &str) -> Result<Vec<String>, GitError> {
+    let prefix = normalize_rela_path(prefix)?;
+    let repo = open(repo_dir)?;
+    let workdir = workdir_of(&repo)?;
+    let iter = repo
+        .status(gix::progress::Discard)
+        .map_err(gix::Error::from)
+        .ctx(&workdir, || "start a status".into())?
+        .untracked_files(gix::status::UntrackedFiles::Files)
+        .into_iter([BString::from(format!("{prefix}/"))])
+        .map_err(gix::Error::from)
+        .ctx(&workdir, || format!("compute the status of {prefix}"))?;
+    let mut out = Vec::new();
+    for item in iter {
+        let item = item
+            .map_err(gix::Error::from)
+            .ctx(&workdir, || format!("compute the status of {prefix}"))?;
+        let path = item.location().to_str_lossy().into_owned();
+        if is_ancestor_or_self(&prefix, &path) {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}

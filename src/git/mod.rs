@@ -36,7 +36,7 @@ pub use staged::{Source, Staged, branch_target, check_write_state, refresh_index
 pub use state::UnsafeState;
 
 use blobs::*;
-pub use history::{log, read_tree_at, resolve};
+pub use history::{changed_paths, log, read_tree_at, resolve};
 use index::*;
 use repo::*;
 use validate::*;

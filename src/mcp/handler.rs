@@ -22,7 +22,10 @@ fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
 /// The text of a toolsmith resource: (text, mime type).
 pub fn read_text(shared: &Shared, uri: &str) -> Option<(String, &'static str)> {
     if uri == GUIDE_URI {
-        return Some((guide::render(&shared.app.index()), "text/markdown"));
+        return Some((
+            guide::render_for(&shared.app.index(), &shared.app.toolbox),
+            "text/markdown",
+        ));
     }
     let name = uri.strip_prefix(TOOL_URI_PREFIX)?;
     crate::names::validate(name).ok()?;
@@ -419,7 +422,7 @@ impl ServerHandler for Server {
         }
         let args = request.arguments.unwrap_or_default();
         let arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
-        let guide = guide::render(&self.shared.app.index());
+        let guide = guide::render_for(&self.shared.app.index(), &self.shared.app.toolbox);
         let text = match request.name.as_str() {
             "create_tool" => {
                 let purpose = arg("purpose")

@@ -23,6 +23,9 @@ pub struct CallOutput {
     pub structured: Option<Value>,
     /// Lines the tool wrote to stderr (delivered as log messages).
     pub logs: Vec<String>,
+    /// Things the caller must be told along with the result (e.g. the tool ran uncommitted
+    /// changes); shown in the result, not only logged.
+    pub warnings: Vec<String>,
 }
 
 impl CallOutput {
@@ -36,6 +39,7 @@ impl CallOutput {
             text,
             structured,
             logs: lines(stderr),
+            warnings: Vec::new(),
         }
     }
 
@@ -46,11 +50,13 @@ impl CallOutput {
                 text: s,
                 structured: None,
                 logs,
+                warnings: Vec::new(),
             },
             other => CallOutput {
                 text: other.to_string(),
                 structured: Some(other),
                 logs,
+                warnings: Vec::new(),
             },
         }
     }

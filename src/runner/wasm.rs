@@ -1,6 +1,21 @@
 //! The WebAssembly runner: wasmtime with a pooling allocator, `InstancePre` kept in memory,
 //! compiled code cached on disk (keyed by artifact sha256 and engine settings), and per-call
 //! limits on time (epoch interruption), memory (store limits) and output (capped pipes).
+//!
+//! # The compiled-code cache is verified, never trusted
+//! A cache entry is native code: loading a forged one runs it inside the server. Each entry
+//! (`<artifact-sha>-<engine>.cwasm`) therefore carries an HMAC-SHA256 over the artifact's
+//! sha256, the engine key and the compiled bytes, keyed by a random secret kept **outside the
+//! cache directory** (`<data dir>/toolsmith/wasm-cache.key`, mode 0600). The artifact's sha256
+//! has just been verified against tool.toml, so an entry is bound to the exact module it was
+//! compiled from. On load the file is read once, the MAC checked, and the module deserialized
+//! from those same bytes (no re-read between check and use). Any mismatch — another tool's
+//! entry copied over, bytes edited, a foreign engine — is discarded and the module recompiled.
+//!
+//! What an attacker who can write the cache directory can do: delete or corrupt entries
+//! (costing a recompile), never get native code run. One who can also read the key file (the
+//! same user, outside a sandbox) could forge entries, but could equally replace the toolsmith
+//! binary. Without a key file (no data dir, unwritable), nothing is cached on disk.
 
 use super::{CallOutput, RunError, allowed_roots, inside_roots};
 use crate::hashing;
@@ -45,6 +60,78 @@ pub struct WasmRunner {
     loaded: Arc<Mutex<HashMap<PathBuf, Arc<Loaded>>>>,
     cache_dir: Option<PathBuf>,
     engine_key: String,
+    /// The MAC key of disk cache entries; None disables the disk cache.
+    cache_key: Option<Arc<[u8; 32]>>,
+}
+
+/// The first bytes of a cache entry, before the 32-byte MAC and the compiled module.
+const ENTRY_MAGIC: &[u8] = b"toolsmith-cwasm-v1\n";
+
+type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+
+/// The MAC of a cache entry: binds the compiled bytes to the artifact and engine.
+fn entry_mac(key: &[u8; 32], artifact_sha: &str, engine: &str, compiled: &[u8]) -> [u8; 32] {
+    use hmac::Mac;
+    let mut mac = <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC takes any key length");
+    for part in [artifact_sha.as_bytes(), b"\0", engine.as_bytes(), b"\0"] {
+        mac.update(part);
+    }
+    mac.update(compiled);
+    mac.finalize().into_bytes().into()
+}
+
+/// Check an entry read from disk; the compiled bytes when its MAC holds.
+fn verify_entry<'a>(
+    key: &[u8; 32],
+    artifact_sha: &str,
+    engine: &str,
+    data: &'a [u8],
+) -> Option<&'a [u8]> {
+    use hmac::Mac;
+    let rest = data.strip_prefix(ENTRY_MAGIC)?;
+    if rest.len() < 32 {
+        return None;
+    }
+    let (tag, compiled) = rest.split_at(32);
+    let mut mac = <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC takes any key length");
+    for part in [artifact_sha.as_bytes(), b"\0", engine.as_bytes(), b"\0"] {
+        mac.update(part);
+    }
+    mac.update(compiled);
+    // Constant-time comparison.
+    mac.verify_slice(tag).ok().map(|()| compiled)
+}
+
+/// Where the cache MAC key lives: outside every cache directory.
+pub fn cache_key_path() -> Option<PathBuf> {
+    dirs::data_local_dir().map(|d| d.join("toolsmith").join("wasm-cache.key"))
+}
+
+/// Read the cache key, creating it (32 random bytes, mode 0600) on first use.
+fn load_or_create_key(path: &Path) -> Option<[u8; 32]> {
+    let read = |p: &Path| -> Option<[u8; 32]> { std::fs::read(p).ok()?.try_into().ok() };
+    if let Some(k) = read(path) {
+        return Some(k);
+    }
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).ok()?;
+    std::fs::create_dir_all(path.parent()?).ok()?;
+    let mut rnd = [0u8; 8];
+    getrandom::fill(&mut rnd).ok()?;
+    let tmp = path.with_extension(format!("tmp{}", hex::encode(rnd)));
+    {
+        use std::io::Write;
+        let mut o = std::fs::OpenOptions::new();
+        o.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+        let mut f = o.open(&tmp).ok()?;
+        f.write_all(&key).and_then(|()| f.sync_all()).ok()?;
+    }
+    // Whoever links first wins; everyone then reads the winner's key.
+    let _ = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    read(path)
 }
 
 impl WasmRunner {
@@ -81,12 +168,26 @@ impl WasmRunner {
                 }
             })
             .map_err(|e| start(e.to_string()))?;
+        let cache_key = match &cache_dir {
+            Some(_) => {
+                let key = cache_key_path().and_then(|p| load_or_create_key(&p));
+                if key.is_none() {
+                    tracing::warn!(
+                        "no key for the compiled-code cache ({:?}): WASM modules are compiled on every start",
+                        cache_key_path()
+                    );
+                }
+                key.map(Arc::new)
+            }
+            None => None,
+        };
         Ok(WasmRunner {
             engine,
             linker: Arc::new(linker),
             loaded: Arc::default(),
-            cache_dir,
+            cache_dir: cache_dir.filter(|_| cache_key.is_some()),
             engine_key,
+            cache_key,
         })
     }
 
@@ -154,7 +255,8 @@ impl WasmRunner {
         Ok(loaded)
     }
 
-    /// Deserialize a module compiled earlier by this engine, or compile and store it.
+    /// Load a module compiled earlier for exactly this artifact and engine (its MAC checked),
+    /// or compile it and store a new entry.
     fn compile_cached(&self, bytes: &[u8], sha: &str) -> Result<Module, String> {
         let file = self.cache_dir.as_ref().map(|d| {
             d.join(format!(
@@ -163,27 +265,41 @@ impl WasmRunner {
                 self.engine_key
             ))
         });
-        if let Some(f) = &file {
-            if f.is_file() {
-                // SAFETY: the file was written by `Module::serialize` of an engine with the
-                // same compatibility hash (part of the file name), in toolsmith's own cache
-                // directory, for an artifact whose sha256 was just verified.
-                match unsafe { Module::deserialize_file(&self.engine, f) } {
-                    Ok(m) => return Ok(m),
-                    Err(e) => {
-                        tracing::warn!(file = %f.display(), error = %e, "discarding an unusable compiled module")
+        if let (Some(f), Some(key)) = (&file, &self.cache_key)
+            && let Ok(data) = std::fs::read(f)
+        {
+            match verify_entry(key, sha, &self.engine_key, &data) {
+                Some(compiled) => {
+                    // SAFETY: these exact bytes carry a valid MAC under our secret key, made
+                    // by `Module::serialize` for the artifact whose sha256 was just verified
+                    // and an engine with the same compatibility hash.
+                    match unsafe { Module::deserialize(&self.engine, compiled) } {
+                        Ok(m) => return Ok(m),
+                        Err(e) => {
+                            tracing::warn!(file = %f.display(), error = %e, "discarding an unusable compiled module")
+                        }
                     }
                 }
+                None => tracing::warn!(
+                    file = %f.display(),
+                    "discarding a compiled module that does not belong to this artifact (bad integrity record); recompiling"
+                ),
             }
         }
         let module = Module::new(&self.engine, bytes)
             .map_err(|e| format!("not a valid WebAssembly module: {e}"))?;
-        if let (Some(f), Ok(data)) = (&file, module.serialize()) {
+        if let (Some(f), Some(key), Ok(data)) = (&file, &self.cache_key, module.serialize()) {
             if let Some(parent) = f.parent() {
                 let _ = std::fs::create_dir_all(parent);
             }
-            let tmp = f.with_extension(format!("tmp{}", std::process::id()));
-            if std::fs::write(&tmp, data).is_ok() {
+            let mut entry = Vec::with_capacity(ENTRY_MAGIC.len() + 32 + data.len());
+            entry.extend_from_slice(ENTRY_MAGIC);
+            entry.extend_from_slice(&entry_mac(key, sha, &self.engine_key, &data));
+            entry.extend_from_slice(&data);
+            let mut rnd = [0u8; 8];
+            let _ = getrandom::fill(&mut rnd);
+            let tmp = f.with_extension(format!("tmp{}", hex::encode(rnd)));
+            if std::fs::write(&tmp, entry).is_ok() {
                 let _ = std::fs::rename(&tmp, f);
             }
         }

@@ -10,10 +10,12 @@
 
 mod apply;
 mod layout;
+mod verify;
 mod write;
 
 pub use apply::{Change, JOURNAL_FILE, write_files};
 pub use layout::{default_location, seed_files};
+pub use verify::{Drift, SETTINGS_FILE, UncommittedPolicy};
 pub use write::{Actor, FileSpec, WriteOutcome, message};
 
 use crate::git;

@@ -86,7 +86,13 @@ pub fn json_result(v: Value) -> CallToolResult {
 pub fn call_result(out: Result<CallOutput, CallError>) -> CallToolResult {
     match out {
         Ok(o) => {
-            let mut r = CallToolResult::success(vec![ContentBlock::text(o.text)]);
+            let mut blocks = vec![ContentBlock::text(o.text)];
+            blocks.extend(
+                o.warnings
+                    .iter()
+                    .map(|w| ContentBlock::text(format!("warning: {w}"))),
+            );
+            let mut r = CallToolResult::success(blocks);
             // MCP structured content must be an object; other JSON stays text.
             if let Some(v @ Value::Object(_)) = o.structured {
                 r.structured_content = Some(v);

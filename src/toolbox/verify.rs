@@ -1,0 +1,246 @@
+//! Before a stored tool runs: does what is on disk differ from what was committed (hand edits,
+//! a swapped file) or from the source hash recorded in its tool.toml? And the toolbox policy
+//! for such calls (`toolsmith.toml`, `[policy] uncommitted = "warn" | "refuse"`).
+//!
+//! Hand editing is a supported way of working, so by default a tool with uncommitted changes
+//! still runs, but never silently: the call's result and log say so, and `toolsmith lint` and
+//! the guide list it. With `uncommitted = "refuse"` such calls are refused. The policy file is
+//! at the toolbox root, outside every tool directory, so no meta-tool can change it.
+//!
+//! Results are remembered per tool under a fingerprint of the tool's files (path, size,
+//! mtime, inode) and of HEAD, so a call to an unchanged tool costs a few `stat`s.
+
+use super::{Toolbox, ToolboxError};
+use crate::hashing::{self, IGNORED_NAMES};
+use crate::index::TOOLS_DIR;
+use crate::manifest::{Kind, Manifest};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+
+/// The toolbox-level settings file (committed; edited by people only).
+pub const SETTINGS_FILE: &str = "toolsmith.toml";
+
+/// What to do when a tool about to run differs from its committed version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum UncommittedPolicy {
+    /// Run, and say so in the result and the log (the default).
+    #[default]
+    Warn,
+    /// Refuse the call.
+    Refuse,
+}
+
+/// How a tool on disk differs from what was committed and recorded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Drift {
+    /// Files that differ from HEAD: "main.py (modified)", "x (added)", "y (removed)".
+    pub uncommitted: Vec<String>,
+    /// The source files and lockfile no longer match `[hashes] source` in tool.toml.
+    pub source_mismatch: bool,
+}
+
+impl Drift {
+    pub fn is_clean(&self) -> bool {
+        self.uncommitted.is_empty() && !self.source_mismatch
+    }
+
+    /// One line for a result, a log or the guide.
+    pub fn describe(&self, name: &str) -> String {
+        let mut parts = Vec::new();
+        if !self.uncommitted.is_empty() {
+            parts.push(format!(
+                "uncommitted changes ({})",
+                self.uncommitted.join(", ")
+            ));
+        }
+        if self.source_mismatch {
+            parts.push("source or lockfile not matching the hash in tool.toml".to_string());
+        }
+        format!("tool {name} runs {}", parts.join(" and "))
+    }
+}
+
+type Cache = Mutex<HashMap<std::path::PathBuf, (u64, Drift)>>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(Cache::default)
+}
+
+/// The files of a tool directory that git would track (ignored directories and `*.pyc` left
+/// out), relative, sorted.
+fn disk_files(dir: &Path) -> Vec<(String, std::fs::Metadata)> {
+    let mut out = Vec::new();
+    let walker = walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let n = e.file_name().to_string_lossy();
+            !(e.file_type().is_dir() && IGNORED_NAMES.contains(&n.as_ref()))
+        });
+    for e in walker.filter_map(Result::ok) {
+        if !e.file_type().is_file() || e.file_name().to_string_lossy().ends_with(".pyc") {
+            continue;
+        }
+        let (Ok(rel), Ok(meta)) = (e.path().strip_prefix(dir), e.metadata()) else {
+            continue;
+        };
+        out.push((rel.to_string_lossy().replace('\\', "/"), meta));
+    }
+    out
+}
+
+impl Toolbox {
+    /// The policy for calls to tools with uncommitted changes (`toolsmith.toml`).
+    pub fn uncommitted_policy(&self) -> UncommittedPolicy {
+        let Ok(text) = std::fs::read_to_string(self.root.join(SETTINGS_FILE)) else {
+            return UncommittedPolicy::Warn;
+        };
+        let value = toml::from_str::<toml::Table>(&text).ok().and_then(|t| {
+            t.get("policy")?
+                .get("uncommitted")?
+                .as_str()
+                .map(str::to_string)
+        });
+        match value.as_deref() {
+            Some("refuse") => UncommittedPolicy::Refuse,
+            Some("warn") | None => UncommittedPolicy::Warn,
+            Some(other) => {
+                // Fail closed: a setting we cannot read as "warn" refuses.
+                tracing::warn!(
+                    value = other,
+                    "{SETTINGS_FILE}: [policy] uncommitted must be \"warn\" or \"refuse\"; refusing"
+                );
+                UncommittedPolicy::Refuse
+            }
+        }
+    }
+
+    /// How the stored tool `name` on disk differs from HEAD and from its recorded source hash.
+    pub fn drift(&self, name: &str, manifest: &Manifest) -> Result<Drift, ToolboxError> {
+        let dir = self.tool_dir(name)?;
+        let files = disk_files(&dir);
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for (rel, meta) in &files {
+            rel.hash(&mut h);
+            meta.len().hash(&mut h);
+            meta.modified().ok().hash(&mut h);
+            #[cfg(unix)]
+            std::os::unix::fs::MetadataExt::ino(meta).hash(&mut h);
+        }
+        let git = self.root.join(".git");
+        std::fs::read(git.join("HEAD")).ok().hash(&mut h);
+        for f in ["index", "packed-refs"] {
+            let m = std::fs::metadata(git.join(f)).ok();
+            m.as_ref()
+                .map(|m| (m.len(), m.modified().ok()))
+                .hash(&mut h);
+        }
+        manifest.hashes.source.hash(&mut h);
+        let stamp = h.finish();
+        if let Ok(c) = cache().lock()
+            && let Some((s, d)) = c.get(&dir)
+            && *s == stamp
+        {
+            return Ok(d.clone());
+        }
+        let drift = self.compute_drift(name, manifest, &dir, &files)?;
+        if let Ok(mut c) = cache().lock() {
+            c.insert(dir, (stamp, drift.clone()));
+        }
+        Ok(drift)
+    }
+
+    fn compute_drift(
+        &self,
+        name: &str,
+        manifest: &Manifest,
+        dir: &Path,
+        files: &[(String, std::fs::Metadata)],
+    ) -> Result<Drift, ToolboxError> {
+        let committed: BTreeMap<String, (Vec<u8>, bool)> =
+            match crate::git::read_tree_at(&self.root, "HEAD", &format!("{TOOLS_DIR}/{name}")) {
+                Ok(v) => v.into_iter().map(|(p, b, x)| (p, (b, x))).collect(),
+                Err(_) => BTreeMap::new(),
+            };
+        let mut uncommitted = Vec::new();
+        for (rel, meta) in files {
+            match committed.get(rel) {
+                None => uncommitted.push(format!("{rel} (added)")),
+                Some((bytes, exec)) => {
+                    let same_len = meta.len() == bytes.len() as u64;
+                    let same = same_len && std::fs::read(dir.join(rel)).is_ok_and(|b| b == *bytes);
+                    #[cfg(unix)]
+                    let same = same
+                        && (std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111
+                            != 0)
+                            == *exec;
+                    #[cfg(not(unix))]
+                    let _ = exec;
+                    if !same {
+                        uncommitted.push(format!("{rel} (modified)"));
+                    }
+                }
+            }
+        }
+        for rel in committed.keys() {
+            if !files.iter().any(|(r, _)| r == rel) {
+                uncommitted.push(format!("{rel} (removed)"));
+            }
+        }
+        // Scripts run their source: it must match the recorded hash. (A WASM tool runs its
+        // artifact, whose hash the runner checks on every load.)
+        let source_mismatch = manifest.kind == Kind::Script
+            && match &manifest.hashes.source {
+                Some(expected) => hashing::source_hash(dir, None)
+                    .map(|actual| actual != *expected)
+                    .unwrap_or(true),
+                None => false,
+            };
+        Ok(Drift {
+            uncommitted,
+            source_mismatch,
+        })
+    }
+}
+
+impl Toolbox {
+    /// Every valid tool of `index` that runs something other than what was committed and
+    /// recorded (one `git status` pass over `tools/` plus the scripts' source hashes), by name.
+    pub fn drift_report(&self, index: &crate::index::Index) -> Vec<(String, Drift)> {
+        let changed = crate::git::changed_paths(&self.root, TOOLS_DIR).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "cannot compute the git status of tools/");
+            Vec::new()
+        });
+        let mut out = Vec::new();
+        for t in index.tools() {
+            let m = &t.manifest;
+            let prefix = format!("{TOOLS_DIR}/{}/", m.name);
+            let uncommitted: Vec<String> = changed
+                .iter()
+                .filter_map(|p| p.strip_prefix(&prefix))
+                .filter(|p| !p.ends_with(".pyc"))
+                .map(|p| format!("{p} (changed)"))
+                .collect();
+            let source_mismatch = m.kind == Kind::Script
+                && m.hashes.source.as_ref().is_some_and(|expected| {
+                    hashing::source_hash(&self.tools_dir().join(&m.name), None)
+                        .map(|actual| actual != *expected)
+                        .unwrap_or(true)
+                });
+            let drift = Drift {
+                uncommitted,
+                source_mismatch,
+            };
+            if !drift.is_clean() {
+                out.push((m.name.clone(), drift));
+            }
+        }
+        out
+    }
+}
