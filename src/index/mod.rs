@@ -338,6 +338,13 @@ fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Status {
         };
         let text =
             std::fs::read_to_string(&path).map_err(|e| fail(format!("cannot read {rel}: {e}")))?;
+        if text.len() > crate::manifest::MAX_SCHEMA_BYTES {
+            return Err(fail(format!(
+                "{rel} is {} bytes; the limit for a schema is {}",
+                text.len(),
+                crate::manifest::MAX_SCHEMA_BYTES
+            )));
+        }
         match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(o)) => Ok(o),
             Ok(_) => Err(fail(format!("{rel} is not a JSON object"))),

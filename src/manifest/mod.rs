@@ -20,6 +20,11 @@ pub const FORMAT_VERSION: u32 = 1;
 /// The manifest's file name inside a tool directory.
 pub const FILE_NAME: &str = "tool.toml";
 
+/// Longest description accepted, in characters: every `tools/list` carries it to the model.
+pub const MAX_DESCRIPTION_CHARS: usize = 4096;
+/// Largest input or output schema accepted (as compact JSON), in bytes.
+pub const MAX_SCHEMA_BYTES: usize = 64 * 1024;
+
 /// A parsed `tool.toml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(

@@ -1,6 +1,8 @@
 //! Semantic checks on a deserialized manifest: what serde's types cannot express.
 
-use super::{FORMAT_VERSION, Kind, LANGUAGES, Manifest, Severity};
+use super::{
+    FORMAT_VERSION, Kind, LANGUAGES, MAX_DESCRIPTION_CHARS, MAX_SCHEMA_BYTES, Manifest, Severity,
+};
 use crate::names;
 use serde_json::Value;
 
@@ -69,6 +71,26 @@ pub(super) fn validate(m: &Manifest, dir_name: Option<&str>) -> Vec<Issue> {
             "description is empty",
             "say in a sentence what the tool does; clients show it to the model",
         ));
+    }
+    let chars = m.description.chars().count();
+    if chars > MAX_DESCRIPTION_CHARS {
+        out.push(err(
+            "description",
+            format!("description is {chars} characters long; the limit is {MAX_DESCRIPTION_CHARS}"),
+            "keep the description short; put details in a README beside tool.toml",
+        ));
+    }
+    if let Err(e) = names::check_text("description", &m.description) {
+        out.push(err(
+            "description",
+            e,
+            "remove invisible and bidirectional control characters: they can make text read differently than it is",
+        ));
+    }
+    for (i, tag) in m.tags.iter().enumerate() {
+        if let Err(e) = names::check_text(&format!("tags.{i}"), tag) {
+            out.push(err(format!("tags.{i}"), e, "use plain visible characters"));
+        }
     }
     for (i, tag) in m.tags.iter().enumerate() {
         if tag.trim().is_empty() || tag.len() > 64 {
@@ -247,6 +269,14 @@ fn check_schema(
         }
     }
     if let Some(schema) = inline {
+        let size = serde_json::to_string(schema).map(|t| t.len()).unwrap_or(0);
+        if size > MAX_SCHEMA_BYTES {
+            out.push(err(
+                field,
+                format!("the schema is {size} bytes as JSON; the limit is {MAX_SCHEMA_BYTES}"),
+                "describe the arguments more compactly",
+            ));
+        }
         match schema.get("type") {
             Some(Value::String(t)) if t == "object" => {}
             None if !input => {}

@@ -2,7 +2,7 @@
 //! build's gix has no transport for) and read a directory of it at one commit, refusing
 //! symlinks, submodules, unsafe names and oversized files.
 
-use super::{MAX_FILE_BYTES, MAX_FILES, ShareError};
+use super::{MAX_FILE_BYTES, MAX_FILES, MAX_TOOL_BYTES, ShareError};
 use crate::history::FileAt;
 use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind;
@@ -156,9 +156,9 @@ fn check_component(dir: &str, name: &[u8]) -> Result<String, ShareError> {
     if name.is_empty() || name == "." || name == ".." {
         return Err(bad("it leaves the tool directory"));
     }
-    if name.contains(['/', '\\', '\0']) || name.chars().any(char::is_control) {
+    if name.contains(['/', '\\', '\0']) || name.chars().any(crate::names::is_invisible) {
         return Err(bad(
-            "the name holds a path separator or a control character",
+            "the name holds a path separator, a control character or an invisible or bidirectional character",
         ));
     }
     if name.eq_ignore_ascii_case(".git") {
@@ -310,6 +310,18 @@ impl Fetched {
                             path: shown,
                             size: header.size(),
                             limit: MAX_FILE_BYTES,
+                        });
+                    }
+                    let total: u64 = out.iter().map(|f| f.bytes.len() as u64).sum();
+                    if total + header.size() > MAX_TOOL_BYTES {
+                        return Err(ShareError::TooLarge {
+                            path: if base.is_empty() {
+                                "(repository root)".into()
+                            } else {
+                                base.to_string()
+                            },
+                            size: total + header.size(),
+                            limit: MAX_TOOL_BYTES,
                         });
                     }
                     if out.len() >= MAX_FILES {

@@ -279,7 +279,14 @@ pub fn import_tool(
             ),
         });
     }
+    if dirs.len() > super::MAX_IMPORT_FILES {
+        return Err(ShareError::TooManyFiles {
+            path: "the import".into(),
+            limit: super::MAX_IMPORT_FILES,
+        });
+    }
     let mut prepared = Vec::new();
+    let (mut total_bytes, mut total_files) = (0u64, 0usize);
     for dir in &dirs {
         let p = prepare(
             &fetched,
@@ -292,6 +299,23 @@ pub fn import_tool(
             || prepared.iter().any(|q: &Prepared| q.name == p.name)
         {
             return Err(ShareError::Exists { name: p.name });
+        }
+        // Caps over the whole import, checked as each tool is read (one tool is capped by
+        // the fetch itself), so memory stays bounded too.
+        total_files += p.files.len();
+        total_bytes += p.files.iter().map(|f| f.bytes.len() as u64).sum::<u64>();
+        if total_files > super::MAX_IMPORT_FILES {
+            return Err(ShareError::TooManyFiles {
+                path: "the import".into(),
+                limit: super::MAX_IMPORT_FILES,
+            });
+        }
+        if total_bytes > super::MAX_IMPORT_BYTES {
+            return Err(ShareError::TooLarge {
+                path: "the import".into(),
+                size: total_bytes,
+                limit: super::MAX_IMPORT_BYTES,
+            });
         }
         prepared.push(p);
     }

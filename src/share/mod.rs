@@ -28,6 +28,12 @@ use crate::toolbox::ToolboxError;
 pub const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// Most files accepted in one imported tool.
 pub const MAX_FILES: usize = 2000;
+/// Most bytes accepted in one imported tool (all files together).
+pub const MAX_TOOL_BYTES: u64 = 32 * 1024 * 1024;
+/// Most bytes accepted in one import (all tools together).
+pub const MAX_IMPORT_BYTES: u64 = 128 * 1024 * 1024;
+/// Most files accepted in one import (all tools together).
+pub const MAX_IMPORT_FILES: usize = 5_000;
 /// Where Gists live (`<base>/<id>.git`); overridden by `TOOLSMITH_GIST_BASE`.
 pub const DEFAULT_GIST_BASE: &str = "https://gist.github.com";
 
@@ -52,7 +58,7 @@ pub enum ShareError {
     Submodule { path: String },
     #[error("refusing the path {path:?}: {reason}")]
     BadPath { path: String, reason: String },
-    #[error("refusing {path}: it is {size} bytes, over the limit of {limit} bytes per file")]
+    #[error("refusing {path}: it is {size} bytes, over the limit of {limit} bytes")]
     TooLarge { path: String, size: u64, limit: u64 },
     #[error("refusing {path}: it holds more than {limit} files")]
     TooManyFiles { path: String, limit: usize },
