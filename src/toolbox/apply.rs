@@ -211,7 +211,9 @@ impl Toolbox {
         let commit = staged.commit();
         let published = staged.publish();
         // 5. Swap (or, if the branch did not move, roll back) exactly as a recovery would.
-        let landed = self.finish(lock, &journal)?;
+        // The index entries carry the stat data of the staged files, which a rename of their
+        // directory keeps; only a failed publish needs the index rebuilt from disk.
+        let landed = self.finish(lock, &journal, published.is_err())?;
         match published {
             Ok(()) => Ok(commit),
             Err(e) if landed => {
@@ -263,7 +265,7 @@ impl Toolbox {
                     commit = %journal.commit,
                     "finishing a write a crash interrupted"
                 );
-                self.finish(lock, &journal)?;
+                self.finish(lock, &journal, true)?;
             }
             Err(e) => {
                 // Written through a rename, so a torn journal cannot happen; be safe anyway:
@@ -276,8 +278,14 @@ impl Toolbox {
     }
 
     /// Complete (branch at the journal's commit) or undo (branch elsewhere) a journaled write,
-    /// then remove the journal. Returns whether the write landed.
-    fn finish(&self, lock: &git::ProcessLock, journal: &Journal) -> Result<bool, ToolboxError> {
+    /// then remove the journal. Returns whether the write landed. With `refresh`, the index
+    /// entries of the touched prefixes are rebuilt from disk (after a crash or failed publish).
+    fn finish(
+        &self,
+        lock: &git::ProcessLock,
+        journal: &Journal,
+        refresh: bool,
+    ) -> Result<bool, ToolboxError> {
         let tools = self.tools_dir();
         let now = git::branch_target(&self.root, &journal.branch)?;
         let landed = now.as_deref() == Some(journal.commit.as_str());
@@ -316,7 +324,7 @@ impl Toolbox {
                 std::fs::remove_dir_all(&trash).map_err(io_err("remove", &trash))?;
             }
         }
-        if landed {
+        if landed && refresh {
             let refs: Vec<&str> = journal.prefixes.iter().map(String::as_str).collect();
             git::refresh_index(lock, &self.root, &refs)?;
         }
