@@ -164,17 +164,13 @@ pub fn changed_paths(repo_dir: &Path, prefix: &str) -> Result<Vec<String>, GitEr
     let workdir = workdir_of(&repo)?;
     let iter = repo
         .status(gix::progress::Discard)
-        .map_err(gix::Error::from)
         .ctx(&workdir, || "start a status".into())?
         .untracked_files(gix::status::UntrackedFiles::Files)
         .into_iter([BString::from(format!("{prefix}/"))])
-        .map_err(gix::Error::from)
         .ctx(&workdir, || format!("compute the status of {prefix}"))?;
     let mut out = Vec::new();
     for item in iter {
-        let item = item
-            .map_err(gix::Error::from)
-            .ctx(&workdir, || format!("compute the status of {prefix}"))?;
+        let item = item.ctx(&workdir, || format!("compute the status of {prefix}"))?;
         let path = item.location().to_str_lossy().into_owned();
         if is_ancestor_or_self(&prefix, &path) {
             out.push(path);

@@ -322,18 +322,6 @@ pub fn commit_dirs(
     commit_dirs_inner(repo_dir, prefixes, message, sig, None)
 }
 
-/// Like [`commit_dirs`], for a caller that already holds the process lock (see [`lock`]),
-/// e.g. to move a directory into place and commit it as one locked step.
-pub fn commit_dirs_locked(
-    held: &ProcessLock,
-    repo_dir: &Path,
-    prefixes: &[&str],
-    message: &str,
-    sig: &Signature,
-) -> Result<Option<String>, GitError> {
-    commit_dirs_inner(repo_dir, prefixes, message, sig, Some(held))
-}
-
 /// Take the toolsmith process lock of the repository at `repo_dir` (waits while a live writer
 /// holds it; fails naming the holder after a while).
 pub fn lock(repo_dir: &Path) -> Result<ProcessLock, GitError> {

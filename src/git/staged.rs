@@ -90,7 +90,6 @@ impl Staged<'_> {
             let mut time_buf = gix::date::parse::TimeBuf::default();
             self.repo
                 .edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)))
-                .map_err(gix::Error::from)
                 .ctx(&self.workdir, || match self.parent {
                     Some(p) => format!("move HEAD from {p} to the new commit {commit}"),
                     None => "make the first commit on the unborn HEAD branch".into(),

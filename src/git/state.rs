@@ -51,7 +51,7 @@ pub fn check_writable(repo: &gix::Repository) -> Result<String, GitError> {
     let head = repo.head().map_err(|e| GitError::Git {
         action: "read HEAD".into(),
         repo: repo.git_dir().to_owned(),
-        source: e.into(),
+        source: e,
     })?;
     match head.kind {
         gix::head::Kind::Symbolic(r) => Ok(r.name.as_bstr().to_string()),

@@ -214,10 +214,11 @@ impl WasmRunner {
             .artifact
             .clone()
             .ok_or_else(|| RunError::Unverified { tool: name.clone() })?;
-        if let Some(l) = self.loaded.lock().ok().and_then(|m| m.get(&path).cloned()) {
-            if l.stamp == stamp && l.sha == expected {
-                return Ok(l);
-            }
+        if let Some(l) = self.loaded.lock().ok().and_then(|m| m.get(&path).cloned())
+            && l.stamp == stamp
+            && l.sha == expected
+        {
+            return Ok(l);
         }
         let bytes = std::fs::read(&path).map_err(|_| RunError::NotBuilt {
             tool: name.clone(),
@@ -398,13 +399,13 @@ impl WasmRunner {
                         stderr: stderr_text,
                     });
                 }
-                if let Some(trap) = e.downcast_ref::<wasmtime::Trap>() {
-                    if *trap == wasmtime::Trap::Interrupt {
-                        return Err(RunError::Timeout {
-                            tool: name,
-                            ms: timeout_ms,
-                        });
-                    }
+                if let Some(trap) = e.downcast_ref::<wasmtime::Trap>()
+                    && *trap == wasmtime::Trap::Interrupt
+                {
+                    return Err(RunError::Timeout {
+                        tool: name,
+                        ms: timeout_ms,
+                    });
                 }
                 let text = format!("{e:#}");
                 if text.contains("forcing trap when growing memory")
