@@ -325,3 +325,77 @@ fn kill_9_at_random_points_of_a_registration_loop_loses_nothing() {
     );
     let _ = Toolbox::open(&root).expect("opens");
 }
+
+/// A dead process's pid (spawned and reaped).
+fn dead_pid() -> u32 {
+    let mut c = Command::new("true").spawn().unwrap();
+    let pid = c.id();
+    c.wait().unwrap();
+    pid
+}
+
+#[test]
+fn a_journaled_write_is_finished_or_rolled_back_on_open() {
+    let (_tmp, tb) = toolbox();
+    let root = tb.root().to_path_buf();
+    tb.write_tool("x", &script_files("x", "Version one"), "t")
+        .unwrap();
+    tb.write_tool("x", &script_files("x", "Version two"), "t")
+        .unwrap();
+    let head = git(&root, &["rev-parse", "HEAD"]).trim().to_string();
+    let pid = dead_pid();
+
+    // Crash after the branch moved, before the swap: the staged copy holds version two, the
+    // live directory still version one.
+    let staging = format!(".staging-x-{pid}-1");
+    std::fs::rename(root.join("tools/x"), root.join("tools").join(&staging)).unwrap();
+    std::fs::create_dir(root.join("tools/x")).unwrap();
+    for f in ["tool.toml", "main.py"] {
+        let old = git(&root, &["show", &format!("HEAD~1:tools/x/{f}")]);
+        std::fs::write(root.join("tools/x").join(f), old).unwrap();
+    }
+    let journal = serde_json::json!({
+        "pid": pid, "commit": head, "branch": "refs/heads/main",
+        "prefixes": ["tools/x"],
+        "moves": [{"tool": "x", "staging": staging, "trash": format!(".trash-x-{pid}-2"), "keep_env": false}],
+    });
+    std::fs::write(root.join(".git/toolsmith-journal"), journal.to_string()).unwrap();
+    let tb = Toolbox::open(&root).unwrap();
+    assert_eq!(
+        Index::build(tb.root())
+            .tool("x")
+            .unwrap()
+            .manifest
+            .description,
+        "Version two",
+        "rolled forward"
+    );
+    assert!(!root.join(".git/toolsmith-journal").exists());
+    assert!(!root.join("tools").join(&staging).exists());
+    assert_clean(&root);
+
+    // Crash before the branch moved: the journal names a commit the branch never reached.
+    let staging = format!(".staging-x-{pid}-3");
+    std::fs::create_dir(root.join("tools").join(&staging)).unwrap();
+    std::fs::write(root.join("tools").join(&staging).join("tool.toml"), "half").unwrap();
+    let journal = serde_json::json!({
+        "pid": pid, "commit": "0123456789012345678901234567890123456789", "branch": "refs/heads/main",
+        "prefixes": ["tools/x"],
+        "moves": [{"tool": "x", "staging": staging, "trash": format!(".trash-x-{pid}-4"), "keep_env": false}],
+    });
+    std::fs::write(root.join(".git/toolsmith-journal"), journal.to_string()).unwrap();
+    let tb = Toolbox::open(&root).unwrap();
+    assert_eq!(
+        Index::build(tb.root())
+            .tool("x")
+            .unwrap()
+            .manifest
+            .description,
+        "Version two",
+        "rolled back"
+    );
+    assert!(!root.join("tools").join(&staging).exists());
+    assert!(!root.join(".git/toolsmith-journal").exists());
+    assert_eq!(git(&root, &["rev-parse", "HEAD"]).trim(), head);
+    assert_clean(&root);
+}
