@@ -80,7 +80,11 @@ fn main() {
     let tb = Toolbox::init(&tmp.path().join("box"), &[], "bench").expect("toolbox");
     let app = App::new(tb);
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
-    let sandboxed = toolsmith::runner::sandbox::bwrap_status().is_ok();
+    // The person's opt-out, for the unsandboxed row only (`sandbox = "none"`).
+    toolsmith::runner::sandbox::set_allow_unsandboxed(true);
+    let mechanism = toolsmith::runner::sandbox::choose(toolsmith::manifest::SandboxMode::Required)
+        .map(|m| m.as_str())
+        .unwrap_or("unavailable");
     rt.block_on(async {
         add(&app, json!({"name": "py_echo", "language": "python", "description": "echo", "code": python_echo(), "input_schema": schema})).await;
         add(&app, json!({"name": "py_echo_nosandbox", "language": "python", "sandbox": "none", "description": "echo", "code": python_echo(), "input_schema": schema})).await;
@@ -119,14 +123,7 @@ fn main() {
             rt.block_on(calls(&app, "js_echo", 20)),
         ),
     ];
-    println!(
-        "script calls through App::call (sandbox: {})",
-        if sandboxed {
-            "bubblewrap"
-        } else {
-            "unavailable"
-        }
-    );
+    println!("script calls through App::call (sandbox: {})", mechanism);
     println!(
         "{:<36} {:>6} {:>9} {:>9}",
         "case", "calls", "p50 ms", "p95 ms"

@@ -15,6 +15,7 @@ pub const CLI_ACTOR: &str = "cli";
 
 /// Run a parsed command line. Returns the process exit code.
 pub fn run(cli: Cli) -> Result<i32> {
+    crate::runner::sandbox::set_allow_unsandboxed(cli.allow_unsandboxed);
     let explicit = cli.toolbox.clone();
     let location = explicit.clone().unwrap_or_else(toolbox::default_location);
     match cli.command {
