@@ -308,3 +308,23 @@ pub fn guide_line() -> String {
         ),
     }
 }
+
+/// The isolation of any stored tool, for `get_tool`: scripts as in `describe`, WASM tools by
+/// what WASI grants them, pipelines by their steps.
+pub fn describe_tool(m: &Manifest) -> Value {
+    use crate::manifest::Kind;
+    match m.kind {
+        Kind::Script => describe(m),
+        Kind::Wasm => json!({
+            "mechanism": "wasm",
+            "network": m.capabilities.network,
+            "declared_read": m.capabilities.read,
+            "declared_write": m.capabilities.write,
+            "env": m.capabilities.env,
+            "denied": ["every file, variable and socket not declared above"],
+        }),
+        Kind::Pipeline => {
+            json!({"mechanism": "steps", "note": "each step runs in its own tool's sandbox"})
+        }
+    }
+}
