@@ -100,7 +100,12 @@ struct Fixture {
 fn fixture() -> Fixture {
     let (tmp, tb) = toolbox();
     let root = tb.root().to_path_buf();
-    for (name, code) in [("hostile", HOSTILE), ("other", "print('{}')\n")] {
+    let filler = "f = open('big', 'wb')\nwhile True:\n    f.write(b'x' * (1 << 20))\n";
+    for (name, code) in [
+        ("hostile", HOSTILE),
+        ("other", "print('{}')\n"),
+        ("filler", filler),
+    ] {
         let dir = root.join("tools").join(name);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(
@@ -352,4 +357,20 @@ fn the_sandbox_is_reported_to_the_client_and_in_the_guide() {
     assert_eq!(d["mechanism"], "bubblewrap", "{d}");
     assert_eq!(d["network"], false);
     assert!(Path::new(env!("CARGO_BIN_EXE_toolsmith")).exists());
+}
+
+#[test]
+fn a_full_scratch_directory_is_a_clear_error() {
+    let f = fixture();
+    for mech in [Mech::Bwrap, Mech::Fallback] {
+        let out = cli(&f, mech, &["call", "filler"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(
+            stderr.contains("No space left on device")
+                && stderr.contains("limits a call's scratch directory to 256 MiB"),
+            "{mech:?}: {stderr}"
+        );
+    }
+    assert_clean(&f.root);
 }

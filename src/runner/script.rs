@@ -324,7 +324,7 @@ pub(crate) fn finish(
         Err(Outcome::Exited(code)) => Err(RunError::Failed {
             tool: name,
             code,
-            stderr: tail(stderr_text),
+            stderr: format!("{}{}", tail(stderr_text), sandbox::explain(stderr_text)),
         }),
         Err(Outcome::Eof) => Err(RunError::Protocol {
             tool: name,

@@ -328,3 +328,14 @@ pub fn describe_tool(m: &Manifest) -> Value {
         }
     }
 }
+
+/// A note for a failed script's stderr when the sandbox's limits explain it ("" otherwise).
+pub fn explain(stderr: &str) -> String {
+    if stderr.contains("No space left on device") {
+        format!(
+            "\n(the sandbox limits a call's scratch directory to {SCRATCH_MB} MiB and /tmp to {TMP_MB} MiB; write less, or stream the data to stdout)"
+        )
+    } else {
+        String::new()
+    }
+}
