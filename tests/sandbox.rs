@@ -374,3 +374,69 @@ fn a_full_scratch_directory_is_a_clear_error() {
     }
     assert_clean(&f.root);
 }
+
+/// A WASM tool that reports which paths it can read.
+const WASM_PEEK: &str = r#"use std::io::Read;
+fn main() {
+    let mut s = String::new();
+    std::io::stdin().read_to_string(&mut s).unwrap();
+    let root = s.split("\"root\":\"").nth(1).and_then(|r| r.split('"').next()).unwrap_or("").to_string();
+    let ok = |p: &str| std::fs::read_to_string(p).is_ok();
+    println!(
+        "{{\"inside\":{},\"outside\":{},\"passwd\":{},\"list_slash\":{},\"cwd\":{}}}",
+        ok(&format!("{root}/data.txt")),
+        ok(&format!("{root}/../outside.txt")),
+        ok("/etc/passwd"),
+        std::fs::read_dir("/").is_ok(),
+        std::fs::read_dir(".").is_ok()
+    );
+}
+"#;
+
+#[test]
+fn a_declared_root_is_the_only_directory_a_wasm_tool_sees() {
+    let f = fixture();
+    let roots = f._tmp.path().join("roots");
+    let granted = roots.join("granted");
+    std::fs::create_dir_all(&granted).unwrap();
+    std::fs::write(granted.join("data.txt"), "granted").unwrap();
+    std::fs::write(roots.join("outside.txt"), "not granted").unwrap();
+    let app = toolsmith::app::App::new(toolsmith::toolbox::Toolbox::open(&f.root).unwrap());
+    let req = serde_json::from_value(json!({
+        "name": "wasm_peek", "description": "Reports which paths it can read",
+        "source": WASM_PEEK, "crates": {},
+        "input_schema": {"type": "object", "properties": {"root": {"type": "string"}}},
+        "capabilities": {"read": [granted]},
+    }))
+    .unwrap();
+    let host = toolsmith::runner::script::NoHost;
+    let mut opts = toolsmith::build::Options::new(&host, "test");
+    opts.cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/wasm-test-cache");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(toolsmith::build::build(&app, req, &opts))
+        .unwrap_or_else(|e| panic!("build: {e}"));
+    let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .args([
+            "--toolbox",
+            f.root.to_str().unwrap(),
+            "--json",
+            "call",
+            "wasm_peek",
+        ])
+        .args(["--args", &json!({"root": granted}).to_string()])
+        .env("TOOLSMITH_ROOTS", &granted)
+        .env("TOOLSMITH_CACHE", &opts.cache)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["structured"],
+        json!({"inside": true, "outside": false, "passwd": false, "list_slash": false, "cwd": false})
+    );
+    assert_clean(&f.root);
+}
