@@ -111,6 +111,7 @@ fn install_hint() -> &'static str {
 }
 
 /// Which mechanism isolates a script.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mechanism {
     Bubblewrap,
@@ -224,6 +225,7 @@ pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, Sandb
     }
     let argv0 = argv.first().cloned().unwrap_or_default();
     let grants = Grants::new(spec, &argv0)?;
+    #[allow(unused_mut)] // set only by the Linux mechanisms
     let mut child = limits::InChild::default();
     let argv = match mechanism {
         Mechanism::Unsandboxed => argv,
@@ -280,7 +282,7 @@ pub fn describe(m: &Manifest) -> Value {
                 "declared_read": c.read,
                 "declared_write": c.write,
                 "env": c.env,
-                "denied": if mech == Mechanism::Unsandboxed { json!([]) } else { json!(["the home directory", "other tools and the toolbox's .git/.toolsmith", "the compiled-code cache", "other processes", if c.network { "nothing on the network" } else { "the network" }]) },
+                "denied": denied(mech, c.network),
                 "max_tasks": MAX_TASKS,
             });
             if mech == Mechanism::Unsandboxed {
@@ -292,6 +294,24 @@ pub fn describe(m: &Manifest) -> Value {
         }
         Err(e) => json!({"mechanism": "refused", "error": e.to_string(), "hint": e.hint()}),
     }
+}
+
+/// What a mechanism keeps from a script, for reports.
+fn denied(mech: Mechanism, network: bool) -> Value {
+    if mech == Mechanism::Unsandboxed {
+        return json!([]);
+    }
+    let mut d = vec![
+        "the home directory",
+        "other tools, the toolbox's .git and .toolsmith",
+        "writes to its own files",
+        "the compiled-code cache",
+        "other processes",
+    ];
+    if !network {
+        d.push("the network");
+    }
+    json!(d)
 }
 
 /// One line for the guide: which mechanism applies to script tools on this machine.
