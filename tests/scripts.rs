@@ -418,11 +418,15 @@ async fn a_fork_bomb_is_contained_and_cleaned_up() {
     );
     reg(&app, &s).await.unwrap();
     // The bomb hits the process limit (fork fails) and the call ends, by itself or by timeout.
+    // In a pid namespace the rest of the bomb dies with its first shell, sometimes before any
+    // "Resource temporarily unavailable" reaches stderr: an empty success is contained too.
     match app.call("bomb", json!({}), &Recorder::default()).await {
         Ok(out) => assert!(
-            out.logs
-                .iter()
-                .any(|l| l.contains("Resource temporarily unavailable")),
+            out.text.is_empty()
+                || out
+                    .logs
+                    .iter()
+                    .any(|l| l.contains("Resource temporarily unavailable")),
             "{out:?}"
         ),
         Err(e) => assert!(

@@ -243,6 +243,8 @@ pub struct InChild {
     /// The access rights the scratch tmpfs gets (added in the child, after the mount: a
     /// rule on the directory beneath a mount does not cover what is mounted on it).
     scratch_access: u64,
+    /// Read rights on the pid namespace's own `/proc`, mounted in the child.
+    proc_access: u64,
     seccomp: BpfProgram,
     scratch: CString,
     tmpfs_opts: CString,
@@ -313,16 +315,46 @@ impl InChild {
             support.ns_flags &= !libc::CLONE_NEWNET;
         }
         let scratch_access = AccessFs::from_all(ABI::from(support.landlock_abi)).bits();
+        let proc_access = AccessFs::from_read(ABI::from(support.landlock_abi)).bits();
         Ok(InChild {
             support,
             landlock,
             scratch_access,
+            proc_access,
             seccomp,
             scratch: cstr(g.scratch.to_string_lossy().into_owned())?,
             tmpfs_opts: cstr(format!("size={SCRATCH_MB}m,mode=0700"))?,
             uid_map: format!("{uid} {uid} 1").into_bytes(),
             gid_map: format!("{gid} {gid} 1").into_bytes(),
         })
+    }
+
+    /// Add a Landlock rule for a path mounted in the child (raw system calls only).
+    ///
+    /// SAFETY: async-signal-safe; `path` is NUL-terminated.
+    unsafe fn add_rule(&self, path: *const libc::c_char, access: u64) -> std::io::Result<()> {
+        unsafe {
+            let fd = libc::open(path, libc::O_PATH | libc::O_CLOEXEC);
+            if fd < 0 {
+                return Err(last_err());
+            }
+            let attr = PathBeneathAttr {
+                allowed_access: access,
+                parent_fd: fd,
+            };
+            let r = libc::syscall(
+                libc::SYS_landlock_add_rule,
+                self.landlock.as_raw_fd(),
+                1u32, // LANDLOCK_RULE_PATH_BENEATH
+                &attr as *const PathBeneathAttr,
+                0u32,
+            );
+            libc::close(fd);
+            if r != 0 {
+                return Err(last_err());
+            }
+        }
+        Ok(())
     }
 
     /// Apply the sandbox to the calling process (the child, between fork and exec).
@@ -365,25 +397,7 @@ impl InChild {
                 if libc::chdir(self.scratch.as_ptr()) != 0 {
                     return Err(last_err());
                 }
-                let fd = libc::open(self.scratch.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
-                if fd < 0 {
-                    return Err(last_err());
-                }
-                let attr = PathBeneathAttr {
-                    allowed_access: self.scratch_access,
-                    parent_fd: fd,
-                };
-                let r = libc::syscall(
-                    libc::SYS_landlock_add_rule,
-                    self.landlock.as_raw_fd(),
-                    1u32, // LANDLOCK_RULE_PATH_BENEATH
-                    &attr as *const PathBeneathAttr,
-                    0u32,
-                );
-                libc::close(fd);
-                if r != 0 {
-                    return Err(last_err());
-                }
+                self.add_rule(self.scratch.as_ptr(), self.scratch_access)?;
             } else {
                 // No mount namespace: the scratch directory is on disk; cap each file at least.
                 let lim = SCRATCH_MB << 20;
@@ -424,6 +438,19 @@ impl InChild {
                 // the intermediate died before this line, the host's kill of the process group
                 // (which this process is still in) reaches it anyway.
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                // Its own /proc (only the namespace's processes), readable. Where the kernel
+                // refuses the mount (a masked /proc in a container), /proc stays denied.
+                if flags & libc::CLONE_NEWNS != 0
+                    && libc::mount(
+                        c"proc".as_ptr(),
+                        c"/proc".as_ptr(),
+                        c"proc".as_ptr(),
+                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                        std::ptr::null(),
+                    ) == 0
+                {
+                    self.add_rule(c"/proc".as_ptr(), self.proc_access)?;
+                }
             }
             // Drop every capability, for good (bounding set first, then the sets).
             for cap in 0..64 {
