@@ -105,7 +105,10 @@ pub fn run(cli: Cli) -> Result<i32> {
             http,
             allow_remote,
             expose,
-        } => serve(open(explicit, &location)?, http, allow_remote, expose),
+        } => {
+            crate::runner::sandbox::log_status();
+            serve(open(explicit, &location)?, http, allow_remote, expose)
+        }
         Command::Build { name, force } => {
             super::build::run(open(explicit, &location)?, &name, force, cli.json)
         }

@@ -312,6 +312,18 @@ fn denied(mech: Mechanism, network: bool) -> Value {
     json!(d)
 }
 
+/// Say on stderr, when a server starts, how its scripts will be isolated (a warning when they
+/// will be refused or run unsandboxed, so the person sees it where they started toolsmith).
+pub fn log_status() {
+    match choose(SandboxMode::Auto) {
+        Ok(Mechanism::Unsandboxed) => tracing::warn!(
+            "script tools run WITHOUT a sandbox, with your full rights (--allow-unsandboxed)"
+        ),
+        Ok(m) => tracing::info!("script tools run under {}", m.as_str()),
+        Err(e) => tracing::warn!("script tools will be refused: {e}\nhint: {}", e.hint()),
+    }
+}
+
 /// One line for the guide: which mechanism applies to script tools on this machine.
 pub fn guide_line() -> String {
     match choose(SandboxMode::Auto) {
