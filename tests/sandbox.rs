@@ -356,6 +356,7 @@ fn the_sandbox_is_reported_to_the_client_and_in_the_guide() {
     let d = toolsmith::runner::sandbox::describe(&t.manifest);
     assert_eq!(d["mechanism"], "bubblewrap", "{d}");
     assert_eq!(d["network"], false);
+    assert!(d["layers"].to_string().contains("seccomp"), "{d}");
     assert!(Path::new(env!("CARGO_BIN_EXE_toolsmith")).exists());
 }
 

@@ -282,6 +282,7 @@ pub fn describe(m: &Manifest) -> Value {
                 "env": c.env,
                 "denied": denied(mech, c.network),
                 "max_tasks": MAX_TASKS,
+                "layers": layers(mech),
             });
             if mech == Mechanism::Unsandboxed {
                 v["warning"] = json!(
@@ -291,6 +292,38 @@ pub fn describe(m: &Manifest) -> Value {
             v
         }
         Err(e) => json!({"mechanism": "refused", "error": e.to_string(), "hint": e.hint()}),
+    }
+}
+
+/// The layers a mechanism applies on this machine, for reports.
+fn layers(mech: Mechanism) -> Vec<String> {
+    match mech {
+        Mechanism::Bubblewrap => vec![
+            "namespaces: user, mount, pid, net (unless granted), ipc, uts, cgroup".into(),
+            "minimal read-only root".into(),
+            "seccomp".into(),
+            "no capabilities".into(),
+        ],
+        #[cfg(target_os = "linux")]
+        Mechanism::Landlock => match linux::status() {
+            Ok(s) => {
+                let mut l = Vec::new();
+                if s.ns_flags != 0 {
+                    l.push("namespaces: user, mount, net (unless granted), ipc, uts".to_string());
+                } else {
+                    l.push("no namespaces (the kernel refuses them): scratch is on disk, each file capped".into());
+                }
+                if s.pidns {
+                    l.push("pid namespace (everything the call started dies with it)".into());
+                }
+                l.push(format!("landlock ABI {}", s.landlock_abi));
+                l.extend(["seccomp", "no_new_privs", "no capabilities"].map(String::from));
+                l
+            }
+            Err(e) => vec![e],
+        },
+        Mechanism::Seatbelt => vec!["seatbelt profile (deny by default)".into()],
+        _ => Vec::new(),
     }
 }
 
