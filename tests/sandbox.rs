@@ -354,7 +354,14 @@ fn the_sandbox_is_reported_to_the_client_and_in_the_guide() {
     let idx = toolsmith::index::Index::build(&f.root);
     let t = idx.get("hostile").unwrap().tool().unwrap();
     let d = toolsmith::runner::sandbox::describe(&t.manifest);
-    assert_eq!(d["mechanism"], "bubblewrap", "{d}");
+    // In this process: bubblewrap, or the in-process sandbox when the suite runs with bwrap
+    // hidden (TOOLSMITH_BWRAP=/nonexistent).
+    let expected = if std::env::var_os("TOOLSMITH_BWRAP").is_some() {
+        "landlock"
+    } else {
+        "bubblewrap"
+    };
+    assert_eq!(d["mechanism"], expected, "{d}");
     assert_eq!(d["network"], false);
     assert!(d["layers"].to_string().contains("seccomp"), "{d}");
     assert!(Path::new(env!("CARGO_BIN_EXE_toolsmith")).exists());
