@@ -52,6 +52,7 @@ t("own_tool", lambda: write(os.environ["TOOLSMITH_TOOL_DIR"] + "/main.py"))
 t("git_hook", lambda: write(a["git_hooks"] + "/post-commit"))
 t("cache", lambda: write(a["cache"] + "/planted"))
 t("scratch", lambda: write("scratch.txt"))
+t("cwd", os.getcwd)
 def forks():
     n = 0
     try:
@@ -259,6 +260,16 @@ fn contained(mech: Mech) {
     assert!(
         !survivors(&format!("{marker}2")),
         "{mech:?}: the daemon survived"
+    );
+    // The scratch directory is gone with the call.
+    let cwd = r["cwd"]
+        .as_str()
+        .and_then(|s| s.strip_prefix("ok: "))
+        .unwrap();
+    assert!(cwd.contains("toolsmith-run-"), "{cwd}");
+    assert!(
+        !Path::new(cwd).exists(),
+        "{mech:?}: scratch {cwd} was left behind"
     );
     // Nothing was planted, the toolbox is clean, and the next call works.
     assert!(!f.root.join(".git/hooks/post-commit").exists());
