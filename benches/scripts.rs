@@ -1,4 +1,6 @@
 //! Script call latency through `App::call` (argument validation, runner, sandbox, JSON-RPC):
+//! the sandbox rows compare bubblewrap, the in-process fallback and unsandboxed, plus the
+//! fallback's set-up before the fork (`sandbox::prepare`, target ≤ 2 ms added per call);
 //! a Python echo as a fresh process (sandboxed and not) and as a warm worker, Bash and Node,
 //! next to the bare interpreter start. Prints a table; run with `cargo bench --bench scripts`.
 
@@ -70,6 +72,33 @@ async fn calls(app: &App, name: &str, n: usize) -> Vec<Duration> {
     out
 }
 
+/// The sandbox's own set-up before the fork (grants, Landlock ruleset, seccomp program or
+/// bwrap's command line), without starting a process.
+fn prepare_times(app: &App, n: usize) -> Vec<Duration> {
+    use toolsmith::runner::sandbox;
+    let dir = app.toolbox.tools_dir().join("py_echo");
+    let scratch = tempfile::tempdir().expect("scratch");
+    (0..n)
+        .map(|_| {
+            let spec = sandbox::Spec {
+                mode: toolsmith::manifest::SandboxMode::Auto,
+                network: false,
+                scratch: scratch.path(),
+                visible: vec![dir.clone()],
+                read: &[],
+                write: &[],
+                roots: &[],
+            };
+            let t = Instant::now();
+            let p = sandbox::prepare(vec!["python3".into(), "main.py".into()], &spec)
+                .expect("a sandbox");
+            let e = t.elapsed();
+            drop(p);
+            e
+        })
+        .collect()
+}
+
 fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -80,7 +109,11 @@ fn main() {
     let tb = Toolbox::init(&tmp.path().join("box"), &[], "bench").expect("toolbox");
     let app = App::new(tb);
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
-    let sandboxed = toolsmith::runner::sandbox::bwrap_status().is_ok();
+    // The person's opt-out, for the unsandboxed row only (`sandbox = "none"`).
+    toolsmith::runner::sandbox::set_allow_unsandboxed(true);
+    let mechanism = toolsmith::runner::sandbox::choose(toolsmith::manifest::SandboxMode::Required)
+        .map(|m| m.as_str())
+        .unwrap_or("unavailable");
     rt.block_on(async {
         add(&app, json!({"name": "py_echo", "language": "python", "description": "echo", "code": python_echo(), "input_schema": schema})).await;
         add(&app, json!({"name": "py_echo_nosandbox", "language": "python", "sandbox": "none", "description": "echo", "code": python_echo(), "input_schema": schema})).await;
@@ -98,9 +131,24 @@ fn main() {
             rt.block_on(calls(&app, "py_echo", 30)),
         ),
         (
-            "python echo, fresh, sandbox none",
+            "python echo, fresh, unsandboxed",
             rt.block_on(calls(&app, "py_echo_nosandbox", 30)),
         ),
+        ("python echo, fresh, in-process fallback", {
+            // SAFETY: no other thread reads the environment between calls here (the runtime
+            // is idle outside block_on); the runner reads TOOLSMITH_BWRAP at each call.
+            unsafe { std::env::set_var("TOOLSMITH_BWRAP", "/nonexistent/bwrap") };
+            let v = rt.block_on(calls(&app, "py_echo", 30));
+            unsafe { std::env::remove_var("TOOLSMITH_BWRAP") };
+            v
+        }),
+        ("sandbox::prepare, in-process fallback", {
+            unsafe { std::env::set_var("TOOLSMITH_BWRAP", "/nonexistent/bwrap") };
+            let v = prepare_times(&app, 200);
+            unsafe { std::env::remove_var("TOOLSMITH_BWRAP") };
+            v
+        }),
+        ("sandbox::prepare, bubblewrap", prepare_times(&app, 200)),
         ("python echo, warm worker", {
             rt.block_on(calls(&app, "py_worker", 5)); // start it
             rt.block_on(calls(&app, "py_worker", 500))
@@ -119,21 +167,14 @@ fn main() {
             rt.block_on(calls(&app, "js_echo", 20)),
         ),
     ];
+    println!("script calls through App::call (sandbox: {})", mechanism);
     println!(
-        "script calls through App::call (sandbox: {})",
-        if sandboxed {
-            "bubblewrap"
-        } else {
-            "unavailable"
-        }
-    );
-    println!(
-        "{:<36} {:>6} {:>9} {:>9}",
+        "{:<40} {:>6} {:>9} {:>9}",
         "case", "calls", "p50 ms", "p95 ms"
     );
     for (name, v) in rows {
         println!(
-            "{:<36} {:>6} {:>9.2} {:>9.2}",
+            "{:<40} {:>6} {:>9.2} {:>9.2}",
             name,
             v.len(),
             pct(v.clone(), 0.5),

@@ -5,3 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 cargo test --workspace "$@" 2>&1
+# macOS (Seatbelt) build check; set TOOLSMITH_SKIP_CROSS=1 to skip it.
+if [ "${TOOLSMITH_SKIP_CROSS:-0}" != 1 ]; then
+  ./scripts/cross-check.sh
+fi

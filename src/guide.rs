@@ -24,6 +24,7 @@ pub fn render(index: &Index) -> String {
         }
     );
     g.push_str(CONVENTIONS);
+    let _ = writeln!(g, "{}\n", crate::runner::sandbox::guide_line());
     let langs: Vec<&str> = LANGUAGES.iter().map(|(l, _, _)| *l).collect();
     let _ = writeln!(
         g,

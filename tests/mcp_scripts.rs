@@ -55,6 +55,9 @@ fn script_tools_over_mcp_in_both_protocol_eras() {
 
     let legacy = run(&root, "legacy");
     assert_eq!(legacy["registered"]["action"], "add", "{legacy}");
+    // The result says which sandbox the tool gets here (bubblewrap, or landlock without it).
+    let mech = legacy["registered"]["sandbox"]["mechanism"].as_str();
+    assert!(matches!(mech, Some("bubblewrap" | "landlock")), "{legacy}");
     assert_eq!(legacy["ruby"]["twice"], "xyxy", "{legacy}");
     assert_eq!(legacy["bad_example_error"], true, "{legacy}");
     let progress = legacy["pip_progress"].to_string();

@@ -234,6 +234,7 @@ fn list_tools_pages_and_filters() {
     );
     let v = &r["result"]["structuredContent"];
     assert_eq!(v["kind"], "wasm");
+    assert_eq!(v["sandbox"]["mechanism"], "wasm", "{v}");
     assert!(v["version"]["commit"].as_str().unwrap().len() == 40, "{v}");
     assert!(
         v["files"]

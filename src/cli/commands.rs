@@ -15,6 +15,7 @@ pub const CLI_ACTOR: &str = "cli";
 
 /// Run a parsed command line. Returns the process exit code.
 pub fn run(cli: Cli) -> Result<i32> {
+    crate::runner::sandbox::set_allow_unsandboxed(cli.allow_unsandboxed);
     let explicit = cli.toolbox.clone();
     let location = explicit.clone().unwrap_or_else(toolbox::default_location);
     match cli.command {
@@ -107,7 +108,10 @@ pub fn run(cli: Cli) -> Result<i32> {
             http,
             allow_remote,
             expose,
-        } => serve(open(explicit, &location)?, http, allow_remote, expose),
+        } => {
+            crate::runner::sandbox::log_status();
+            serve(open(explicit, &location)?, http, allow_remote, expose)
+        }
         Command::Build { name, force } => {
             super::build::run(open(explicit, &location)?, &name, force, cli.json)
         }

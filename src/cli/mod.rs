@@ -27,6 +27,10 @@ pub struct Cli {
     /// Print data as JSON.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Let script tools (and execute_code) run WITHOUT a sandbox, with your full rights, when
+    /// this machine offers none (or a tool sets run.sandbox = "none"). Only you can set this.
+    #[arg(long, global = true, env = "TOOLSMITH_ALLOW_UNSANDBOXED", value_parser = clap::builder::BoolishValueParser::new())]
+    pub allow_unsandboxed: bool,
     /// More logging on stderr (-v info, -vv debug).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,

@@ -162,22 +162,25 @@ pub struct Run {
     /// Keep a warm worker process that serves many calls.
     #[serde(default, skip_serializing_if = "is_false")]
     pub worker: bool,
-    /// kind = "script": run inside bubblewrap ("auto", the default: when available), always
-    /// ("required": fail when bubblewrap is missing) or never ("none").
+    /// kind = "script": run inside the strongest sandbox available ("auto", the default;
+    /// refused when there is none unless the person allowed unsandboxed runs), never
+    /// unsandboxed ("required"), or without one ("none": refused unless the person started
+    /// toolsmith with --allow-unsandboxed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxMode>,
 }
 
-/// Whether a script runs inside the sandbox (bubblewrap).
+/// Whether a script runs inside the sandbox (bubblewrap, Landlock+seccomp, Seatbelt).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SandboxMode {
-    /// Sandboxed when bubblewrap is available; otherwise run unsandboxed with a warning.
+    /// The strongest sandbox available; refused when there is none, unless the person started
+    /// toolsmith with --allow-unsandboxed.
     #[default]
     Auto,
-    /// Always sandboxed: the call fails when bubblewrap is not available.
+    /// Always sandboxed: refused when no sandbox is available, whatever the person allowed.
     Required,
-    /// Never sandboxed (only the cleared environment, scratch directory and limits apply).
+    /// No sandbox: refused unless the person started toolsmith with --allow-unsandboxed.
     None,
 }
 

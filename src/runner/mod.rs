@@ -115,6 +115,12 @@ pub enum RunError {
         what: String,
         why: String,
     },
+    #[error("tool {tool:?} was not run: {message}")]
+    Sandbox {
+        tool: String,
+        message: String,
+        hint: String,
+    },
     #[error("a tool of kind {kind} cannot be run by this runner")]
     WrongKind { kind: String },
     #[error("call of {tool:?} was cancelled")]
@@ -135,6 +141,7 @@ impl RunError {
             RunError::Failed { .. } | RunError::Trap { .. } | RunError::ToolError { .. } => "check the arguments against the tool's input schema (`get_tool`), or fix the tool".into(),
             RunError::Protocol { .. } => "a jsonrpc script must answer the request with id 0 (see docs/script-protocol.md), or set protocol = \"plain\"".into(),
             RunError::Start { .. } => "check that the interpreter is installed and on PATH".into(),
+            RunError::Sandbox { hint, .. } => hint.clone(),
             RunError::Denied { .. } => "declare it under [capabilities] in tool.toml, inside the allowed roots (TOOLSMITH_ROOTS)".into(),
             RunError::WrongKind { .. } | RunError::Cancelled { .. } => return None,
         })

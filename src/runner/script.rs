@@ -135,19 +135,20 @@ pub(crate) async fn launch(dir: &Path, tool: &Tool, worker: bool) -> Result<Laun
         write: &m.capabilities.write,
         roots: &roots,
     };
-    let wrapped = sandbox::wrap(argv, &spec).map_err(|e| match e {
+    let prepared = sandbox::prepare(argv, &spec).map_err(|e| match e {
         sandbox::SandboxError::OutsideRoots { path, what, roots } => RunError::Denied {
             tool: name.clone(),
             what: format!("{what} access to {path}"),
             why: format!("it is outside the allowed roots ({roots})"),
         },
-        other => start_err(format!(
-            "{other}\nhint: install bubblewrap (`apt-get install bubblewrap`), or set run.sandbox = \"auto\" in tool.toml to allow an unsandboxed run"
-        )),
+        other => RunError::Sandbox {
+            tool: name.clone(),
+            message: other.to_string(),
+            hint: other.hint(),
+        },
     })?;
-
-    let mut cmd = Command::new(&wrapped.argv[0]);
-    cmd.args(&wrapped.argv[1..])
+    let mut cmd = Command::new(&prepared.argv[0]);
+    cmd.args(&prepared.argv[1..])
         .current_dir(scratch.path())
         .env_clear();
     for var in BASE_ENV
@@ -182,10 +183,17 @@ pub(crate) async fn launch(dir: &Path, tool: &Tool, worker: bool) -> Result<Laun
         .kill_on_drop(true)
         .process_group(0);
     let cgroup = sandbox::PidsCgroup::new(sandbox::MAX_TASKS);
-    sandbox::ChildLimits::new(m.limits.memory_mb(), is_node, cgroup.as_ref()).apply(&mut cmd);
-    let child = cmd
-        .spawn()
-        .map_err(|e| start_err(format!("cannot run {:?}: {e}", wrapped.argv[0])))?;
+    let mechanism = prepared.mechanism;
+    let program = prepared.argv[0].clone();
+    sandbox::ChildLimits::new(m.limits.memory_mb(), is_node, cgroup.as_ref())
+        .apply(&mut cmd, prepared);
+    let child = cmd.spawn().map_err(|e| {
+        start_err(format!(
+            "cannot run {program:?} (sandbox: {}): {e}",
+            mechanism.as_str()
+        ))
+    })?;
+    drop(cmd); // closes the descriptors prepared for the child
     let pid = child.id();
     Ok(Launched {
         child,
@@ -316,7 +324,7 @@ pub(crate) fn finish(
         Err(Outcome::Exited(code)) => Err(RunError::Failed {
             tool: name,
             code,
-            stderr: tail(stderr_text),
+            stderr: format!("{}{}", tail(stderr_text), sandbox::explain(stderr_text)),
         }),
         Err(Outcome::Eof) => Err(RunError::Protocol {
             tool: name,

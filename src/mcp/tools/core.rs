@@ -237,6 +237,7 @@ fn get_tool(shared: &Shared, args: &JsonObject) -> Result<CallToolResult, CallTo
             "output_schema": t.output_schema,
             "examples": t.manifest.examples,
             "exposed_as_mcp_tool": shared.exposure.exposes(&idx, name),
+            "sandbox": crate::runner::sandbox::describe_tool(&t.manifest),
             "warnings": t.warnings.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
         }),
         Status::Broken(d) => {

@@ -19,7 +19,7 @@ and answers with {\"jsonrpc\":\"2.0\",\"id\":0,\"result\":...} (or \"error\":{\"
 and requests with string ids (\"c1\") to the host: memory/get|set|list|delete, tools/call, resources/read, elicitation/create, sampling/createMessage. \
 Protocol \"plain\": JSON arguments on stdin, the result printed on stdout. The templates (toolsmith://guide) contain a ready helper per language. \
 Dependencies: pip requirements or npm packages (\"@scope/name\" works); they are installed per tool and the exact versions are committed as requirements.lock / package-lock.json. \
-Scripts run with a cleared environment in a scratch directory, inside a sandbox (no network unless capabilities.network) with a timeout.";
+Scripts run with a cleared environment in a scratch directory, inside the strongest sandbox this machine offers (bubblewrap, else Landlock+seccomp, Seatbelt on macOS: no network unless capabilities.network, no home directory, writes only to scratch and declared paths) with a timeout; where none is available they are refused unless the person started toolsmith with --allow-unsandboxed. The result's `sandbox` says which applies.";
 
 fn schema() -> Value {
     json!({
@@ -34,7 +34,7 @@ fn schema() -> Value {
             "entry": {"type": "string", "description": "Entry file name (default main.py, main.js, main.rb, main.sh, main.pl, main.php)"},
             "protocol": {"type": "string", "enum": ["jsonrpc", "plain"], "description": "jsonrpc (default) or plain"},
             "worker": {"type": "boolean", "description": "Keep a warm worker process between calls (jsonrpc; the template helpers support it)"},
-            "sandbox": {"type": "string", "enum": ["auto", "required", "none"], "description": "auto (default): bubblewrap when available; required: fail without it; none"},
+            "sandbox": {"type": "string", "enum": ["auto", "required", "none"], "description": "auto (default): the strongest sandbox available, refused when there is none (unless the person allowed unsandboxed runs); required: never unsandboxed; none: refused unless the person started toolsmith with --allow-unsandboxed"},
             "dependencies": {"type": "object", "description": "Packages to install for this tool", "properties": {
                 "pip": {"type": "array", "items": {"type": "string"}, "description": "pip requirements, e.g. [\"six==1.16.0\"]"},
                 "npm": {"type": "object", "additionalProperties": {"type": "string"}, "description": "npm name → version, e.g. {\"left-pad\": \"1.3.0\", \"@scope/pkg\": \"1.0.0\"}"}
@@ -103,7 +103,12 @@ pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResu
     Some(match r {
         Ok(out) => {
             ctx.changed();
-            json_result(json!(out))
+            let mut v = json!(out);
+            // The sandbox the tool gets on this machine, so the client and the person see it.
+            if let Ok(t) = ctx.shared.app.tool(&out.name) {
+                v["sandbox"] = crate::runner::sandbox::describe(&t.manifest);
+            }
+            json_result(v)
         }
         Err(e) => error_result(&e, e.hint()),
     })

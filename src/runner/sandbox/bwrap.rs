@@ -1,0 +1,147 @@
+//! bubblewrap: the script runs in new user, mount, pid, ipc, uts, cgroup and (without network)
+//! net namespaces, on a root made only of what it needs: the system directories and a few /etc
+//! entries, the interpreter's prefix, the tool's directory and environment (all read-only), a
+//! size-limited tmpfs as its scratch directory and `/tmp`, and the declared roots. Never the
+//! home directory, a toolbox's `.git` or `.toolsmith`, the compiled-code cache or another
+//! tool's directory. The seccomp program of `linux.rs` is handed to bwrap (`--seccomp FD`),
+//! which loads it right before it executes the script (a filter loaded before bwrap itself
+//! would have to allow what bwrap needs to build the sandbox).
+
+use super::{Grants, SCRATCH_MB, SandboxError, TMP_MB};
+use std::collections::HashMap;
+use std::io::{Seek, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+
+/// The bubblewrap binary: `TOOLSMITH_BWRAP`, else `bwrap` on PATH.
+fn program() -> String {
+    std::env::var("TOOLSMITH_BWRAP")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "bwrap".into())
+}
+
+/// Whether bubblewrap works here (checked once per binary path): its path, or why not.
+pub fn status() -> Result<String, String> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Result<(), String>>>> = OnceLock::new();
+    let prog = program();
+    let cache = CACHE.get_or_init(Mutex::default);
+    if let Some(r) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&prog) {
+        return r.clone().map(|()| prog);
+    }
+    let mut args: Vec<String> = Vec::new();
+    for d in super::grants::SYSTEM_DIRS
+        .iter()
+        .filter(|d| Path::new(d).exists())
+    {
+        args.extend(["--ro-bind".into(), d.to_string(), d.to_string()]);
+    }
+    args.extend(
+        [
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--size",
+            "1048576",
+            "--tmpfs",
+            "/tmp",
+            "--unshare-all",
+            "--die-with-parent",
+            "--",
+            "true",
+        ]
+        .map(String::from),
+    );
+    let r = std::process::Command::new(&prog)
+        .args(&args)
+        .stdin(std::process::Stdio::null())
+        .output();
+    let r = match r {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!(
+            "`{prog}` cannot create namespaces here: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(format!("`{prog}` is not installed"))
+        }
+        Err(e) => Err(format!("cannot run `{prog}`: {e}")),
+    };
+    cache
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(prog.clone(), r.clone());
+    r.map(|()| prog)
+}
+
+/// A file descriptor holding the seccomp program (memfd, close-on-exec: the child clears
+/// that flag on this one descriptor only).
+fn seccomp_fd(network: bool) -> Result<OwnedFd, SandboxError> {
+    let prog = super::linux::seccomp_program(network)
+        .map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
+    let bytes = super::linux::seccomp_bytes(&prog);
+    // SAFETY: memfd_create with a static name; the returned fd is owned here.
+    let fd = unsafe { libc::memfd_create(c"toolsmith-seccomp".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(SandboxError::Setup(format!(
+            "memfd_create: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    // SAFETY: fd is a fresh descriptor nobody else owns.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    file.write_all(&bytes)
+        .and_then(|()| file.rewind())
+        .map_err(|e| SandboxError::Setup(format!("writing the seccomp program: {e}")))?;
+    Ok(OwnedFd::from(file))
+}
+
+/// Wrap `argv` in bwrap for the grants: the command line and the seccomp descriptor the
+/// child must inherit.
+pub fn wrap(argv: Vec<String>, g: &Grants) -> Result<(Vec<String>, OwnedFd), SandboxError> {
+    let prog = status().map_err(SandboxError::Setup)?;
+    let fd = seccomp_fd(g.network)?;
+    let s = |p: &Path| p.to_string_lossy().into_owned();
+    let mut a: Vec<String> = vec![prog];
+    let mut push = |xs: &[&str]| a.extend(xs.iter().map(|x| x.to_string()));
+    push(&["--dev", "/dev", "--proc", "/proc"]);
+    let tmp_bytes = (TMP_MB << 20).to_string();
+    push(&["--size", &tmp_bytes, "--tmpfs", "/tmp"]);
+    for p in g.system.iter().chain(&g.read) {
+        let p = s(p);
+        push(&["--ro-bind", &p, &p]);
+    }
+    for p in &g.write {
+        let p = s(p);
+        push(&["--bind", &p, &p]);
+    }
+    // Usual symlinks of merged-/usr systems are bound above as what they point to; keep the
+    // paths scripts name (`/bin/sh`) working where /bin is a symlink.
+    let scratch = s(&g.scratch);
+    let scratch_bytes = (SCRATCH_MB << 20).to_string();
+    push(&[
+        "--size",
+        &scratch_bytes,
+        "--perms",
+        "0700",
+        "--tmpfs",
+        &scratch,
+    ]);
+    push(&[
+        "--unshare-all",
+        "--unshare-user-try",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+    ]);
+    if g.network {
+        push(&["--share-net"]);
+    }
+    let fd_s = fd.as_raw_fd().to_string();
+    push(&["--seccomp", &fd_s, "--chdir", &scratch, "--"]);
+    a.extend(argv);
+    Ok((a, fd))
+}

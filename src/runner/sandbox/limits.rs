@@ -1,0 +1,97 @@
+//! What is done in the child between fork and exec: join the call's cgroup, set resource limits
+//! (address space, processes, core dumps), then the mechanism's own set-up (the in-process
+//! Linux sandbox; the descriptor bubblewrap reads its seccomp program from).
+
+use super::{NPROC_LIMIT, PidsCgroup};
+use std::ffi::CString;
+
+/// Node reserves much address space up front; its RLIMIT_AS never goes below this (its heap
+/// is capped with --max-old-space-size instead).
+const NODE_MIN_AS_MB: u64 = 4096;
+
+/// The mechanism's part of the child's set-up, prepared before the fork.
+#[derive(Default)]
+pub(crate) struct InChild {
+    /// A descriptor the wrapped program must inherit (bubblewrap's `--seccomp FD`).
+    pub inherit_fd: Option<std::os::fd::OwnedFd>,
+    #[cfg(target_os = "linux")]
+    pub linux: Option<super::linux::InChild>,
+}
+
+/// Limits applied in the child between fork and exec.
+pub struct ChildLimits {
+    /// RLIMIT_AS in bytes (None: unlimited).
+    pub address_space: Option<u64>,
+    /// The cgroup to join first.
+    pub cgroup_procs: Option<CString>,
+}
+
+impl ChildLimits {
+    /// Limits for a script: `memory_mb` of address space (at least NODE_MIN_AS_MB for node).
+    pub fn new(memory_mb: u64, is_node: bool, cgroup: Option<&PidsCgroup>) -> ChildLimits {
+        let mb = if is_node {
+            memory_mb.max(NODE_MIN_AS_MB)
+        } else {
+            memory_mb
+        };
+        ChildLimits {
+            address_space: Some(mb.saturating_mul(1 << 20)),
+            cgroup_procs: cgroup.map(|c| c.procs.clone()),
+        }
+    }
+
+    /// Install the limits and the sandbox's set-up on a command (runs in the child before
+    /// exec). The prepared data lives in the command and is dropped with it after the spawn.
+    pub fn apply(self, cmd: &mut tokio::process::Command, sandbox: super::Prepared) {
+        let is_root = unsafe { libc::geteuid() } == 0;
+        let inchild = sandbox.child;
+        // SAFETY: the closure only makes async-signal-safe system calls (open, write, close,
+        // setrlimit, fcntl, and the sandbox's own, see `linux::InChild::apply`) on data
+        // prepared before the fork; it allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                if let Some(path) = &self.cgroup_procs {
+                    let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                    if fd >= 0 {
+                        let _ = libc::write(fd, b"0".as_ptr().cast(), 1);
+                        libc::close(fd);
+                    }
+                }
+                let set = |res, v: u64| {
+                    let lim = libc::rlimit {
+                        rlim_cur: v as libc::rlim_t,
+                        rlim_max: v as libc::rlim_t,
+                    };
+                    libc::setrlimit(res, &lim);
+                };
+                set(libc::RLIMIT_CORE, 0);
+                if let Some(b) = self.address_space {
+                    set(libc::RLIMIT_AS, b);
+                }
+                if !is_root {
+                    let mut cur = libc::rlimit {
+                        rlim_cur: 0,
+                        rlim_max: 0,
+                    };
+                    if libc::getrlimit(libc::RLIMIT_NPROC, &mut cur) == 0
+                        && (cur.rlim_cur == libc::RLIM_INFINITY
+                            || cur.rlim_cur as u64 > NPROC_LIMIT)
+                    {
+                        set(libc::RLIMIT_NPROC, NPROC_LIMIT);
+                    }
+                }
+                if let Some(fd) = &inchild.inherit_fd {
+                    use std::os::fd::AsRawFd;
+                    if libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                #[cfg(target_os = "linux")]
+                if let Some(l) = &inchild.linux {
+                    l.apply()?;
+                }
+                Ok(())
+            });
+        }
+    }
+}

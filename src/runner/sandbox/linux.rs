@@ -1,0 +1,505 @@
+//! The in-process Linux sandbox, used when bubblewrap is missing or cannot make namespaces.
+//! Everything is built before the fork (Landlock ruleset, seccomp program, strings); the child
+//! only makes system calls on that data between fork and exec (async-signal-safe):
+//!
+//! 1. new user, mount, ipc, uts and (unless network is granted) network namespaces, where the
+//!    kernel allows them; the scratch directory becomes a size-limited tmpfs;
+//! 2. a new pid namespace: the child forks once more, the grandchild is the namespace's init
+//!    and runs the script (killed when its parent dies); when it exits, the kernel kills every
+//!    process left in the namespace — double-forked daemons included;
+//! 3. every capability dropped, `no_new_privs`;
+//! 4. Landlock: system directories, the interpreter, the tool directory and its environment
+//!    read-only, scratch and declared write roots writable, nothing else (home, `/proc`, the
+//!    toolbox's `.git`, caches, other tools); ABI ≥ 4 also denies TCP bind/connect without
+//!    network, ABI ≥ 6 scopes signals and abstract unix sockets to the sandbox;
+//! 5. seccomp (shared with bubblewrap): no inet sockets without network, no ptrace, bpf,
+//!    io_uring, keyrings, module loading and the like.
+
+use super::{Grants, SCRATCH_MB, SandboxError};
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope, path_beneath_rules,
+};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule,
+};
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::OnceLock;
+
+/// Devices a script may use (read and write).
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// What the kernel offers the in-process sandbox.
+#[derive(Debug, Clone, Copy)]
+pub struct Support {
+    /// The Landlock ABI version (≥ 1).
+    pub landlock_abi: i32,
+    /// Namespaces to create (0 when none can be made).
+    pub ns_flags: libc::c_int,
+    /// Whether a pid namespace can be made too.
+    pub pidns: bool,
+}
+
+fn landlock_abi() -> i32 {
+    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only returns
+    // the ABI version; it reads no memory.
+    unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32,
+        ) as i32
+    }
+}
+
+/// Whether a forked child can unshare `flags` (and, with `pid`, fork into a pid namespace).
+fn can_unshare(flags: libc::c_int, pid: bool) -> bool {
+    // SAFETY: the child only calls unshare, fork, waitpid and _exit (async-signal-safe).
+    unsafe {
+        let child = libc::fork();
+        if child < 0 {
+            return false;
+        }
+        if child == 0 {
+            if libc::unshare(flags) != 0 {
+                libc::_exit(1);
+            }
+            if pid {
+                if libc::unshare(libc::CLONE_NEWPID) != 0 {
+                    libc::_exit(1);
+                }
+                let g = libc::fork();
+                if g < 0 {
+                    libc::_exit(1);
+                }
+                if g == 0 {
+                    libc::_exit(0);
+                }
+                let mut st = 0;
+                libc::waitpid(g, &mut st, 0);
+                libc::_exit(if libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0 {
+                    0
+                } else {
+                    1
+                });
+            }
+            libc::_exit(0);
+        }
+        let mut st = 0;
+        libc::waitpid(child, &mut st, 0) == child
+            && libc::WIFEXITED(st)
+            && libc::WEXITSTATUS(st) == 0
+    }
+}
+
+/// Whether the in-process sandbox works here (checked once): what it can use, or why not.
+pub fn status() -> Result<Support, String> {
+    static S: OnceLock<Result<Support, String>> = OnceLock::new();
+    S.get_or_init(|| {
+        let abi = landlock_abi();
+        if abi < 1 {
+            let err = std::io::Error::last_os_error();
+            return Err(match err.raw_os_error() {
+                Some(libc::EOPNOTSUPP) => "Landlock is built into this kernel but not enabled (add `landlock` to the `lsm=` kernel boot parameter)".into(),
+                _ => format!("this kernel has no Landlock (needs Linux 5.13+ with CONFIG_SECURITY_LANDLOCK): {err}"),
+            });
+        }
+        let base = libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS | libc::CLONE_NEWNET;
+        let ns_flags = [base | libc::CLONE_NEWUSER, base]
+            .into_iter()
+            .find(|f| can_unshare(*f, false))
+            .unwrap_or(0);
+        let pidns = ns_flags != 0 && can_unshare(ns_flags, true);
+        if ns_flags == 0 {
+            tracing::info!("the in-process sandbox runs without namespaces (the kernel refuses them): Landlock and seccomp only");
+        }
+        Ok(Support {
+            landlock_abi: abi,
+            ns_flags,
+            pidns,
+        })
+    })
+    .clone()
+}
+
+/// The seccomp program every sandboxed script gets (also handed to bubblewrap): refuses
+/// socket() for anything but unix sockets unless network is granted, and system calls a
+/// script never needs that widen the kernel's attack surface. Refusals return EPERM.
+pub fn seccomp_program(network: bool) -> Result<BpfProgram, String> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for sc in [
+        libc::SYS_ptrace,
+        libc::SYS_process_vm_readv,
+        libc::SYS_process_vm_writev,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_bpf,
+        libc::SYS_perf_event_open,
+        libc::SYS_userfaultfd,
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+        libc::SYS_kexec_load,
+        libc::SYS_init_module,
+        libc::SYS_finit_module,
+        libc::SYS_delete_module,
+        libc::SYS_open_by_handle_at,
+        libc::SYS_name_to_handle_at,
+        libc::SYS_fanotify_init,
+        libc::SYS_setns,
+        libc::SYS_mount,
+        libc::SYS_umount2,
+        libc::SYS_pivot_root,
+        libc::SYS_swapon,
+        libc::SYS_swapoff,
+        libc::SYS_reboot,
+        libc::SYS_acct,
+        libc::SYS_quotactl,
+    ] {
+        rules.insert(sc, vec![]);
+    }
+    if !network {
+        let not_unix = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Ne,
+            libc::AF_UNIX as u64,
+        )
+        .and_then(|c| SeccompRule::new(vec![c]))
+        .map_err(|e| e.to_string())?;
+        rules.insert(libc::SYS_socket, vec![not_unix]);
+    }
+    let arch = std::env::consts::ARCH
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| e.to_string())?;
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(|e| e.to_string())?;
+    BpfProgram::try_from(filter).map_err(|e| e.to_string())
+}
+
+/// The program as the bytes bubblewrap's `--seccomp FD` reads.
+pub fn seccomp_bytes(p: &BpfProgram) -> Vec<u8> {
+    let mut out = Vec::with_capacity(p.len() * 8);
+    for i in p {
+        out.extend_from_slice(&i.code.to_ne_bytes());
+        out.push(i.jt);
+        out.push(i.jf);
+        out.extend_from_slice(&i.k.to_ne_bytes());
+    }
+    out
+}
+
+/// The Landlock ruleset for the grants, as a file descriptor to apply in the child.
+fn ruleset(g: &Grants, abi_version: i32) -> Result<OwnedFd, String> {
+    let abi = ABI::from(abi_version);
+    let e = |e: landlock::RulesetError| e.to_string();
+    let mut rs = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(e)?;
+    if !g.network && abi_version >= 4 {
+        rs = rs.handle_access(AccessNet::from_all(abi)).map_err(e)?;
+    }
+    if abi_version >= 6 {
+        rs = rs.scope(Scope::from_all(abi)).map_err(e)?;
+    }
+    let read = AccessFs::from_read(abi);
+    let all = AccessFs::from_all(abi);
+    let created = rs
+        .create()
+        .map_err(e)?
+        .add_rules(path_beneath_rules(g.system.iter().chain(&g.read), read))
+        .map_err(e)?
+        .add_rules(path_beneath_rules(DEVICES, all))
+        .map_err(e)?
+        .add_rules(path_beneath_rules(
+            std::iter::once(&g.scratch).chain(&g.write),
+            all,
+        ))
+        .map_err(e)?;
+    Option::<OwnedFd>::from(created).ok_or_else(|| "Landlock did not create a ruleset".into())
+}
+
+/// Everything the child needs, prepared before the fork.
+pub struct InChild {
+    support: Support,
+    landlock: OwnedFd,
+    /// The access rights the scratch tmpfs gets (added in the child, after the mount: a
+    /// rule on the directory beneath a mount does not cover what is mounted on it).
+    scratch_access: u64,
+    /// Read rights on the pid namespace's own `/proc`, mounted in the child.
+    proc_access: u64,
+    seccomp: BpfProgram,
+    scratch: CString,
+    tmpfs_opts: CString,
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+}
+
+#[repr(C)]
+struct SockFprog {
+    len: libc::c_ushort,
+    filter: *const seccompiler::sock_filter,
+}
+
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+fn last_err() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+/// Write `data` to the file at `path` (open, write, close).
+///
+/// SAFETY: async-signal-safe; `path` must be NUL-terminated.
+unsafe fn write_file(path: &[u8], data: &[u8]) -> std::io::Result<()> {
+    unsafe {
+        let fd = libc::open(path.as_ptr().cast(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(last_err());
+        }
+        let n = libc::write(fd, data.as_ptr().cast(), data.len());
+        libc::close(fd);
+        if n != data.len() as isize {
+            return Err(last_err());
+        }
+    }
+    Ok(())
+}
+
+impl InChild {
+    pub fn new(g: &Grants) -> Result<InChild, SandboxError> {
+        let support = status().map_err(SandboxError::Setup)?;
+        let landlock = ruleset(g, support.landlock_abi)
+            .map_err(|e| SandboxError::Setup(format!("Landlock: {e}")))?;
+        let seccomp =
+            seccomp_program(g.network).map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
+        let cstr = |s: String| CString::new(s).map_err(|e| SandboxError::Setup(e.to_string()));
+        // SAFETY: getuid/getgid have no preconditions.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let mut support = support;
+        if g.network {
+            support.ns_flags &= !libc::CLONE_NEWNET;
+        }
+        let scratch_access = AccessFs::from_all(ABI::from(support.landlock_abi)).bits();
+        let proc_access = AccessFs::from_read(ABI::from(support.landlock_abi)).bits();
+        Ok(InChild {
+            support,
+            landlock,
+            scratch_access,
+            proc_access,
+            seccomp,
+            scratch: cstr(g.scratch.to_string_lossy().into_owned())?,
+            tmpfs_opts: cstr(format!("size={SCRATCH_MB}m,mode=0700"))?,
+            uid_map: format!("{uid} {uid} 1").into_bytes(),
+            gid_map: format!("{gid} {gid} 1").into_bytes(),
+        })
+    }
+
+    /// Add a Landlock rule for a path mounted in the child (raw system calls only).
+    ///
+    /// SAFETY: async-signal-safe; `path` is NUL-terminated.
+    unsafe fn add_rule(&self, path: *const libc::c_char, access: u64) -> std::io::Result<()> {
+        unsafe {
+            let fd = libc::open(path, libc::O_PATH | libc::O_CLOEXEC);
+            if fd < 0 {
+                return Err(last_err());
+            }
+            let attr = PathBeneathAttr {
+                allowed_access: access,
+                parent_fd: fd,
+            };
+            let r = libc::syscall(
+                libc::SYS_landlock_add_rule,
+                self.landlock.as_raw_fd(),
+                1u32, // LANDLOCK_RULE_PATH_BENEATH
+                &attr as *const PathBeneathAttr,
+                0u32,
+            );
+            libc::close(fd);
+            if r != 0 {
+                return Err(last_err());
+            }
+        }
+        Ok(())
+    }
+
+    /// Apply the sandbox to the calling process (the child, between fork and exec).
+    ///
+    /// SAFETY: only async-signal-safe system calls on data prepared before the fork; no
+    /// allocation. Must run in a freshly forked child (it may fork again and never return in
+    /// the intermediate process).
+    pub unsafe fn apply(&self) -> std::io::Result<()> {
+        unsafe {
+            let flags = self.support.ns_flags;
+            if flags != 0 {
+                if libc::unshare(flags) != 0 {
+                    return Err(last_err());
+                }
+                if flags & libc::CLONE_NEWUSER != 0 {
+                    let _ = write_file(b"/proc/self/setgroups\0", b"deny");
+                    write_file(b"/proc/self/uid_map\0", &self.uid_map)?;
+                    write_file(b"/proc/self/gid_map\0", &self.gid_map)?;
+                }
+                if libc::mount(
+                    c"none".as_ptr(),
+                    c"/".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null(),
+                ) != 0
+                {
+                    return Err(last_err());
+                }
+                if libc::mount(
+                    c"tmpfs".as_ptr(),
+                    self.scratch.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    self.tmpfs_opts.as_ptr().cast(),
+                ) != 0
+                {
+                    return Err(last_err());
+                }
+                if libc::chdir(self.scratch.as_ptr()) != 0 {
+                    return Err(last_err());
+                }
+                self.add_rule(self.scratch.as_ptr(), self.scratch_access)?;
+            } else {
+                // No mount namespace: the scratch directory is on disk; cap each file at least.
+                let lim = SCRATCH_MB << 20;
+                let rl = libc::rlimit {
+                    rlim_cur: lim as libc::rlim_t,
+                    rlim_max: lim as libc::rlim_t,
+                };
+                libc::setrlimit(libc::RLIMIT_FSIZE, &rl);
+            }
+            if self.support.pidns {
+                if libc::unshare(libc::CLONE_NEWPID) != 0 {
+                    return Err(last_err());
+                }
+                let child = libc::fork();
+                if child < 0 {
+                    return Err(last_err());
+                }
+                if child > 0 {
+                    // The intermediate: hold nothing open (so the spawner sees exec succeed
+                    // and the pipes close with the script), wait, and pass the status on.
+                    libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
+                    let mut st = 0;
+                    loop {
+                        let r = libc::waitpid(child, &mut st, 0);
+                        if r == child {
+                            break;
+                        }
+                        if r < 0 && *libc::__errno_location() != libc::EINTR {
+                            libc::_exit(127);
+                        }
+                    }
+                    if libc::WIFEXITED(st) {
+                        libc::_exit(libc::WEXITSTATUS(st));
+                    }
+                    libc::_exit(128 + libc::WTERMSIG(st));
+                }
+                // The namespace's init: dies with the intermediate (killed by the host). Had
+                // the intermediate died before this line, the host's kill of the process group
+                // (which this process is still in) reaches it anyway.
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                // Its own /proc (only the namespace's processes), readable. Where the kernel
+                // refuses the mount (a masked /proc in a container), /proc stays denied.
+                if flags & libc::CLONE_NEWNS != 0
+                    && libc::mount(
+                        c"proc".as_ptr(),
+                        c"/proc".as_ptr(),
+                        c"proc".as_ptr(),
+                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                        std::ptr::null(),
+                    ) == 0
+                {
+                    self.add_rule(c"/proc".as_ptr(), self.proc_access)?;
+                }
+            }
+            // Drop every capability, for good (bounding set first, then the sets).
+            for cap in 0..64 {
+                libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+            }
+            libc::prctl(
+                libc::PR_CAP_AMBIENT,
+                libc::PR_CAP_AMBIENT_CLEAR_ALL,
+                0,
+                0,
+                0,
+            );
+            let mut hdr = CapHeader {
+                version: 0x2008_0522,
+                pid: 0,
+            };
+            let data = [CapData {
+                effective: 0,
+                permitted: 0,
+                inheritable: 0,
+            }; 2];
+            if libc::syscall(libc::SYS_capset, &mut hdr, data.as_ptr()) != 0 {
+                return Err(last_err());
+            }
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(last_err());
+            }
+            if libc::syscall(
+                libc::SYS_landlock_restrict_self,
+                self.landlock.as_raw_fd(),
+                0u32,
+            ) != 0
+            {
+                return Err(last_err());
+            }
+            libc::close(self.landlock.as_raw_fd());
+            let prog = SockFprog {
+                len: self.seccomp.len() as libc::c_ushort,
+                filter: self.seccomp.as_ptr(),
+            };
+            if libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &prog as *const SockFprog,
+            ) != 0
+            {
+                return Err(last_err());
+            }
+        }
+        Ok(())
+    }
+}

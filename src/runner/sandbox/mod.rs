@@ -1,0 +1,404 @@
+//! Isolation of script processes, failing closed: every script runs inside the strongest
+//! mechanism this machine offers, or does not run at all unless a person opted out at start.
+//!
+//! Mechanisms, strongest first:
+//! - **bubblewrap** (`bwrap.rs`): own mount, pid, net, ipc and uts namespaces; only the system
+//!   directories, the interpreter, the tool and its scratch are mounted; plus a seccomp filter.
+//! - **in-process Linux sandbox** (`linux.rs`) when bwrap is missing or broken: user, mount,
+//!   pid, net namespaces where the kernel allows them, Landlock, seccomp, no_new_privs.
+//! - **Seatbelt** on macOS (`seatbelt.rs`): `sandbox-exec` with a generated profile.
+//!
+//! With none available, `choose` refuses and says what is missing and how to fix it; only
+//! `--allow-unsandboxed` (or `TOOLSMITH_ALLOW_UNSANDBOXED=1`), set by a person when starting
+//! the server or CLI, lets a script run unsandboxed. No manifest field can do that alone.
+
+#[cfg(target_os = "linux")]
+mod bwrap;
+mod cgroup;
+mod grants;
+mod limits;
+#[cfg(target_os = "linux")]
+mod linux;
+pub mod seatbelt;
+
+pub use cgroup::PidsCgroup;
+pub use grants::Grants;
+pub use limits::ChildLimits;
+
+use crate::manifest::{Manifest, SandboxMode};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use thiserror::Error;
+
+/// The most tasks (processes and threads) one call may have at once.
+pub const MAX_TASKS: u64 = 128;
+/// RLIMIT_NPROC for non-root users (it counts every process of the user, so it is generous).
+pub const NPROC_LIMIT: u64 = 4096;
+/// Size of a call's scratch directory (an in-memory filesystem where the mechanism can mount
+/// one); writes past it fail with "No space left on device".
+pub const SCRATCH_MB: u64 = 256;
+/// Size of the private `/tmp` inside bubblewrap.
+pub const TMP_MB: u64 = 64;
+
+/// The person's opt-out: let scripts run unsandboxed when no mechanism works here.
+pub const ALLOW_ENV: &str = "TOOLSMITH_ALLOW_UNSANDBOXED";
+/// Tests only: pretend the in-process Linux sandbox is unavailable (to exercise the refusal).
+/// It can only take protection away, so it can never make a script run unsandboxed.
+pub const NO_FALLBACK_ENV: &str = "TOOLSMITH_SANDBOX_NO_FALLBACK";
+
+static ALLOW_UNSANDBOXED: AtomicBool = AtomicBool::new(false);
+
+/// Record the person's `--allow-unsandboxed` (called by the CLI at start, never by a tool).
+pub fn set_allow_unsandboxed(on: bool) {
+    ALLOW_UNSANDBOXED.store(on, Ordering::SeqCst);
+}
+
+/// Whether a person allowed unsandboxed scripts (flag or environment variable).
+pub fn unsandboxed_allowed() -> bool {
+    ALLOW_UNSANDBOXED.load(Ordering::SeqCst)
+        || std::env::var(ALLOW_ENV).is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
+}
+
+/// Why a sandboxed process could not be prepared.
+#[derive(Debug, Error)]
+pub enum SandboxError {
+    #[error("no sandbox can be applied on this machine, so the script does not run: {missing}")]
+    Unavailable { missing: String, required: bool },
+    #[error(
+        "tool.toml asks to run without a sandbox (run.sandbox = \"none\"), which only the person running toolsmith can allow"
+    )]
+    NoneRefused,
+    #[error("declared path {path:?} ({what}) is not inside the allowed roots ({roots})")]
+    OutsideRoots {
+        path: String,
+        what: &'static str,
+        roots: String,
+    },
+    #[error("cannot prepare the sandbox: {0}")]
+    Setup(String),
+}
+
+impl SandboxError {
+    /// What a person can do about it.
+    pub fn hint(&self) -> String {
+        let opt_out = format!(
+            "to run scripts with your full rights anyway, knowingly, start toolsmith with `--allow-unsandboxed` (or {ALLOW_ENV}=1)"
+        );
+        match self {
+            SandboxError::Unavailable { required: true, .. } => format!(
+                "{}; the tool sets run.sandbox = \"required\", so it never runs unsandboxed",
+                install_hint()
+            ),
+            SandboxError::Unavailable { .. } => format!("{}; or, {opt_out}", install_hint()),
+            SandboxError::NoneRefused => format!(
+                "remove `sandbox = \"none\"` from the tool's [run] table to run it sandboxed; or, {opt_out}"
+            ),
+            SandboxError::OutsideRoots { .. } => "declare it under [capabilities] in tool.toml, inside the allowed roots (TOOLSMITH_ROOTS)".into(),
+            SandboxError::Setup(_) => "this is a bug or an unusual kernel configuration; run with -v to see more".into(),
+        }
+    }
+}
+
+fn install_hint() -> &'static str {
+    if cfg!(target_os = "macos") {
+        "Seatbelt (/usr/bin/sandbox-exec) ships with macOS; check that it exists and runs"
+    } else if cfg!(target_os = "linux") {
+        "install bubblewrap (`apt-get install bubblewrap`, `dnf install bubblewrap`, `pacman -S bubblewrap`), or use a kernel with Landlock (5.13+, `lsm=landlock` on the boot command line)"
+    } else {
+        "no sandbox is implemented for this operating system"
+    }
+}
+
+/// Which mechanism isolates a script.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mechanism {
+    Bubblewrap,
+    /// The in-process Linux sandbox: namespaces + Landlock + seccomp.
+    Landlock,
+    Seatbelt,
+    /// No isolation: a person allowed it with `--allow-unsandboxed`.
+    Unsandboxed,
+}
+
+impl Mechanism {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mechanism::Bubblewrap => "bubblewrap",
+            Mechanism::Landlock => "landlock",
+            Mechanism::Seatbelt => "seatbelt",
+            Mechanism::Unsandboxed => "none",
+        }
+    }
+}
+
+/// Whether each mechanism works here: Ok, or why not (for errors and reports).
+pub fn availability() -> Vec<(Mechanism, Result<(), String>)> {
+    #[allow(unused_mut)]
+    let mut out = Vec::new();
+    #[cfg(target_os = "linux")]
+    {
+        out.push((Mechanism::Bubblewrap, bwrap::status().map(|_| ())));
+        let fallback = if std::env::var_os(NO_FALLBACK_ENV).is_some() {
+            Err(format!("disabled by {NO_FALLBACK_ENV} (tests only)"))
+        } else {
+            linux::status().map(|_| ())
+        };
+        out.push((Mechanism::Landlock, fallback));
+    }
+    #[cfg(target_os = "macos")]
+    out.push((Mechanism::Seatbelt, seatbelt::status()));
+    out
+}
+
+/// The mechanism for a tool with this sandbox mode, or why none may be used.
+pub fn choose(mode: SandboxMode) -> Result<Mechanism, SandboxError> {
+    if mode == SandboxMode::None {
+        return if unsandboxed_allowed() {
+            Ok(Mechanism::Unsandboxed)
+        } else {
+            Err(SandboxError::NoneRefused)
+        };
+    }
+    let avail = availability();
+    if let Some((m, _)) = avail.iter().find(|(_, r)| r.is_ok()) {
+        return Ok(*m);
+    }
+    let missing = if avail.is_empty() {
+        format!("no sandbox is implemented for {}", std::env::consts::OS)
+    } else {
+        avail
+            .iter()
+            .filter_map(|(m, r)| r.as_ref().err().map(|why| format!("{}: {why}", m.as_str())))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if mode == SandboxMode::Auto && unsandboxed_allowed() {
+        static WARNED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+        WARNED.get_or_init(|| {
+            tracing::warn!(
+                "scripts run WITHOUT a sandbox (allowed by the person at start): {missing}"
+            );
+        });
+        return Ok(Mechanism::Unsandboxed);
+    }
+    Err(SandboxError::Unavailable {
+        missing,
+        required: mode == SandboxMode::Required,
+    })
+}
+
+/// What one script process may touch.
+pub struct Spec<'a> {
+    pub mode: SandboxMode,
+    pub network: bool,
+    /// The working directory, writable.
+    pub scratch: &'a Path,
+    /// Directories the script must be able to read (its tool directory, its dependency
+    /// environment).
+    pub visible: Vec<PathBuf>,
+    /// Declared `capabilities.read` / `capabilities.write` (relative paths are taken from the
+    /// first allowed root).
+    pub read: &'a [String],
+    pub write: &'a [String],
+    pub roots: &'a [PathBuf],
+}
+
+/// A command line ready to spawn inside its sandbox: the program and arguments (possibly
+/// wrapped), and what must be set up in the child between fork and exec.
+pub struct Prepared {
+    pub mechanism: Mechanism,
+    pub argv: Vec<String>,
+    pub grants: Grants,
+    /// In-child set-up (namespaces, Landlock, seccomp), built before the fork.
+    pub(crate) child: limits::InChild,
+}
+
+/// Prepare `argv` (interpreter, its arguments, the entry) for the spec.
+pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, SandboxError> {
+    let mechanism = choose(spec.mode)?;
+    if let Some(real) = argv.first().and_then(|a| grants::real_interpreter(a)) {
+        argv[0] = real.to_string_lossy().into_owned();
+    }
+    let argv0 = argv.first().cloned().unwrap_or_default();
+    let grants = Grants::new(spec, &argv0)?;
+    #[allow(unused_mut)] // set only by the Linux mechanisms
+    let mut child = limits::InChild::default();
+    let argv = match mechanism {
+        Mechanism::Unsandboxed => argv,
+        #[cfg(target_os = "linux")]
+        Mechanism::Bubblewrap => {
+            let (wrapped, seccomp_fd) = bwrap::wrap(argv, &grants)?;
+            child.inherit_fd = Some(seccomp_fd);
+            wrapped
+        }
+        #[cfg(target_os = "linux")]
+        Mechanism::Landlock => {
+            child.linux = Some(linux::InChild::new(&grants)?);
+            argv
+        }
+        #[cfg(target_os = "macos")]
+        Mechanism::Seatbelt => {
+            let profile = seatbelt::profile(&seatbelt::resolved(&grants));
+            let mut a = vec![
+                seatbelt::SANDBOX_EXEC.to_string(),
+                "-p".into(),
+                profile,
+                "--".into(),
+            ];
+            a.extend(argv);
+            a
+        }
+        #[allow(unreachable_patterns)]
+        other => {
+            return Err(SandboxError::Setup(format!(
+                "{} is not built for this operating system",
+                other.as_str()
+            )));
+        }
+    };
+    Ok(Prepared {
+        mechanism,
+        argv,
+        grants,
+        child,
+    })
+}
+
+/// The sandbox a script tool gets here, for `register_script`, `get_tool` and the guide:
+/// the mechanism and what it grants, or why the tool would be refused.
+pub fn describe(m: &Manifest) -> Value {
+    let c = &m.capabilities;
+    match choose(m.sandbox()) {
+        Ok(mech) => {
+            let mut v = json!({
+                "mechanism": mech.as_str(),
+                "network": c.network,
+                "reads": ["system directories", "the interpreter", "the tool's own directory and dependencies (read-only)"],
+                "writes": [format!("a scratch directory, removed after the call (at most {SCRATCH_MB} MiB)")],
+                "declared_read": c.read,
+                "declared_write": c.write,
+                "env": c.env,
+                "denied": denied(mech, c.network),
+                "max_tasks": MAX_TASKS,
+                "layers": layers(mech),
+            });
+            if mech == Mechanism::Unsandboxed {
+                v["warning"] = json!(
+                    "runs with the full rights of the user running toolsmith (allowed by --allow-unsandboxed)"
+                );
+            }
+            v
+        }
+        Err(e) => json!({"mechanism": "refused", "error": e.to_string(), "hint": e.hint()}),
+    }
+}
+
+/// The layers a mechanism applies on this machine, for reports.
+fn layers(mech: Mechanism) -> Vec<String> {
+    match mech {
+        Mechanism::Bubblewrap => vec![
+            "namespaces: user, mount, pid, net (unless granted), ipc, uts, cgroup".into(),
+            "minimal read-only root".into(),
+            "seccomp".into(),
+            "no capabilities".into(),
+        ],
+        #[cfg(target_os = "linux")]
+        Mechanism::Landlock => match linux::status() {
+            Ok(s) => {
+                let mut l = Vec::new();
+                if s.ns_flags != 0 {
+                    l.push("namespaces: user, mount, net (unless granted), ipc, uts".to_string());
+                } else {
+                    l.push("no namespaces (the kernel refuses them): scratch is on disk, each file capped".into());
+                }
+                if s.pidns {
+                    l.push("pid namespace (everything the call started dies with it)".into());
+                }
+                l.push(format!("landlock ABI {}", s.landlock_abi));
+                l.extend(["seccomp", "no_new_privs", "no capabilities"].map(String::from));
+                l
+            }
+            Err(e) => vec![e],
+        },
+        Mechanism::Seatbelt => vec!["seatbelt profile (deny by default)".into()],
+        _ => Vec::new(),
+    }
+}
+
+/// What a mechanism keeps from a script, for reports.
+fn denied(mech: Mechanism, network: bool) -> Value {
+    if mech == Mechanism::Unsandboxed {
+        return json!([]);
+    }
+    let mut d = vec![
+        "the home directory",
+        "other tools, the toolbox's .git and .toolsmith",
+        "writes to its own files",
+        "the compiled-code cache",
+        "other processes",
+    ];
+    if !network {
+        d.push("the network");
+    }
+    json!(d)
+}
+
+/// Say on stderr, when a server starts, how its scripts will be isolated (a warning when they
+/// will be refused or run unsandboxed, so the person sees it where they started toolsmith).
+pub fn log_status() {
+    match choose(SandboxMode::Auto) {
+        Ok(Mechanism::Unsandboxed) => tracing::warn!(
+            "script tools run WITHOUT a sandbox, with your full rights (--allow-unsandboxed)"
+        ),
+        Ok(m) => tracing::info!("script tools run under {}", m.as_str()),
+        Err(e) => tracing::warn!("script tools will be refused: {e}\nhint: {}", e.hint()),
+    }
+}
+
+/// One line for the guide: which mechanism applies to script tools on this machine.
+pub fn guide_line() -> String {
+    match choose(SandboxMode::Auto) {
+        Ok(Mechanism::Unsandboxed) => "- **Sandbox here**: NONE. A person started toolsmith with `--allow-unsandboxed`: scripts run with their full rights.".into(),
+        Ok(m) => format!(
+            "- **Sandbox here**: script tools and `execute_code` run under {} (no network unless `capabilities.network`, writes only to a scratch directory and declared paths, no home directory, no other tools); WASM tools see nothing undeclared.",
+            m.as_str()
+        ),
+        Err(e) => format!(
+            "- **Sandbox here**: none available, so script tools and `execute_code` are refused: {e} (hint: {})",
+            e.hint()
+        ),
+    }
+}
+
+/// The isolation of any stored tool, for `get_tool`: scripts as in `describe`, WASM tools by
+/// what WASI grants them, pipelines by their steps.
+pub fn describe_tool(m: &Manifest) -> Value {
+    use crate::manifest::Kind;
+    match m.kind {
+        Kind::Script => describe(m),
+        Kind::Wasm => json!({
+            "mechanism": "wasm",
+            "network": m.capabilities.network,
+            "declared_read": m.capabilities.read,
+            "declared_write": m.capabilities.write,
+            "env": m.capabilities.env,
+            "denied": ["every file, variable and socket not declared above"],
+        }),
+        Kind::Pipeline => {
+            json!({"mechanism": "steps", "note": "each step runs in its own tool's sandbox"})
+        }
+    }
+}
+
+/// A note for a failed script's stderr when the sandbox's limits explain it ("" otherwise).
+pub fn explain(stderr: &str) -> String {
+    if stderr.contains("No space left on device") {
+        format!(
+            "\n(the sandbox limits a call's scratch directory to {SCRATCH_MB} MiB and /tmp to {TMP_MB} MiB; write less, or stream the data to stdout)"
+        )
+    } else {
+        String::new()
+    }
+}
