@@ -56,9 +56,9 @@ pub fn read_text(shared: &Shared, uri: &str) -> Option<(String, &'static str)> {
 
 impl Server {
     fn actor(&self, ctx: &RequestContext<RoleServer>) -> crate::toolbox::Actor {
-        let name = ctx
-            .client_info()
-            .map(|i| i.name)
+        // Over authenticated HTTP (OAuth), the person the token names; else the client.
+        let name = super::http::auth::principal(&ctx.extensions)
+            .or_else(|| ctx.client_info().map(|i| i.name))
             .filter(|n| !n.trim().is_empty())
             .unwrap_or_else(|| "mcp-client".into());
         crate::toolbox::Actor {

@@ -10,6 +10,7 @@ mod convert;
 mod fixtures;
 mod handler;
 mod host;
+pub mod http;
 pub(crate) mod hub;
 pub(crate) mod rounds;
 mod tools;
@@ -19,7 +20,6 @@ use crate::app::App;
 use hub::Hub;
 use rmcp::model::LoggingLevel;
 use std::collections::HashSet;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 pub use convert::Exposure;
@@ -99,36 +99,5 @@ pub async fn serve_stdio(shared: Arc<Shared>) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
     let running = Server::new(shared).serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
-    Ok(())
-}
-
-/// Serve MCP over streamable HTTP at `addr` (path `/mcp`) until interrupted.
-pub async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> anyhow::Result<()> {
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-    };
-    let ct = tokio_util::sync::CancellationToken::new();
-    let mut config =
-        StreamableHttpServerConfig::default().with_cancellation_token(ct.child_token());
-    if addr.ip().is_loopback() {
-        config = config
-            .with_allowed_hosts(["localhost", "127.0.0.1", "::1", "[::1]"])
-            .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]);
-    } else {
-        config = config.disable_allowed_hosts();
-    }
-    let service = StreamableHttpService::new(
-        move || Ok(Server::new(Arc::clone(&shared))),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let app = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            ct.cancel();
-        })
-        .await?;
     Ok(())
 }
