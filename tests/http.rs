@@ -1,6 +1,7 @@
 //! `toolsmith serve --http` hygiene on 127.0.0.1: a slow client is cut off by the header and
 //! body read timeouts while others are served, malformed JSON and batches get 400 with a
-//! JSON-RPC error (not 415), and the session cap closes the least recently used session.
+//! JSON-RPC error (not 415), the session cap closes the least recently used session, and the
+//! server card is served (with `server.json` carrying the crate version).
 
 #[path = "support/http_server.rs"]
 mod support;
@@ -151,4 +152,60 @@ fn the_session_cap_closes_the_least_recently_used_session() {
     b.session = None;
     assert_eq!(b.initialize("b-again").status, 200);
     assert!(b.request("ping", json!({})).get("result").is_some());
+}
+
+#[test]
+fn the_server_card_is_served_and_server_json_carries_this_version() {
+    let (_tmp, tb) = example_box();
+    let server = HttpServer::start(&tb, &[], &[]);
+    let card: Value = support::agent()
+        .get(&format!(
+            "http://{}/.well-known/mcp/server-card.json",
+            server.addr
+        ))
+        .call()
+        .unwrap()
+        .into_body()
+        .read_json()
+        .unwrap();
+    assert_eq!(card["name"], "toolsmith");
+    assert_eq!(card["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(card["transports"][0]["type"], "streamable-http");
+    assert_eq!(card["transports"][0]["url"], server.url);
+    assert!(card["capabilities"]["tools"].is_object(), "{card}");
+    assert_eq!(card["auth"]["required"], false);
+
+    // With a token the card still answers without one, and says a bearer token is needed.
+    let token = tb.parent().unwrap().join("token");
+    std::fs::write(&token, "t0ken").unwrap();
+    let guarded = HttpServer::start(&tb, &["--token-file", token.to_str().unwrap()], &[]);
+    let card: Value = support::agent()
+        .get(&format!(
+            "http://{}/.well-known/mcp/server-card.json",
+            guarded.addr
+        ))
+        .call()
+        .unwrap()
+        .into_body()
+        .read_json()
+        .unwrap();
+    assert_eq!(
+        card["auth"],
+        json!({"required": true, "schemes": ["bearer"]})
+    );
+
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/server.json")).unwrap();
+    let sj: Value = serde_json::from_str(&text).expect("server.json parses");
+    assert!(
+        sj["$schema"].as_str().unwrap().contains("2025-12-11"),
+        "{sj}"
+    );
+    assert_eq!(sj["version"], env!("CARGO_PKG_VERSION"));
+    assert!(sj["description"].as_str().unwrap().len() <= 100);
+    let pkg = &sj["packages"][0];
+    assert_eq!(pkg["registryType"], "cargo");
+    assert_eq!(pkg["identifier"], env!("CARGO_PKG_NAME"));
+    assert_eq!(pkg["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(pkg["transport"]["type"], "stdio");
 }

@@ -4,6 +4,7 @@
 //! and graceful shutdown on Ctrl-C.
 
 pub mod auth;
+pub mod discovery;
 pub mod limits;
 
 use super::{Server, Shared};
@@ -40,12 +41,27 @@ fn router(
     } else {
         config = config.disable_allowed_hosts();
     }
+    let for_sessions = Arc::clone(&shared);
     let service = StreamableHttpService::new(
-        move || Ok(Server::new(Arc::clone(&shared))),
+        move || Ok(Server::new(Arc::clone(&for_sessions))),
         Arc::new(BoundedSessions::new(opts.limits.max_sessions)),
         config,
     );
-    let mut app = axum::Router::new().nest_service("/mcp", service);
+    let base = match &*opts.auth {
+        auth::Auth::OAuth(o) => o
+            .resource
+            .trim_end_matches('/')
+            .trim_end_matches("/mcp")
+            .to_string(),
+        _ => format!("http://{}", opts.addr),
+    };
+    let card = axum::Json(discovery::server_card(&shared, &opts.auth, &base));
+    let mut app = axum::Router::new()
+        .route(
+            discovery::CARD_PATH,
+            axum::routing::get(move || async move { card }),
+        )
+        .nest_service("/mcp", service);
     if let auth::Auth::OAuth(o) = &*opts.auth {
         // RFC 9728: the metadata of the resource `/mcp` (path-suffixed) and of the host.
         let doc = axum::Json(o.metadata());
