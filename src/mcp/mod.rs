@@ -13,6 +13,7 @@ mod host;
 pub mod http;
 pub(crate) mod hub;
 pub(crate) mod rounds;
+mod tasks;
 mod tools;
 mod watch;
 
@@ -35,6 +36,8 @@ pub struct Shared {
     pub fixtures: bool,
     /// Wakes the watcher task to announce a change made through MCP.
     poke: tokio::sync::Notify,
+    /// Calls running as MCP tasks (`tasks/get`, `tasks/cancel`).
+    tasks: rmcp::task_manager::TaskManager,
 }
 
 /// Per-session state (stdio run, or one 2025 HTTP session).
@@ -89,6 +92,7 @@ pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
         announced: generation.into(),
         fixtures: fixtures::enabled(),
         poke: tokio::sync::Notify::new(),
+        tasks: rmcp::task_manager::TaskManager::new(),
     });
     watch::spawn(Arc::clone(&shared))?;
     Ok(shared)
