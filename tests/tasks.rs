@@ -112,6 +112,65 @@ fn a_long_stored_tool_is_a_task_only_for_clients_that_opt_in() {
     let r = plain.request("tasks/get", json!({"taskId": id}));
     assert_eq!(r["error"]["code"], -32021, "{r}");
 
+    // Cancelling a long tool's task kills its process.
+    let dir = tb.join("tools/slow_forever");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("tool.toml"),
+        "name = \"slow_forever\"\ndescription = \"Sleeps far too long\"\nkind = \"script\"\n\n[run]\nlanguage = \"bash\"\nentry = \"main.sh\"\nprotocol = \"plain\"\nlong = true\n\n[limits]\ntimeout_ms = 120000\n\n[input_schema]\ntype = \"object\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.sh"),
+        "cat > /dev/null\nsleep 37.25\necho '{}'\n",
+    )
+    .unwrap();
+    common::git(&tb, &["add", "tools/slow_forever"]);
+    common::git(
+        &tb,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "add slow_forever",
+        ],
+    );
+    let start = Instant::now();
+    let id = loop {
+        let r = opted.request(
+            "tools/call",
+            json!({"name": "slow_forever", "arguments": {}}),
+        );
+        if let Some(id) = r["result"]["taskId"].as_str() {
+            break id.to_string();
+        }
+        // The watcher has not indexed the new tool yet.
+        assert!(start.elapsed() < Duration::from_secs(10), "{r}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let start = Instant::now();
+    while processes_mentioning("sleep 37.25").is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the tool never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    opted.request("tasks/cancel", json!({"taskId": id}));
+    assert_eq!(wait_terminal(&mut opted, &id)["status"], "cancelled");
+    let start = Instant::now();
+    while !processes_mentioning("sleep 37.25").is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "the tool's process outlived the cancel: {:?}",
+            processes_mentioning("sleep 37.25")
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
     // Ordinary tools stay ordinary for the opted-in client.
     let r = opted.request(
         "tools/call",

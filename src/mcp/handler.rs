@@ -256,7 +256,13 @@ impl ServerHandler for Server {
                     None,
                 ));
             }
-            let out = shared.app.call(&name, Value::Object(args), &host).await;
+            let out = tokio::select! {
+                out = shared.app.call(&name, Value::Object(args), &host) => out,
+                // A cancelled task: dropping the call kills the tool's process.
+                _ = ctx.ct.cancelled() => {
+                    return Err(McpError::internal_error("the call was cancelled", None));
+                }
+            };
             Ok(asked()?.unwrap_or_else(|| tools::call_result(out).into()))
         };
         if as_task {

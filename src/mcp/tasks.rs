@@ -111,9 +111,13 @@ where
                 _ = tctx.cancelled() => {
                     tctx.set_status_message(format!("{name} is being cancelled"));
                     ct.cancel();
-                    // Let the work stop itself (kill its processes, skip its commit).
-                    let _ = tokio::time::timeout(WIND_DOWN, &mut work).await;
-                    return Err(TaskExit::Cancelled);
+                    // Let the work stop itself (kill its processes, skip its commit). Work
+                    // that finished anyway is reported as it is (SEP-2663 allows a task to
+                    // complete after a cancel), so a commit is never hidden.
+                    return match tokio::time::timeout(WIND_DOWN, &mut work).await {
+                        Ok(Ok(CallToolResponse::Complete(r))) if r.is_error != Some(true) => Ok(r),
+                        _ => Err(TaskExit::Cancelled),
+                    };
                 }
             };
             match outcome {
