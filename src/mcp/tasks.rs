@@ -40,10 +40,10 @@ const WIND_DOWN: Duration = Duration::from_secs(10);
 /// `[run] long = true`.
 pub fn support(shared: &Shared, request: &CallToolRequestParams) -> Support {
     let name = request.name.as_ref();
-    if shared.fixtures {
-        if let Some(s) = super::fixtures::task_support(request) {
-            return s;
-        }
+    if shared.fixtures
+        && let Some(s) = super::fixtures::task_support(request)
+    {
+        return s;
     }
     let empty = JsonObject::new();
     let args = request.arguments.as_ref().unwrap_or(&empty);

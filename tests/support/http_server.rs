@@ -116,10 +116,10 @@ impl Reply {
             .filter_map(|l| l.strip_prefix("data:").map(str::trim))
             .filter_map(|d| serde_json::from_str(d).ok())
             .collect();
-        if v.is_empty() {
-            if let Ok(one) = serde_json::from_str(self.body.trim()) {
-                v.push(one);
-            }
+        if v.is_empty()
+            && let Ok(one) = serde_json::from_str(self.body.trim())
+        {
+            v.push(one);
         }
         v
     }

@@ -108,34 +108,34 @@ pub async fn check_body(State(limits): State<Limits>, req: Request, next: Next) 
         Ok(Ok(c)) => c.to_bytes(),
     };
     if let Err(resp) = check_message(&bytes) {
-        return resp;
+        return *resp;
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
 }
 
 /// Refuse anything but one JSON-RPC message.
-fn check_message(bytes: &[u8]) -> Result<(), Response> {
+fn check_message(bytes: &[u8]) -> Result<(), Box<Response>> {
     let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-        rpc_error(
+        Box::new(rpc_error(
             StatusCode::BAD_REQUEST,
             -32700,
             format!("parse error: the body is not valid JSON ({e})"),
-        )
+        ))
     })?;
     if value.is_array() {
-        return Err(rpc_error(
+        return Err(Box::new(rpc_error(
             StatusCode::BAD_REQUEST,
             -32600,
             "JSON-RPC batches are not supported by MCP; send one message per request".into(),
-        ));
+        )));
     }
     serde_json::from_value::<ClientJsonRpcMessage>(value).map_err(|e| {
-        rpc_error(
+        Box::new(rpc_error(
             StatusCode::BAD_REQUEST,
             -32600,
             format!("invalid request: not a JSON-RPC 2.0 request, notification or response ({e})"),
-        )
+        ))
     })?;
     Ok(())
 }
@@ -158,10 +158,10 @@ impl BoundedSessions {
     }
 
     fn touch(&self, id: &SessionId) {
-        if let Ok(mut m) = self.last_used.lock() {
-            if let Some(t) = m.get_mut(id) {
-                *t = Instant::now();
-            }
+        if let Ok(mut m) = self.last_used.lock()
+            && let Some(t) = m.get_mut(id)
+        {
+            *t = Instant::now();
         }
     }
 
@@ -173,10 +173,10 @@ impl BoundedSessions {
             Err(_) => return,
         };
         for id in known {
-            if !self.inner.has_session(&id).await.unwrap_or(false) {
-                if let Ok(mut m) = self.last_used.lock() {
-                    m.remove(&id);
-                }
+            if !self.inner.has_session(&id).await.unwrap_or(false)
+                && let Ok(mut m) = self.last_used.lock()
+            {
+                m.remove(&id);
             }
         }
         loop {
@@ -297,7 +297,7 @@ impl SessionManager for BoundedSessions {
 mod tests {
     use super::*;
 
-    fn code(r: Result<(), Response>) -> Option<StatusCode> {
+    fn code(r: Result<(), Box<Response>>) -> Option<StatusCode> {
         r.err().map(|r| r.status())
     }
 
