@@ -282,3 +282,56 @@ fn oauth_tokens_from_a_local_issuer_and_the_actor_trailer() {
     assert!(message.contains("Actor: alice@example.com"), "{message}");
     common::assert_clean(&tb);
 }
+
+#[test]
+fn bad_auth_settings_are_refused_before_listening() {
+    let (tmp, tb) = example_box();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+            .arg("--toolbox")
+            .arg(&tb)
+            .arg("serve")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?} started");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let missing = tmp.path().join("no-such-token");
+    let err = run(&[
+        "--http",
+        "127.0.0.1:0",
+        "--token-file",
+        missing.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("could not read the token file") && err.contains("hint:"),
+        "{err}"
+    );
+    let empty = tmp.path().join("empty-token");
+    std::fs::write(&empty, "\n").unwrap();
+    let err = run(&[
+        "--http",
+        "127.0.0.1:0",
+        "--token-file",
+        empty.to_str().unwrap(),
+    ]);
+    assert!(err.contains("is empty") && err.contains("hint:"), "{err}");
+    let err = run(&[
+        "--http",
+        "0.0.0.0:0",
+        "--allow-remote",
+        "--oauth-issuer",
+        "http://127.0.0.1:1",
+    ]);
+    assert!(err.contains("--public-url"), "{err}");
+    let err = run(&[
+        "--http",
+        "127.0.0.1:0",
+        "--oauth-issuer",
+        "http://issuer.example.com",
+    ]);
+    assert!(err.contains("https://"), "{err}");
+    let err = run(&["--token-file", empty.to_str().unwrap()]);
+    assert!(err.contains("apply to --http only"), "{err}");
+}

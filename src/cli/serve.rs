@@ -148,6 +148,12 @@ fn http_auth(addr: std::net::SocketAddr, args: &ServeArgs) -> Result<crate::mcp:
     use crate::mcp::http::auth::{self, Auth};
     let user = |e: auth::AuthError| UserError::new(e.to_string(), e.hint());
     if let Some(issuer) = &args.oauth_issuer {
+        if addr.ip().is_unspecified() && args.public_url.is_none() {
+            return Err(UserError::new(
+                format!("--oauth-issuer needs this server's public URL: {addr} is not one"),
+                "add --public-url https://HOST/mcp (the audience your identity provider puts in tokens)",
+            ));
+        }
         let resource = args
             .public_url
             .clone()
@@ -164,6 +170,16 @@ fn http_auth(addr: std::net::SocketAddr, args: &ServeArgs) -> Result<crate::mcp:
     }
     let (token, created) =
         auth::load_token(args.token_file.as_deref(), &auth_dir()).map_err(user)?;
+    if let Some(file) = &args.token_file {
+        use std::os::unix::fs::PermissionsExt;
+        if std::fs::metadata(file).is_ok_and(|m| m.permissions().mode() & 0o077 != 0) {
+            eprintln!(
+                "toolsmith: warning: {} is readable by other users; hint: chmod 600 {}",
+                file.display(),
+                file.display()
+            );
+        }
+    }
     match created {
         Some(path) => eprintln!(
             "toolsmith: generated the access token for HTTP clients (saved in {}, mode 0600; shown once):\n  {}\nclients send it as `Authorization: Bearer <token>`",
