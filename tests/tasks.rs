@@ -230,6 +230,10 @@ fn a_cancelled_build_task_kills_cargo_and_commits_nothing() {
             "the build ended before it could be cancelled: {t}"
         );
         assert!(
+            t["result"]["statusMessage"].is_string(),
+            "no status while working: {t}"
+        );
+        assert!(
             start.elapsed() < Duration::from_secs(60),
             "cargo never started"
         );
