@@ -178,7 +178,16 @@ fn the_server_card_is_served_and_server_json_carries_this_version() {
     // With a token the card still answers without one, and says a bearer token is needed.
     let token = tb.parent().unwrap().join("token");
     std::fs::write(&token, "t0ken").unwrap();
-    let guarded = HttpServer::start(&tb, &["--token-file", token.to_str().unwrap()], &[]);
+    let guarded = HttpServer::start(
+        &tb,
+        &[
+            "--token-file",
+            token.to_str().unwrap(),
+            "--public-url",
+            "https://tools.example.com/mcp",
+        ],
+        &[],
+    );
     let card: Value = support::agent()
         .get(&format!(
             "http://{}/.well-known/mcp/server-card.json",

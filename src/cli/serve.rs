@@ -39,8 +39,8 @@ pub struct ServeArgs {
     /// found through its metadata), e.g. https://login.example.com/realms/team.
     #[arg(long, value_name = "URL")]
     pub oauth_issuer: Option<String>,
-    /// HTTP: this server's public URL, the audience tokens must carry (default
-    /// http://ADDR/mcp).
+    /// HTTP: this server's public URL, as in the server card and the audience OAuth tokens
+    /// must carry (default http://ADDR/mcp).
     #[arg(long, value_name = "URL")]
     pub public_url: Option<String>,
     /// HTTP with --oauth-issuer: the token claim naming the person, recorded as the commits'
@@ -133,7 +133,12 @@ fn http_options(a: &str, args: &ServeArgs) -> Result<crate::mcp::http::Options> 
         ..Default::default()
     };
     let auth = Arc::new(http_auth(addr, args)?);
-    Ok(crate::mcp::http::Options { addr, limits, auth })
+    Ok(crate::mcp::http::Options {
+        addr,
+        limits,
+        auth,
+        public_url: args.public_url.clone(),
+    })
 }
 
 /// Where a generated token is kept.

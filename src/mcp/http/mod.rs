@@ -20,6 +20,8 @@ pub struct Options {
     pub addr: SocketAddr,
     pub limits: Limits,
     pub auth: Arc<auth::Auth>,
+    /// The URL clients use for `/mcp` (behind a proxy, or on 0.0.0.0); default http://ADDR/mcp.
+    pub public_url: Option<String>,
 }
 
 /// The axum application: `/mcp` with its checks.
@@ -47,13 +49,13 @@ fn router(
         Arc::new(BoundedSessions::new(opts.limits.max_sessions)),
         config,
     );
-    let base = match &*opts.auth {
-        auth::Auth::OAuth(o) => o
-            .resource
-            .trim_end_matches('/')
-            .trim_end_matches("/mcp")
-            .to_string(),
-        _ => format!("http://{}", opts.addr),
+    let public = match &*opts.auth {
+        auth::Auth::OAuth(o) => Some(o.resource.clone()),
+        _ => opts.public_url.clone(),
+    };
+    let base = match public {
+        Some(u) => u.trim_end_matches('/').trim_end_matches("/mcp").to_string(),
+        None => format!("http://{}", opts.addr),
     };
     let card = axum::Json(discovery::server_card(&shared, &opts.auth, &base));
     let mut app = axum::Router::new()
