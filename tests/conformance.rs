@@ -2,6 +2,8 @@
 //! against `toolsmith serve --http`, for the 2025-11-25 and 2026-07-28 requirement sets.
 //! The suite's fixed fixture names are served in the test-only fixture mode
 //! (`TOOLSMITH_CONFORMANCE_FIXTURES=1`); the protocol handling under test is the product's.
+//! The 2026-07-28 run also runs the tasks extension scenarios (unscored by the suite): every
+//! one of them must pass here.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -95,5 +97,25 @@ fn conformance_suite_passes_both_requirement_sets() {
             .to_string();
         assert!(total.contains(" passed"), "no totals for {req}: {summary}");
         eprintln!("conformance {req}: {total}");
+        if req == "2026-07-28" {
+            let extension: Vec<&str> = summary
+                .lines()
+                .filter(|l| l.trim_end().ends_with("(extension)"))
+                .collect();
+            let tasks = extension.iter().filter(|l| l.contains("tasks-")).count();
+            assert!(
+                tasks >= 9,
+                "the tasks extension scenarios did not run:\n{summary}"
+            );
+            let failing: Vec<&&str> = extension
+                .iter()
+                .filter(|l| !l.trim_start().starts_with('✓'))
+                .collect();
+            assert!(
+                failing.is_empty(),
+                "tasks extension scenarios failed: {failing:?}\n{summary}"
+            );
+            eprintln!("conformance {req}: {tasks} tasks extension scenarios pass");
+        }
     }
 }

@@ -104,13 +104,9 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Call { name, args } => call(open(explicit, &location)?, &name, &args, cli.json),
-        Command::Serve {
-            http,
-            allow_remote,
-            expose,
-        } => {
+        Command::Serve(args) => {
             crate::runner::sandbox::log_status();
-            serve(open(explicit, &location)?, http, allow_remote, expose)
+            super::serve::serve(open(explicit, &location)?, args)
         }
         Command::Build { name, force } => {
             super::build::run(open(explicit, &location)?, &name, force, cli.json)
@@ -406,67 +402,4 @@ pub(super) fn call(tb: Toolbox, name: &str, args: &str, as_json: bool) -> Result
             message: e.to_string(),
         })),
     }
-}
-
-/// `toolsmith serve`.
-pub(super) fn serve(
-    tb: Toolbox,
-    http: Option<String>,
-    allow_remote: bool,
-    expose: super::Exposure,
-) -> Result<i32> {
-    let exposure = match expose {
-        super::Exposure::All => crate::mcp::Exposure::All,
-        super::Exposure::Pinned => crate::mcp::Exposure::Pinned,
-        super::Exposure::None => crate::mcp::Exposure::None,
-    };
-    let addr: Option<std::net::SocketAddr> = match http {
-        None => None,
-        Some(a) => {
-            let addr: std::net::SocketAddr = a.parse().map_err(|e| {
-                UserError::new(
-                    format!("--http {a:?} is not an address: {e}"),
-                    "use IP:PORT, e.g. 127.0.0.1:8080",
-                )
-            })?;
-            if !addr.ip().is_loopback() && !allow_remote {
-                return Err(UserError::new(
-                    format!("{addr} is not a loopback address"),
-                    "serving beyond this machine exposes your tools to the network; add --allow-remote if you mean it",
-                ));
-            }
-            Some(addr)
-        }
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async move {
-        // The index builds in the background so `initialize` is answered at once; the
-        // start-up line follows as soon as the tool count is known, then WASM modules are
-        // loaded from the compiled-code cache so a first call only instantiates.
-        let app = crate::app::App::new_deferred(tb);
-        let root = app.toolbox.root().to_path_buf();
-        let shared = crate::mcp::start(app, exposure)?;
-        let transport = match addr {
-            Some(a) => format!("streamable HTTP at http://{a}/mcp"),
-            None => "stdio".to_string(),
-        };
-        let warm = std::sync::Arc::clone(&shared);
-        tokio::task::spawn_blocking(move || {
-            let idx = warm.app.index();
-            let (ok, broken) = (idx.tools().count(), idx.broken().count());
-            eprintln!(
-                "toolsmith {}: serving {} ({ok} tools, {broken} broken) over {transport}",
-                env!("CARGO_PKG_VERSION"),
-                root.display()
-            );
-            warm.app.prepare_wasm();
-        });
-        match addr {
-            Some(a) => crate::mcp::serve_http(shared, a).await,
-            None => crate::mcp::serve_stdio(shared).await,
-        }
-    })?;
-    Ok(0)
 }

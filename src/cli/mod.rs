@@ -8,6 +8,7 @@ mod commands;
 mod history;
 mod output;
 mod scripts;
+mod serve;
 mod share;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -122,17 +123,7 @@ pub enum Command {
     /// Push tools to a git remote, or write a Gist-shaped JSON file.
     Export(share::ExportArgs),
     /// Serve the toolbox over MCP (stdio by default).
-    Serve {
-        /// Serve streamable HTTP on this address instead of stdio, e.g. 127.0.0.1:8080 (path /mcp).
-        #[arg(long, value_name = "ADDR")]
-        http: Option<String>,
-        /// Allow a non-loopback --http address.
-        #[arg(long)]
-        allow_remote: bool,
-        /// Which stored tools appear as MCP tools of their own.
-        #[arg(long, value_enum, env = "TOOLSMITH_EXPOSE", default_value_t = Exposure::All)]
-        expose: Exposure,
-    },
+    Serve(serve::ServeArgs),
 }
 
 /// Template languages for `new`.

@@ -147,6 +147,7 @@ pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
             protocol: Some(spec.protocol.unwrap_or(Protocol::Jsonrpc)),
             worker: spec.worker.unwrap_or(false),
             sandbox: spec.sandbox,
+            long: false,
         },
         input_schema: Some(input_schema),
         input_schema_file: None,

@@ -168,6 +168,10 @@ pub struct Run {
     /// toolsmith with --allow-unsandboxed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxMode>,
+    /// The tool may take long (minutes): MCP clients that support tasks run it as a task,
+    /// polled with `tasks/get`, instead of holding the request open.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub long: bool,
 }
 
 /// Whether a script runs inside the sandbox (bubblewrap, Landlock+seccomp, Seatbelt).

@@ -3,7 +3,7 @@
 
 use super::host::McpHost;
 use super::watch::GUIDE_URI;
-use super::{Server, Shared, convert, fixtures, tools};
+use super::{Server, Shared, convert, fixtures, tasks, tools};
 use crate::guide;
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
@@ -59,9 +59,9 @@ pub fn read_text(shared: &Shared, uri: &str) -> Option<(String, &'static str)> {
 
 impl Server {
     fn actor(&self, ctx: &RequestContext<RoleServer>) -> crate::toolbox::Actor {
-        let name = ctx
-            .client_info()
-            .map(|i| i.name)
+        // Over authenticated HTTP (OAuth), the person the token names; else the client.
+        let name = super::http::auth::principal(&ctx.extensions)
+            .or_else(|| ctx.client_info().map(|i| i.name))
             .filter(|n| !n.trim().is_empty())
             .unwrap_or_else(|| "mcp-client".into());
         crate::toolbox::Actor {
@@ -90,6 +90,7 @@ impl Server {
             log_level,
             depth: 0,
             rounds: None,
+            task: None,
         }
     }
 
@@ -122,6 +123,7 @@ impl ServerHandler for Server {
             .enable_resources_list_changed()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_tasks()
             .build();
         ServerInfo::new(caps)
             .with_server_info(Implementation::new("toolsmith", env!("CARGO_PKG_VERSION")))
@@ -196,15 +198,26 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        ctx: RequestContext<RoleServer>,
+        mut ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
+        // Long work runs as a task for clients that declared the tasks extension.
+        let as_task = match tasks::support(&self.shared, &request) {
+            tasks::Support::Never => false,
+            tasks::Support::Optional => tasks::opted_in(&ctx),
+            tasks::Support::Required if tasks::opted_in(&ctx) => true,
+            tasks::Support::Required => return Err(tasks::required_error()),
+        };
+        if as_task {
+            // The task outlives its request: only tasks/cancel cancels it.
+            ctx.ct = tokio_util::sync::CancellationToken::new();
+        }
         let fixture_request =
             (self.shared.fixtures && fixtures::is_tool(&name)).then(|| request.clone());
         let args = request.arguments.unwrap_or_default();
         let mut host = self.host(&ctx);
         // 2026 clients: questions a script asks end the attempt with an input-required result.
-        let rounds = if is_modern(&ctx) {
+        let rounds = if is_modern(&ctx) && !as_task {
             let r = super::rounds::Rounds::from_request(
                 request.request_state.as_ref(),
                 request.input_responses.as_ref(),
@@ -223,9 +236,10 @@ impl ServerHandler for Server {
         let actor = self.actor(&ctx);
         let shared = Arc::clone(&self.shared);
         let ct = ctx.ct.clone();
-        let work = async move {
+        let make_work = move |task: Option<rmcp::task_manager::TaskContext>| async move {
+            host.task = task.clone();
             if let Some(req) = fixture_request {
-                return fixtures::call_request(&req, &ctx, &shared.hub).await;
+                return fixtures::call_request(&req, &ctx, &shared.hub, task.as_ref()).await;
             }
             if tools::is_meta(&name) {
                 let tctx = tools::Ctx {
@@ -245,13 +259,52 @@ impl ServerHandler for Server {
                     None,
                 ));
             }
-            let out = shared.app.call(&name, Value::Object(args), &host).await;
+            let out = tokio::select! {
+                out = shared.app.call(&name, Value::Object(args), &host) => out,
+                // A cancelled task: dropping the call kills the tool's process.
+                _ = ctx.ct.cancelled() => {
+                    return Err(McpError::internal_error("the call was cancelled", None));
+                }
+            };
             Ok(asked()?.unwrap_or_else(|| tools::call_result(out).into()))
         };
+        if as_task {
+            let label = request.name.to_string();
+            return Ok(tasks::spawn(&self.shared.tasks, &label, ct, move |t| {
+                make_work(Some(t))
+            }));
+        }
+        let work = make_work(None);
         tokio::select! {
             _ = ct.cancelled() => Err(McpError::internal_error("the call was cancelled", None)),
             r = work => r,
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        tasks::get(&self.shared.tasks, &request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.shared
+            .tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.shared.tasks.cancel_task(&request.task_id)
     }
 
     async fn list_resources(

@@ -32,6 +32,8 @@ pub struct McpHost {
     pub depth: usize,
     /// For 2026-07-28 clients: answers known so far and the question this attempt ends with.
     pub rounds: Option<Arc<super::rounds::Rounds>>,
+    /// When the call runs as an MCP task: progress also becomes the task's status message.
+    pub task: Option<rmcp::task_manager::TaskContext>,
 }
 
 pub fn rank(l: LoggingLevel) -> u8 {
@@ -208,6 +210,13 @@ impl Host for McpHost {
     }
 
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        if let Some(task) = &self.task {
+            task.set_status_message(match (&message, total) {
+                (Some(m), _) => m.clone(),
+                (None, Some(t)) => format!("{progress}/{t}"),
+                (None, None) => format!("{progress}"),
+            });
+        }
         let Some(token) = self.progress_token.clone() else {
             return;
         };
@@ -245,6 +254,7 @@ impl Host for McpHost {
                         log_level: self.log_level,
                         depth: self.depth + 1,
                         rounds: self.rounds.clone(),
+                        task: None,
                     };
                     self.shared.app.call_for_script(&params, &inner).await
                 }

@@ -10,8 +10,10 @@ mod convert;
 mod fixtures;
 mod handler;
 mod host;
+pub mod http;
 pub(crate) mod hub;
 pub(crate) mod rounds;
+mod tasks;
 mod tools;
 mod watch;
 
@@ -19,7 +21,6 @@ use crate::app::App;
 use hub::Hub;
 use rmcp::model::LoggingLevel;
 use std::collections::HashSet;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 pub use convert::Exposure;
@@ -35,6 +36,8 @@ pub struct Shared {
     pub fixtures: bool,
     /// Wakes the watcher task to announce a change made through MCP.
     poke: tokio::sync::Notify,
+    /// Calls running as MCP tasks (`tasks/get`, `tasks/cancel`).
+    tasks: rmcp::task_manager::TaskManager,
 }
 
 /// Per-session state (stdio run, or one 2025 HTTP session).
@@ -89,6 +92,7 @@ pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
         announced: generation.into(),
         fixtures: fixtures::enabled(),
         poke: tokio::sync::Notify::new(),
+        tasks: rmcp::task_manager::TaskManager::new(),
     });
     watch::spawn(Arc::clone(&shared))?;
     Ok(shared)
@@ -99,36 +103,5 @@ pub async fn serve_stdio(shared: Arc<Shared>) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
     let running = Server::new(shared).serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
-    Ok(())
-}
-
-/// Serve MCP over streamable HTTP at `addr` (path `/mcp`) until interrupted.
-pub async fn serve_http(shared: Arc<Shared>, addr: SocketAddr) -> anyhow::Result<()> {
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-    };
-    let ct = tokio_util::sync::CancellationToken::new();
-    let mut config =
-        StreamableHttpServerConfig::default().with_cancellation_token(ct.child_token());
-    if addr.ip().is_loopback() {
-        config = config
-            .with_allowed_hosts(["localhost", "127.0.0.1", "::1", "[::1]"])
-            .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]);
-    } else {
-        config = config.disable_allowed_hosts();
-    }
-    let service = StreamableHttpService::new(
-        move || Ok(Server::new(Arc::clone(&shared))),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let app = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            ct.cancel();
-        })
-        .await?;
     Ok(())
 }
