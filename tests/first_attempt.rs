@@ -127,3 +127,164 @@ fn examples_compare_values_and_unknown_keys_are_refused() {
     assert!(wrong.contains("$.items[1]: expected 4, got 3"), "{wrong}");
     assert_eq!(commit_count(tb.root()), before, "nothing was committed");
 }
+
+#[test]
+fn results_are_consistent() {
+    let (_tmp, tb) = toolbox();
+    let s = scenario(tb.root(), "consistent", &[]);
+    let logs = s["logs_before_result"].as_array().unwrap();
+    assert_eq!(
+        logs.len(),
+        5,
+        "every log line arrives before the result: {s}"
+    );
+    assert_eq!(
+        s["execute_code"]["text"], s["execute_code"]["structured"],
+        "{s}"
+    );
+    assert_eq!(s["execute_code"]["structured"]["result"], 10, "{s}");
+    for (name, same) in s["text_equals_structured"].as_object().unwrap() {
+        assert_eq!(same, true, "{name}: text and structuredContent differ");
+    }
+    let unknown = s["unknown"]["text"].as_str().unwrap();
+    assert_eq!(s["unknown"]["is_error"], true, "{s}");
+    assert!(unknown.contains("did you mean `add_python`"), "{unknown}");
+    let deleted = s["deleted"]["text"].as_str().unwrap();
+    assert_eq!(s["deleted"]["is_error"], true, "{s}");
+    assert!(
+        deleted.contains("deleted") && deleted.contains("restore_tool"),
+        "{deleted}"
+    );
+    assert_eq!(s["memory_ghost"]["is_error"], true, "{s}");
+    assert!(
+        s["memory_ghost"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("ghost"),
+        "{s}"
+    );
+    assert_eq!(s["memory_alias"]["is_error"], false, "{s}");
+    assert_eq!(s["commit_notifications"], 0, "{s}");
+}
+
+/// A host for library-level registrations: it records progress messages.
+#[derive(Default)]
+struct Quiet(std::sync::Mutex<Vec<String>>);
+
+impl toolsmith::runner::script::Host for Quiet {
+    fn log(&self, _: &str, message: &str) {
+        self.0.lock().unwrap().push(message.to_string());
+    }
+    fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        _: Value,
+    ) -> futures::future::BoxFuture<'a, Result<Value, (i64, String)>> {
+        Box::pin(async move { Err((-32601, format!("no {method}"))) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editing_code_reuses_unchanged_dependencies() {
+    use toolsmith::deps::register::{ScriptSpec, register};
+    let (_tmp, tb) = toolbox();
+    let root = tb.root().to_path_buf();
+    let app = toolsmith::app::App::new(tb);
+    let actor = toolsmith::toolbox::Actor::from("test");
+    let spec = |name: &str, source: &str, deps: Value| -> ScriptSpec {
+        serde_json::from_value(serde_json::json!({
+            "name": name, "description": "Dependency reuse", "source": source, "dependencies": deps,
+        }))
+        .unwrap()
+    };
+    let cases = [
+        (
+            "py_six",
+            serde_json::json!({"language": "python"}),
+            "import json, six\nprint(json.dumps({'v': six.__version__}))\n",
+            serde_json::json!({"pip": ["six==1.16.0"]}),
+            "py",
+        ),
+        (
+            "js_pad",
+            serde_json::json!({"language": "node"}),
+            "const p = require('left-pad');\nconsole.log(JSON.stringify({v: p('1', 3, '0')}));\n",
+            serde_json::json!({"npm": ["left-pad@1.3.0"]}),
+            "node",
+        ),
+    ];
+    for (name, lang, source, deps, sub) in cases {
+        let mut s = spec(name, source, deps.clone());
+        s.language = lang["language"].as_str().map(str::to_string);
+        let progress = std::sync::Mutex::new(Vec::new());
+        let record = |_: f64, _: f64, m: String| progress.lock().unwrap().push(m);
+        let first = register(&app, &s, &actor, &Quiet::default(), &record)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let env = root.join(".toolsmith/env").join(name).join(sub);
+        std::fs::write(env.join("sentinel"), "kept").unwrap();
+        let lock_before = std::fs::read(root.join("tools").join(name).join(if sub == "py" {
+            "requirements.lock"
+        } else {
+            "package-lock.json"
+        }))
+        .unwrap();
+        // A comment edit: the same dependencies.
+        s.source = format!("// edited\n{source}").replace(
+            "// edited",
+            if sub == "py" { "# edited" } else { "// edited" },
+        );
+        progress.lock().unwrap().clear();
+        let second = register(&app, &s, &actor, &Quiet::default(), &record)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            first.commit.is_some() && second.commit.is_some(),
+            "{name}: two commits"
+        );
+        assert!(
+            env.join("sentinel").exists(),
+            "{name}: the environment was rebuilt although its dependencies did not change"
+        );
+        assert!(
+            progress
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|m| m.contains("reusing the environment")),
+            "{name}: {:?}",
+            progress.lock().unwrap()
+        );
+        let lock_after = std::fs::read(root.join("tools").join(name).join(if sub == "py" {
+            "requirements.lock"
+        } else {
+            "package-lock.json"
+        }))
+        .unwrap();
+        assert_eq!(lock_before, lock_after, "{name}: the lockfile stays");
+        let out = app
+            .call(
+                name,
+                serde_json::json!({}),
+                &toolsmith::runner::script::NoHost,
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(out.structured.is_some(), "{name}: {}", out.text);
+        // A changed dependency installs afresh.
+        if sub == "py" {
+            let s2 = spec(name, source, serde_json::json!({"pip": ["six==1.15.0"]}));
+            let mut s2 = s2;
+            s2.language = Some("python".into());
+            register(&app, &s2, &actor, &Quiet::default(), &|_, _, _| {})
+                .await
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(
+                !env.join("sentinel").exists(),
+                "a new requirement rebuilds the environment"
+            );
+        }
+    }
+    assert_clean(&root);
+}

@@ -87,6 +87,7 @@ impl Server {
             log_level,
             depth: 0,
             rounds: None,
+            notes: Default::default(),
         }
     }
 
@@ -220,6 +221,7 @@ impl ServerHandler for Server {
         let actor = self.actor(&ctx);
         let shared = Arc::clone(&self.shared);
         let ct = ctx.ct.clone();
+        let notes = host.notes.clone();
         let work = async move {
             if let Some(req) = fixture_request {
                 return fixtures::call_request(&req, &ctx, &shared.hub).await;
@@ -237,18 +239,19 @@ impl ServerHandler for Server {
                 return Ok(asked()?.unwrap_or(r));
             }
             if shared.app.index().get(&name).is_none() {
-                return Err(McpError::invalid_params(
-                    format!("unknown tool {name:?}; list_tools shows the stored tools"),
-                    None,
-                ));
+                // The model asked for a tool by name: tell it (isError), with likely names.
+                return Ok(tools::core::unknown_tool(&shared, &name).into());
             }
             let out = shared.app.call(&name, Value::Object(args), &host).await;
             Ok(asked()?.unwrap_or_else(|| tools::call_result(out).into()))
         };
-        tokio::select! {
+        let r = tokio::select! {
             _ = ct.cancelled() => Err(McpError::internal_error("the call was cancelled", None)),
             r = work => r,
-        }
+        };
+        // The call's log and progress notifications go out before its result.
+        notes.flush().await;
+        r
     }
 
     async fn list_resources(

@@ -149,7 +149,86 @@ async def strict(client, summary):
     summary["wrong_example"] = {"is_error": r.is_error, "text": text_of(r)}
 
 
-SCENARIOS = {"naive": naive, "errors": errors, "strict": strict}
+LOGGER = """import sys, json
+def run(args, ctx):
+    for i in range(5):
+        log(f"step {i}")
+    return {"done": True}
+"""
+
+
+async def consistent(client, summary, toolbox, changes, logs):
+    """Item 6: results are consistent."""
+    # A script tool that logs before answering (jsonrpc, through the template helper).
+    helper = summary_template()
+    helper = helper[helper.index("# --- toolsmith jsonrpc helper"):]
+    r = await client.call_tool("register_script", {
+        "name": "logger", "language": "python", "description": "Logs five lines, then answers",
+        "source": LOGGER + helper,
+    })
+    expect(not r.is_error, f"register logger failed: {text_of(r)}")
+    order = []
+    logs.clear()
+    r = await client.call_tool("logger", {})
+    order.append(("result", len(logs)))
+    summary["logs_before_result"] = [str(getattr(l, "data", l)) for l in logs]
+
+    # execute_code: text and structuredContent carry the same value.
+    r = await client.call_tool("execute_code", {"language": "javascript", "code": "return (await tools.add_python({a: 2, b: 3})).sum * 2;"})
+    expect(not r.is_error, f"execute_code failed: {text_of(r)}")
+    summary["execute_code"] = {"text": json.loads(text_of(r)), "structured": r.structured_content}
+
+    # Every meta-tool's success carries structured content equal to its text.
+    same = {}
+    for name, args in [("list_tools", {}), ("get_tool", {"name": "logger"}), ("search_tools", {"query": "logs"}),
+                       ("tool_history", {"name": "logger"}), ("memory", {"action": "stats"}),
+                       ("pipeline", {"action": "list"}), ("call_tool", {"name": "add_python", "arguments": {"a": 1, "b": 1}})]:
+        r = await client.call_tool(name, args)
+        expect(not r.is_error, f"{name} failed: {text_of(r)}")
+        same[name] = json.loads(text_of(r)) == r.structured_content
+    summary["text_equals_structured"] = same
+
+    # A call by its own name to an unknown or deleted tool: an isError result, not -32602.
+    r = await client.call_tool("add_pythn", {"a": 1, "b": 2})
+    summary["unknown"] = {"is_error": r.is_error, "text": text_of(r)}
+    r = await client.call_tool("delete_tool", {"name": "add_node"})
+    expect(not r.is_error, f"delete_tool failed: {text_of(r)}")
+    r = await client.call_tool("add_node", {"a": 1, "b": 2})
+    summary["deleted"] = {"is_error": r.is_error, "text": text_of(r)}
+
+    # memory for a tool that does not exist is refused; the old `tool` spelling still works.
+    r = await client.call_tool("memory", {"action": "store", "name": "ghost", "key": "k", "value": 1})
+    summary["memory_ghost"] = {"is_error": r.is_error, "text": text_of(r)}
+    r = await client.call_tool("memory", {"action": "store", "tool": "logger", "key": "k", "value": 1})
+    summary["memory_alias"] = {"is_error": r.is_error, "structured": r.structured_content}
+
+    # A git commit by hand that changes no tool sends no list_changed.
+    await asyncio.sleep(0.8)
+    before = len(changes)
+    import subprocess
+    with open(os.path.join(toolbox, "NOTES.md"), "w") as f:
+        f.write("notes\n")
+    subprocess.run(["git", "-C", toolbox, "add", "NOTES.md"], check=True)
+    subprocess.run(["git", "-C", toolbox, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "notes"], check=True)
+    await asyncio.sleep(1.0)
+    summary["commit_notifications"] = len(changes) - before
+
+
+async def naive_then_consistent(client, summary, toolbox, changes, logs):
+    await naive_minimal(client)
+    await consistent(client, summary, toolbox, changes, logs)
+
+
+async def naive_minimal(client):
+    for lang in ["python", "node"]:
+        r = await client.call_tool("register_script", {
+            "name": f"add_{lang}", "language": lang, "description": f"Add two numbers ({lang})",
+            "source": NAIVE[lang],
+        })
+        expect(not r.is_error, f"register add_{lang} failed: {text_of(r)}")
+
+
+SCENARIOS = {"naive": naive, "errors": errors, "strict": strict, "consistent": naive_then_consistent}
 
 
 async def main():
@@ -162,8 +241,25 @@ async def main():
     a = ap.parse_args()
     server = StdioServerParameters(command=a.toolsmith, args=["--toolbox", a.toolbox, "serve"], env={**os.environ})
     summary = {"mode": a.mode, "skills": a.skills}
-    async with Client(server, mode=a.mode, cache=None, read_timeout_seconds=300) as client:
-        await SCENARIOS[a.scenario](client, summary)
+    changes, logs = [], []
+
+    async def on_message(msg):
+        method = getattr(msg, "method", None) or getattr(getattr(msg, "root", None), "method", None)
+        if method == "notifications/tools/list_changed":
+            changes.append(time.monotonic())
+
+    async def on_log(params):
+        logs.append(params)
+
+    async with Client(server, mode=a.mode, cache=None, read_timeout_seconds=300,
+                      message_handler=on_message, logging_callback=on_log) as client:
+        f = SCENARIOS[a.scenario]
+        if f is naive_then_consistent:
+            await f(client, summary, a.toolbox, changes, logs)
+        elif a.scenario in ("skills", "cap"):
+            await f(client, summary, a)
+        else:
+            await f(client, summary)
     print(json.dumps(summary))
 
 

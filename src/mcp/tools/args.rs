@@ -35,6 +35,10 @@ pub fn schema_of<T: JsonSchema>() -> Arc<JsonObject> {
 /// Drop what a client does not need (nulls of optional fields, integer formats, nested
 /// descriptions: the guide has the details) and close every object that lists properties.
 fn tidy(v: &mut Value, depth: usize) {
+    // `true` (any value) as `{}`: some clients only accept object schemas.
+    if *v == Value::Bool(true) {
+        *v = json!({});
+    }
     match v {
         Value::Object(o) => {
             if let Some(Value::Array(types)) = o.get_mut("type") {
