@@ -93,6 +93,10 @@ fn failures_say_what_really_went_wrong() {
     assert!(mismatch.contains("protocol mismatch"), "{mismatch}");
     assert!(mismatch.contains("protocol \"plain\""), "{mismatch}");
     assert!(!mismatch.contains("timeout_ms"), "{mismatch}");
+    assert!(
+        !mismatch.contains("docs/"),
+        "hints point where a client can read: {mismatch}"
+    );
     let stderr = s["stderr"]["text"].as_str().unwrap();
     assert!(
         stderr.contains("exit code 3") && stderr.contains("the input has no field `city`"),
@@ -287,4 +291,66 @@ async fn editing_code_reuses_unchanged_dependencies() {
         }
     }
     assert_clean(&root);
+}
+
+#[test]
+fn the_tool_list_ranks_instead_of_falling_off_a_cliff() {
+    let (_tmp, tb) = toolbox();
+    let root = tb.root().to_path_buf();
+    for i in 0..205 {
+        let name = format!("t{i:03}");
+        let dir = root.join("tools").join(&name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in script_files(&name, &format!("Test tool number {i}")) {
+            let mut text = String::from_utf8(f.contents.clone()).unwrap();
+            if name == "t150" && f.path == "tool.toml" {
+                text = text.replace("tags = [\"test\"]", "tags = [\"test\"]\npinned = true");
+            }
+            std::fs::write(dir.join(&f.path), text).unwrap();
+        }
+    }
+    git(&root, &["add", "-A"]);
+    git(
+        &root,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "205 tools",
+        ],
+    );
+    let s = scenario(&root, "cap", &[]);
+    let before: Vec<&str> = s["listed_before"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(before.len(), 200, "the cap, not zero: {before:?}");
+    assert_eq!(before[0], "t150", "pinned first: {before:?}");
+    let after: Vec<&str> = s["listed_after"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(after.len(), 200);
+    assert_eq!(
+        &after[..3],
+        &["t150", "t203", "t204"],
+        "then the recently used: {after:?}"
+    );
+    let guide = s["guide"].as_str().unwrap();
+    assert!(
+        guide.contains("search_tools") && guide.contains("call_tool") && guide.contains("200"),
+        "{guide}"
+    );
+    assert!(
+        s["meta_bytes"].as_u64().unwrap() < 12_000,
+        "meta-tool definitions: {} bytes",
+        s["meta_bytes"]
+    );
 }

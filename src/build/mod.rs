@@ -198,11 +198,11 @@ impl BuildError {
     /// What the caller can do about it.
     pub fn hint(&self) -> Option<String> {
         Some(match self {
-            BuildError::BadRequest { .. } => "see build_tool's input schema (docs/wasm-tools.md)".into(),
+            BuildError::BadRequest { .. } => "see build_tool's input schema and the WASM section of toolsmith://guide".into(),
             BuildError::Name(e) => e.hint().into(),
             BuildError::NoSuchTool { .. } => "give `source` and `description` to create it, or `toolsmith new NAME --lang rust`".into(),
             BuildError::NotWasm { .. } => "script tools need no build; to turn it into a wasm tool, delete it first".into(),
-            BuildError::Manifest { .. } => "fix tool.toml at the lines shown (docs/tool-toml.md)".into(),
+            BuildError::Manifest { .. } => "fix tool.toml at the lines shown (fields: toolsmith://guide)".into(),
             BuildError::NoCargo { .. } => format!("install Rust with rustup (https://rustup.rs), then `rustup target add {}`; or set TOOLSMITH_CARGO to the cargo binary", cargo::TARGET),
             BuildError::NoTarget => format!("run `rustup target add {}`", cargo::TARGET),
             BuildError::Compile { .. } => "fix the errors at the lines shown and build again; the previous version stays active".into(),

@@ -162,7 +162,7 @@ pub enum RegisterError {
 impl RegisterError {
     pub fn hint(&self) -> Option<String> {
         match self {
-            RegisterError::Invalid(_) => Some("see docs/tool-toml.md for the fields".into()),
+            RegisterError::Invalid(_) => Some("the fields are in register_script's input schema and the toolsmith://guide resource".into()),
             RegisterError::Deps(e) => e.hint(),
             RegisterError::Examples { .. } => {
                 Some("fix the code or the examples; the examples show what each input gave".into())

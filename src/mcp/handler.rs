@@ -242,6 +242,7 @@ impl ServerHandler for Server {
                 // The model asked for a tool by name: tell it (isError), with likely names.
                 return Ok(tools::core::unknown_tool(&shared, &name).into());
             }
+            crate::index::rank::record_use(shared.app.toolbox.root(), &name);
             let out = shared.app.call(&name, Value::Object(args), &host).await;
             Ok(asked()?.unwrap_or_else(|| tools::call_result(out).into()))
         };

@@ -228,7 +228,26 @@ async def naive_minimal(client):
         expect(not r.is_error, f"register add_{lang} failed: {text_of(r)}")
 
 
-SCENARIOS = {"naive": naive, "errors": errors, "strict": strict, "consistent": naive_then_consistent}
+async def cap(client, summary, a):
+    """Item 9: past the cap the tool list ranks, it never drops to nothing."""
+    meta = set()
+    tools = (await client.list_tools()).tools
+    r = await client.call_tool("list_tools", {"limit": 1000})
+    stored = {t["name"] for t in r.structured_content["tools"]}
+    listed = [t.name for t in tools if t.name in stored]
+    summary["listed_before"] = listed
+    r = await client.call_tool("call_tool", {"name": "t204", "arguments": {"text": "x"}})
+    expect(not r.is_error, f"call_tool t204 failed: {text_of(r)}")
+    r = await client.call_tool("t203", {"text": "y"})
+    expect(not r.is_error, f"t203 by its own name failed: {text_of(r)}")
+    tools = (await client.list_tools()).tools
+    summary["listed_after"] = [t.name for t in tools if t.name in stored]
+    res = await client.read_resource("toolsmith://guide")
+    summary["guide"] = res.contents[0].text
+    summary["meta_bytes"] = len(json.dumps([t.model_dump(by_alias=True, exclude_none=True) for t in tools if t.name not in stored], separators=(",", ":")))
+
+
+SCENARIOS = {"naive": naive, "errors": errors, "strict": strict, "consistent": naive_then_consistent, "cap": cap}
 
 
 async def main():
