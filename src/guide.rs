@@ -43,6 +43,30 @@ pub fn render(index: &Index) -> String {
     );
     g.push_str(WASM);
     tool_toml_fields(&mut g);
+    let skills = skills(index);
+    if !skills.is_empty() {
+        let _ = writeln!(
+            g,
+            "## Skills\n\nInstructions of the imported Agent Skills (each also the resource `{SKILL_URI_PREFIX}<name>`, and a tool of the same name).\n"
+        );
+        for (name, description, body) in &skills {
+            let _ = writeln!(g, "### Skill `{name}`\n\n{description}\n");
+            const MAX: usize = 3000;
+            if body.len() > MAX {
+                let mut end = MAX;
+                while !body.is_char_boundary(end) {
+                    end -= 1;
+                }
+                let _ = writeln!(
+                    g,
+                    "{}\n\n… (the rest: `{SKILL_URI_PREFIX}{name}`)\n",
+                    &body[..end]
+                );
+            } else {
+                let _ = writeln!(g, "{body}\n");
+            }
+        }
+    }
 
     let _ = writeln!(g, "## Tools in this toolbox\n");
     if tools.is_empty() {
@@ -82,6 +106,38 @@ pub fn render(index: &Index) -> String {
         g.push('\n');
     }
     g
+}
+
+/// Where an imported skill's instructions are served.
+pub const SKILL_URI_PREFIX: &str = "toolsmith://skills/";
+
+/// The imported Agent Skills: (tool name, description, SKILL.md without its front matter).
+/// A skill is a tool tagged `skill` whose directory holds a SKILL.md.
+pub fn skills(index: &Index) -> Vec<(String, String, String)> {
+    index
+        .tools()
+        .filter(|t| t.manifest.tags.iter().any(|g| g == "skill"))
+        .filter_map(|t| {
+            let e = index.get(&t.manifest.name)?;
+            let text = std::fs::read_to_string(e.dir.join("SKILL.md")).ok()?;
+            Some((
+                t.manifest.name.clone(),
+                t.manifest.summary().to_string(),
+                without_front_matter(&text).trim().to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// A Markdown text without its leading `---` front matter.
+fn without_front_matter(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("---") else {
+        return text;
+    };
+    match rest.find("\n---") {
+        Some(i) => rest[i + 4..].trim_start_matches(['\r', '\n']),
+        None => text,
+    }
 }
 
 /// The tool.toml fields with their meaning, from the manifest's JSON Schema.

@@ -354,3 +354,142 @@ fn the_tool_list_ranks_instead_of_falling_off_a_cliff() {
         s["meta_bytes"]
     );
 }
+
+/// Copy a directory tree (regular files only).
+fn copy_tree(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let rel = e.path().strip_prefix(from).unwrap();
+        let dest = to.join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else if e.file_type().is_file() {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn agent_skills_are_imported_as_what_they_are() {
+    let (tmp, tb) = toolbox();
+    // A repository holding the four real skills and one broken skill.
+    let repo = tmp.path().join("skills-repo");
+    copy_tree(&skill_fixtures(), &repo);
+    std::fs::create_dir_all(repo.join("no-description")).unwrap();
+    std::fs::write(
+        repo.join("no-description/SKILL.md"),
+        "---\nname: no-description\n---\n# Nothing\n",
+    )
+    .unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(
+        &repo,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "skills",
+        ],
+    );
+    let s = scenario(tb.root(), "skills", &["--skills", repo.to_str().unwrap()]);
+    assert_eq!(
+        s["imported"],
+        serde_json::json!([
+            "brand-guidelines",
+            "internal-comms",
+            "slack-gif-creator",
+            "webapp-testing"
+        ]),
+        "{s}"
+    );
+    // The folder import took what it could and said what it refused, and why.
+    let refused = s["refused"].as_array().unwrap();
+    assert_eq!(refused.len(), 1, "{s}");
+    assert_eq!(refused[0]["path"], "no-description");
+    assert!(
+        refused[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("description"),
+        "{s}"
+    );
+    // Instructions: a resource per skill and part of the guide, instruction-only skills included.
+    for name in [
+        "brand-guidelines",
+        "internal-comms",
+        "slack-gif-creator",
+        "webapp-testing",
+    ] {
+        let uri = format!("toolsmith://skills/{name}");
+        assert!(
+            s["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r == &serde_json::json!(uri)),
+            "{uri}: {s}"
+        );
+        assert!(
+            s["guide"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("### Skill `{name}`")),
+            "{name}"
+        );
+    }
+    assert!(
+        s["brand_resource"]
+            .as_str()
+            .unwrap()
+            .contains("# Anthropic Brand Styling"),
+        "{s}"
+    );
+    assert_eq!(s["brand_call"]["is_error"], false, "{s}");
+    assert!(
+        s["brand_call"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Anthropic Brand Styling"),
+        "{s}"
+    );
+    assert_eq!(s["slack_call"]["is_error"], false, "{s}");
+    // The package skill: its requirements are reported.
+    let slack_notes = s["notes"]["slack-gif-creator"].to_string();
+    assert!(
+        slack_notes.contains("pillow") && slack_notes.contains("numpy"),
+        "{slack_notes}"
+    );
+    // The script skill: a schema that maps arguments to with_server.py's command line, and a
+    // call that really runs it.
+    let props = &s["webapp_schema"]["properties"];
+    for p in ["servers", "ports", "timeout", "command", "argv"] {
+        assert!(props.get(p).is_some(), "webapp-testing lacks {p}: {props}");
+    }
+    assert_eq!(props["ports"]["items"]["type"], "integer", "{props}");
+    let call = &s["webapp_call"];
+    assert_eq!(call["is_error"], false, "{call}");
+    assert!(
+        call["text"].as_str().unwrap().contains("probe ok"),
+        "{call}"
+    );
+    let missing = &s["webapp_missing"];
+    assert_eq!(missing["is_error"], true, "{missing}");
+    // The script's own message (on its stdout) reaches the caller.
+    assert!(
+        missing["text"]
+            .as_str()
+            .unwrap()
+            .contains("Number of --server and --port arguments must match"),
+        "{missing}"
+    );
+    // get_tool is a summary by default, the files on request.
+    assert_eq!(s["get_small_has_text"], false, "{s}");
+    assert_eq!(s["get_full_has_text"], true, "{s}");
+    assert_clean(tb.root());
+}

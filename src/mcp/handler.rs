@@ -24,6 +24,13 @@ pub fn read_text(shared: &Shared, uri: &str) -> Option<(String, &'static str)> {
     if uri == GUIDE_URI {
         return Some((guide::render(&shared.app.index()), "text/markdown"));
     }
+    if let Some(name) = uri.strip_prefix(guide::SKILL_URI_PREFIX) {
+        let idx = shared.app.index();
+        return guide::skills(&idx)
+            .into_iter()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, _, body)| (body, "text/markdown"));
+    }
     let name = uri.strip_prefix(TOOL_URI_PREFIX)?;
     crate::names::validate(name).ok()?;
     let idx = shared.app.index();
@@ -264,6 +271,14 @@ impl ServerHandler for Server {
             .with_description("How to use this toolbox: conventions and the current tools")
             .with_mime_type("text/markdown");
         let mut all = vec![guide];
+        // Each imported Agent Skill's instructions.
+        for (name, description, _) in guide::skills(&self.shared.app.index()) {
+            all.push(
+                Resource::new(format!("{}{name}", guide::SKILL_URI_PREFIX), name.clone())
+                    .with_description(description)
+                    .with_mime_type("text/markdown"),
+            );
+        }
         if self.shared.fixtures {
             all.extend(fixtures::resources());
         }

@@ -17,7 +17,9 @@ mod update;
 pub use convert::{Converted, infer_script_manifest};
 pub use export::{ExportOutcome, export_tools, gist_json};
 pub use fetch::{Fetched, fetch};
-pub use import::{ImportOutcome, ImportRequest, ImportedTool, import_tool, resolve_source};
+pub use import::{
+    ImportOutcome, ImportRequest, ImportedTool, Refused, import_tool, resolve_source,
+};
 pub use update::{FieldChange, UpdateOutcome, update_tool};
 
 use crate::history::HistoryError;

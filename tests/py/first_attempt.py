@@ -247,7 +247,40 @@ async def cap(client, summary, a):
     summary["meta_bytes"] = len(json.dumps([t.model_dump(by_alias=True, exclude_none=True) for t in tools if t.name not in stored], separators=(",", ":")))
 
 
-SCENARIOS = {"naive": naive, "errors": errors, "strict": strict, "consistent": naive_then_consistent, "cap": cap}
+async def skills(client, summary, a):
+    """Item 8: Agent Skills imported as what they are."""
+    r = await client.call_tool("import_tool", {"source": a.skills})
+    expect(not r.is_error, f"import_tool failed: {text_of(r)}")
+    out = r.structured_content
+    summary["imported"] = sorted(t["name"] for t in out["tools"])
+    summary["notes"] = {t["name"]: t["notes"] for t in out["tools"]}
+    summary["refused"] = out.get("refused", [])
+    res = await client.list_resources()
+    summary["resources"] = sorted(str(x.uri) for x in res.resources)
+    r = await client.read_resource("toolsmith://skills/brand-guidelines")
+    summary["brand_resource"] = r.contents[0].text[:400]
+    summary["guide"] = (await client.read_resource("toolsmith://guide")).contents[0].text
+    r = await client.call_tool("brand-guidelines", {})
+    summary["brand_call"] = {"is_error": r.is_error, "text": text_of(r)[:400]}
+    r = await client.call_tool("slack-gif-creator", {})
+    summary["slack_call"] = {"is_error": r.is_error, "text": text_of(r)[:200]}
+    tools = (await client.list_tools()).tools
+    web = next(t for t in tools if t.name == "webapp-testing")
+    summary["webapp_schema"] = web.input_schema
+    r = await client.call_tool("webapp-testing", {
+        "servers": ["python3 -m http.server 18765 --bind 127.0.0.1"], "ports": [18765], "timeout": 20,
+        "command": ["python3", "-c", "print('probe ok')"]})
+    summary["webapp_call"] = {"is_error": r.is_error, "text": text_of(r)}
+    r = await client.call_tool("webapp-testing", {"servers": ["true", "true"], "ports": [1], "command": ["true"]})
+    summary["webapp_missing"] = {"is_error": r.is_error, "text": text_of(r)}
+    r = await client.call_tool("get_tool", {"name": "webapp-testing"})
+    summary["get_small"] = len(text_of(r))
+    summary["get_small_has_text"] = any("text" in f for f in r.structured_content["files"])
+    r = await client.call_tool("get_tool", {"name": "webapp-testing", "include_source": True})
+    summary["get_full_has_text"] = any("text" in f for f in r.structured_content["files"])
+
+
+SCENARIOS = {"naive": naive, "errors": errors, "strict": strict, "consistent": naive_then_consistent, "cap": cap, "skills": skills}
 
 
 async def main():
