@@ -123,16 +123,14 @@ fn tidy(v: &mut Value, depth: usize) {
     }
 }
 
-/// A compact output schema: an object with these properties (name, JSON type as documentation
-/// for the reader of the code; `type?` may be null, `any` is any value), none required (an error result carries no structured content).
-pub fn output(props: &[(&str, &str)]) -> Arc<JsonObject> {
-    let mut p = Map::new();
-    for (name, ty) in props {
-        // "string?" may also be null.
-        // Names only: the list stays short; the types are documented in the code.
-        let _ = ty;
-        p.insert((*name).into(), json!({}));
-    }
+/// A compact output schema: an object naming its main properties, none required (an error
+/// result carries no structured content) and none typed (the list stays short; what each holds
+/// is in the guide and the result itself).
+pub fn output(props: &[&str]) -> Arc<JsonObject> {
+    let p: Map<String, Value> = props
+        .iter()
+        .map(|n| ((*n).to_string(), json!({})))
+        .collect();
     let Value::Object(o) = json!({"type": "object", "properties": p}) else {
         unreachable!("json! of an object is an object")
     };

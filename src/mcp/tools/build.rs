@@ -27,12 +27,7 @@ pub fn definitions() -> Vec<Tool> {
     vec![define::<BuildArgs>(
         "build_tool",
         DESCRIPTION,
-        &[
-            ("name", "string"),
-            ("action", "string"),
-            ("commit", "string?"),
-            ("warnings", "array"),
-        ],
+        &["name", "action", "commit", "warnings"],
         hints(false, false, true, true),
     )]
 }

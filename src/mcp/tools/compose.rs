@@ -67,17 +67,13 @@ pub fn definitions() -> Vec<Tool> {
         define::<PipelineArgs>(
             "pipeline",
             "Pipelines: tools made of steps that call other tools.",
-            &[
-                ("pipelines", "array"),
-                ("steps", "array"),
-                ("commit", "string?"),
-            ],
+            &["pipelines", "steps", "commit"],
             hints(false, true, false, false),
         ),
         define::<ExecArgs>(
             "execute_code",
             "Run Python or Node code that calls tools (tools.NAME(args)); only its result returns.",
-            &[("result", "any"), ("tool_calls", "integer")],
+            &["result", "tool_calls"],
             hints(false, false, false, true),
         ),
     ]

@@ -97,7 +97,7 @@ pub fn hints(
 pub fn define<T: JsonSchema>(
     name: &'static str,
     description: &'static str,
-    output: &[(&str, &str)],
+    output: &[&str],
     annotations: ToolAnnotations,
 ) -> Tool {
     Tool::new(name, description, args::schema_of::<T>())
@@ -126,24 +126,19 @@ pub fn definitions() -> Vec<Tool> {
         define::<ListArgs>(
             "list_tools",
             "Stored tools (name, kind, summary), by kind or tag.",
-            &[("tools", "array"), ("next_cursor", "string")],
+            &["tools", "next_cursor"],
             hints(true, false, true, false),
         ),
         define::<GetArgs>(
             "get_tool",
             "One tool: manifest, schemas, protocol, version, files.",
-            &[
-                ("kind", "string"),
-                ("protocol", "string?"),
-                ("manifest", "object"),
-                ("files", "array"),
-            ],
+            &["kind", "protocol", "manifest", "files"],
             hints(true, false, true, false),
         ),
         define::<SearchArgs>(
             "search_tools",
             "Ranked keyword search over the tools.",
-            &[("results", "array")],
+            &["results"],
             hints(true, false, true, false),
         ),
         define::<CallArgs>(
@@ -155,7 +150,7 @@ pub fn definitions() -> Vec<Tool> {
         define::<NameArgs>(
             "delete_tool",
             "Delete a tool (restore_tool undoes it).",
-            &[("commit", "string?")],
+            &["commit"],
             hints(false, true, true, false),
         ),
     ]

@@ -62,18 +62,18 @@ pub struct UndoArgs {
 
 /// The MCP definitions.
 pub fn definitions() -> Vec<Tool> {
-    let done = [("commit", "string?"), ("warnings", "array")];
+    let done = ["commit", "warnings"];
     vec![
         define::<HistoryArgs>(
             "tool_history",
             "A tool's versions, newest first.",
-            &[("versions", "array")],
+            &["versions"],
             hints(true, false, true, false),
         ),
         define::<DiffArgs>(
             "diff_tool",
             "Diff a tool between revisions.",
-            &[("files", "array"), ("unified", "string")],
+            &["files", "unified"],
             hints(true, false, true, false),
         ),
         define::<RollbackArgs>(
@@ -91,7 +91,7 @@ pub fn definitions() -> Vec<Tool> {
         define::<UndoArgs>(
             "undo_session",
             "Revert an MCP session's changes in one commit.",
-            &[("tools", "array"), ("commit", "string?")],
+            &["tools", "commit"],
             hints(false, true, false, false),
         ),
     ]

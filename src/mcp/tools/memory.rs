@@ -41,7 +41,7 @@ pub fn definitions() -> Vec<Tool> {
     vec![define::<MemoryArgs>(
         "memory",
         "A tool's persistent key-value memory.",
-        &[("found", "boolean"), ("value", "any"), ("keys", "array")],
+        &["found", "value", "keys"],
         hints(false, true, false, false),
     )]
 }

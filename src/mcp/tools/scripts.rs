@@ -19,13 +19,7 @@ pub fn definitions() -> Vec<Tool> {
     vec![define::<ScriptSpec>(
         "register_script",
         DESCRIPTION,
-        &[
-            ("name", "string"),
-            ("action", "string"),
-            ("commit", "string?"),
-            ("protocol", "string"),
-            ("warnings", "array"),
-        ],
+        &["name", "action", "commit", "protocol", "warnings"],
         hints(false, false, true, true),
     )]
 }

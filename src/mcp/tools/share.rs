@@ -52,24 +52,19 @@ pub fn definitions() -> Vec<Tool> {
         define::<ImportArgs>(
             "import_tool",
             "Import tools or Agent Skills from git or a Gist (validated, never run); lists what it refused.",
-            &[
-                ("tools", "array"),
-                ("skills", "array"),
-                ("refused", "array"),
-                ("commit", "string?"),
-            ],
+            &["tools", "skills", "refused", "commit"],
             hints(false, false, false, true),
         ),
         define::<UpdateArgs>(
             "update_tool",
             "Review, then apply, changes at an imported tool's origin.",
-            &[("diff", "string"), ("applied", "boolean")],
+            &["diff", "applied"],
             hints(false, true, true, true),
         ),
         define::<ExportArgs>(
             "export_tool",
             "Push tools to a git remote, or one as a Gist.",
-            &[("commit", "string"), ("files", "object")],
+            &["commit", "files"],
             hints(false, false, true, true),
         ),
     ]
