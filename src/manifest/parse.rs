@@ -76,33 +76,32 @@ pub fn parse(file: &Path, dir_name: Option<&str>, text: &str) -> Result<Parsed, 
                 e.span(),
                 None,
                 e.message().trim().to_string(),
-                Some("fix the TOML syntax (the tool.toml fields are in the toolsmith://guide resource)".into()),
+                Some("fix the TOML syntax (fields: toolsmith://guide)".into()),
             )]);
         }
     };
 
     let mut unknown = Vec::new();
     let de = toml_edit::de::Deserializer::from(doc.clone());
-    let manifest: Manifest = match serde_ignored::deserialize(de, |path| {
-        unknown.push(path.to_string())
-    }) {
-        Ok(m) => m,
-        Err(e) => {
-            let message = e
-                .message()
-                .trim()
-                .replace("expected u64", "expected a non-negative integer")
-                .replace("expected u32", "expected a non-negative integer");
-            let field = field_from_message(&message);
-            return Err(vec![loc.diag(
+    let manifest: Manifest =
+        match serde_ignored::deserialize(de, |path| unknown.push(path.to_string())) {
+            Ok(m) => m,
+            Err(e) => {
+                let message = e
+                    .message()
+                    .trim()
+                    .replace("expected u64", "expected a non-negative integer")
+                    .replace("expected u32", "expected a non-negative integer");
+                let field = field_from_message(&message);
+                return Err(vec![loc.diag(
                     Severity::Error,
                     e.span(),
                     field,
                     message,
-                    Some("the tool.toml fields and their types are in the toolsmith://guide resource (and `toolsmith schema`)".into()),
+                    Some("fields and types: the toolsmith://guide resource".into()),
                 )]);
-        }
-    };
+            }
+        };
 
     let mut warnings: Vec<Diagnostic> = unknown
         .into_iter()
@@ -113,7 +112,7 @@ pub fn parse(file: &Path, dir_name: Option<&str>, text: &str) -> Result<Parsed, 
                 span,
                 Some(path.clone()),
                 "unknown field; it is ignored".into(),
-                Some("check the spelling against the tool.toml fields in the toolsmith://guide resource".into()),
+                Some("check the spelling (fields: toolsmith://guide)".into()),
             )
         })
         .collect();

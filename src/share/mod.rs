@@ -12,6 +12,7 @@ mod convert;
 mod export;
 mod fetch;
 mod import;
+mod skill;
 mod update;
 
 pub use convert::{Converted, infer_script_manifest};
