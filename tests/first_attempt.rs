@@ -85,6 +85,17 @@ fn a_naive_agent_succeeds_on_the_first_try() {
 }
 
 #[test]
+fn a_naive_agent_succeeds_in_the_2026_protocol_era_too() {
+    let (_tmp, tb) = toolbox();
+    let s = scenario(tb.root(), "naive", &["--mode", "auto"]);
+    for lang in ["python", "node", "bash", "ruby", "perl", "php"] {
+        assert_eq!(s["naive"][lang]["protocol"], "plain", "{lang}: {s}");
+        assert_eq!(s["naive"][lang]["result"]["sum"], 42, "{lang}: {s}");
+    }
+    assert_eq!(s["mean"]["mean"], 1.5, "{s}");
+}
+
+#[test]
 fn failures_say_what_really_went_wrong() {
     let (_tmp, tb) = toolbox();
     let s = scenario(tb.root(), "errors", &[]);
