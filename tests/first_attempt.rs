@@ -504,3 +504,54 @@ fn agent_skills_are_imported_as_what_they_are() {
     assert_eq!(s["get_full_has_text"], true, "{s}");
     assert_clean(tb.root());
 }
+
+#[test]
+fn the_cli_refuses_a_misspelled_example_key_too() {
+    let (tmp, tb) = toolbox();
+    let code = tmp.path().join("add.py");
+    std::fs::write(
+        &code,
+        "import json, sys\nprint(json.dumps(json.load(sys.stdin)))\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .arg("--toolbox")
+        .arg(tb.root())
+        .args(["register", "echo_cli", "--description", "Echo", "--code"])
+        .arg(&code)
+        .args([
+            "--example",
+            r#"{"input": {"a": 1}, "expected_output": {"a": 1}}"#,
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("expected_output") && stderr.contains("`output`"),
+        "{stderr}"
+    );
+    // Without the typo the same script registers as a plain tool.
+    let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .arg("--toolbox")
+        .arg(tb.root())
+        .args([
+            "register",
+            "echo_cli",
+            "--description",
+            "Echo",
+            "--json",
+            "--code",
+        ])
+        .arg(&code)
+        .args(["--example", r#"{"input": {"a": 1}, "output": {"a": 1.0}}"#])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["protocol"], "plain", "{v}");
+}

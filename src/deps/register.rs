@@ -57,11 +57,38 @@ pub struct ScriptSpec {
     #[serde(default)]
     pub capabilities: Option<Capabilities>,
     #[serde(default)]
-    pub examples: Vec<Example>,
+    pub examples: Vec<ExampleSpec>,
     #[serde(default)]
     pub tags: Vec<String>,
     #[serde(default)]
     pub version: Option<String>,
+}
+
+/// One example as a registration gives it: strict, so a misspelled key (`expected_output`) is
+/// an error naming the allowed ones, never an example that silently checks nothing.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExampleSpec {
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub input: Option<Value>,
+    #[serde(default)]
+    pub output: Option<Value>,
+    #[serde(default)]
+    pub output_text: Option<String>,
+}
+
+impl ExampleSpec {
+    /// The manifest's `[[examples]]` entry.
+    pub fn to_manifest(&self) -> Example {
+        Example {
+            description: self.description.clone(),
+            input: self.input.clone().unwrap_or_else(|| json!({})),
+            output: self.output.clone(),
+            output_text: self.output_text.clone(),
+        }
+    }
 }
 
 /// The dependencies a registration asks for.
@@ -259,7 +286,7 @@ pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
             .unwrap_or_default(),
         limits: spec.limits.clone().unwrap_or_default(),
         capabilities: spec.capabilities.clone().unwrap_or_default(),
-        examples: spec.examples.clone(),
+        examples: spec.examples.iter().map(ExampleSpec::to_manifest).collect(),
         hashes: Default::default(),
         origin: None,
         steps: Vec::new(),
