@@ -1,5 +1,8 @@
 //! The guide: a Markdown document that teaches an AI how to use this toolbox, derived from
 //! the index (served as the `toolsmith://guide` resource and printed by `toolsmith guide`).
+//! It carries everything an MCP client needs and cannot open elsewhere: the script protocol in
+//! brief, a template per language, the WASM calling convention, the tool.toml fields (from
+//! the same schema as `docs/tool.schema.json`) and how to reach tools past the list's cap.
 
 use crate::index::{Index, Status};
 use crate::manifest::LANGUAGES;
@@ -25,12 +28,46 @@ pub fn render(index: &Index) -> String {
     );
     g.push_str(CONVENTIONS);
     let _ = writeln!(g, "{}\n", crate::runner::sandbox::guide_line());
+    let _ = writeln!(
+        g,
+        "- **Many tools**: `tools/list` shows at most {cap} stored tools: pinned ones first, then the \
+         most recently used, then the most recently changed. Reach every other tool with \
+         `search_tools` (find it) and `call_tool` (run it), or call it by its own name.\n",
+        cap = crate::index::rank::LIST_CAP
+    );
+    g.push_str(SCRIPTS);
     let langs: Vec<&str> = LANGUAGES.iter().map(|(l, _, _)| *l).collect();
     let _ = writeln!(
         g,
         "Script languages with a known interpreter: {}. Any other interpreter works with `interpreter = [\"cmd\", \"args\"]`.\n",
         langs.join(", ")
     );
+    g.push_str(WASM);
+    tool_toml_fields(&mut g);
+    let skills = skills(index);
+    if !skills.is_empty() {
+        let _ = writeln!(
+            g,
+            "## Skills\n\nInstructions of the imported Agent Skills (each also the resource `{SKILL_URI_PREFIX}<name>`, and a tool of the same name).\n"
+        );
+        for (name, description, body) in &skills {
+            let _ = writeln!(g, "### Skill `{name}`\n\n{description}\n");
+            const MAX: usize = 3000;
+            if body.len() > MAX {
+                let mut end = MAX;
+                while !body.is_char_boundary(end) {
+                    end -= 1;
+                }
+                let _ = writeln!(
+                    g,
+                    "{}\n\n… (the rest: `{SKILL_URI_PREFIX}{name}`)\n",
+                    &body[..end]
+                );
+            } else {
+                let _ = writeln!(g, "{body}\n");
+            }
+        }
+    }
 
     let _ = writeln!(g, "## Tools in this toolbox\n");
     if tools.is_empty() {
@@ -97,6 +134,159 @@ fn render_broken(g: &mut String, broken: &[&crate::index::Entry]) {
         g.push('\n');
     }
 }
+
+/// Where an imported skill's instructions are served.
+pub const SKILL_URI_PREFIX: &str = "toolsmith://skills/";
+
+/// The imported Agent Skills: (tool name, description, SKILL.md without its front matter).
+/// A skill is a tool tagged `skill` whose directory holds a SKILL.md.
+pub fn skills(index: &Index) -> Vec<(String, String, String)> {
+    index
+        .tools()
+        .filter(|t| t.manifest.tags.iter().any(|g| g == "skill"))
+        .filter_map(|t| {
+            let e = index.get(&t.manifest.name)?;
+            let text = std::fs::read_to_string(e.dir.join("SKILL.md")).ok()?;
+            Some((
+                t.manifest.name.clone(),
+                t.manifest.summary().to_string(),
+                without_front_matter(&text).trim().to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// A Markdown text without its leading `---` front matter.
+fn without_front_matter(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("---") else {
+        return text;
+    };
+    match rest.find("\n---") {
+        Some(i) => rest[i + 4..].trim_start_matches(['\r', '\n']),
+        None => text,
+    }
+}
+
+/// The tool.toml fields with their meaning, from the manifest's JSON Schema.
+fn tool_toml_fields(g: &mut String) {
+    let schema = crate::manifest::json_schema();
+    let _ = writeln!(g, "## tool.toml fields\n");
+    if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
+        for (name, p) in props {
+            let desc = p
+                .get("description")
+                .and_then(|d| d.as_str())
+                .unwrap_or("")
+                .replace('\n', " ");
+            let _ = writeln!(g, "- `{name}`: {desc}");
+        }
+    }
+    let _ = writeln!(
+        g,
+        "\n`[run]`: `language`, `entry`, `interpreter`, `protocol` (plain / jsonrpc), `worker`, \
+         `sandbox` (auto / required / none). `[limits]`: `timeout_ms` (10000), `memory_mb` (256), \
+         `output_bytes` (1 MiB). `[capabilities]`: `network`, `env`, `read`, `write` (paths inside \
+         TOOLSMITH_ROOTS). `[[examples]]`: `input`, `output` (compared as JSON values: 1 equals 1.0) \
+         or `output_text`, `description`.\n"
+    );
+}
+
+const SCRIPTS: &str = r#"## Script tools (`register_script`)
+
+**plain** (the simplest; chosen when the source does not speak JSON-RPC): the arguments arrive
+as one JSON object on stdin, followed by end of input; print the result on stdout (JSON
+becomes structured content, anything else is text); stderr lines are logs; a non-zero exit is
+an error whose message is the end of stderr (or stdout).
+
+| language | a complete plain tool |
+|---|---|
+| python | `import json, sys` / `args = json.load(sys.stdin)` / `print(json.dumps({"sum": args["a"] + args["b"]}))` |
+| node | `const args = JSON.parse(require('fs').readFileSync(0, 'utf8'));` / `console.log(JSON.stringify({sum: args.a + args.b}));` |
+| ruby | `require 'json'` / `args = JSON.parse($stdin.read)` / `puts JSON.generate({'sum' => args['a'] + args['b']})` |
+| bash | `input=$(cat)` / `a=$(echo "$input" \| jq .a)` (or sed) / `echo "{"sum": $((a + b))}"` |
+| perl | `use JSON::PP;` / `my $a = decode_json(do { local $/; <STDIN> });` / `print encode_json({sum => $a->{a} + $a->{b}});` |
+| php | `<?php $a = json_decode(stream_get_contents(STDIN), true);` / `echo json_encode(['sum' => $a['a'] + $a['b']]);` |
+
+**jsonrpc** (for logs, progress, memory, calling other tools, asking the user or the model, warm
+workers): the host writes ONE line `{"jsonrpc":"2.0","id":0,"method":"tools/call","params":
+{"arguments":{...},"context":{"tool":...}}}` and keeps stdin open for its answers. The script
+writes JSON-RPC lines on stdout: notifications `{"jsonrpc":"2.0","method":"log","params":
+{"level":"info","message":"..."}}` and `"progress"` (`progress`, `total`, `message`); requests
+with string ids (`"c1"`) for `memory/get|set|list|delete`, `tools/call`, `resources/read`,
+`elicitation/create`, `sampling/createMessage`, each answered on stdin; and last the response
+`{"jsonrpc":"2.0","id":0,"result":...}` (or `"error":{"code":-32000,"message":"..."}`). Nothing
+else on stdout. A script that reads stdin to the end never sees that end under jsonrpc: that is
+a "protocol mismatch" — use plain. The Python helper (Node and Ruby have the same, from
+`toolsmith new NAME --lang node|ruby`): write `def run(args, ctx): return {...}` above it; it
+offers `log(msg)`, `progress(done, total, msg)` and `call_host(method, params)`.
+
+```python
+# --- toolsmith jsonrpc helper (keep as is) ---
+import json, sys, itertools
+_ids = itertools.count(1)
+def _send(msg):
+    sys.stdout.write(json.dumps(msg, ensure_ascii=False) + "
+"); sys.stdout.flush()
+def log(msg, level="info"):
+    _send({"jsonrpc": "2.0", "method": "log", "params": {"level": level, "message": str(msg)}})
+def progress(done, total=None, message=None):
+    _send({"jsonrpc": "2.0", "method": "progress", "params": {"progress": done, "total": total, "message": message}})
+def call_host(method, params=None):
+    cid = f"c{next(_ids)}"
+    _send({"jsonrpc": "2.0", "id": cid, "method": method, "params": params or {}})
+    while True:
+        resp = json.loads(sys.stdin.readline())
+        if resp.get("id") == cid:
+            if "error" in resp:
+                raise RuntimeError(resp["error"].get("message", "host error"))
+            return resp.get("result")
+def _main():
+    import os
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            return
+        if line.strip():
+            req = json.loads(line); p = req.get("params") or {}
+            try:
+                _send({"jsonrpc": "2.0", "id": req.get("id", 0), "result": run(p.get("arguments") or {}, p.get("context") or {})})
+            except Exception as e:
+                _send({"jsonrpc": "2.0", "id": req.get("id", 0), "error": {"code": -32000, "message": str(e)}})
+            if os.environ.get("TOOLSMITH_WORKER") != "1":
+                return
+if __name__ == "__main__":
+    _main()
+```
+
+`protocol` is detected when not given (a source mentioning `jsonrpc`, as the helper does, is
+jsonrpc; anything else plain) and shown in the result and in `get_tool`. **Dependencies**:
+`{"pip": ["six==1.16.0"], "npm": {"left-pad": "1.3.0"}}` (npm also as `["left-pad@1.3.0"]`),
+installed per tool and pinned in `requirements.lock` / `package-lock.json`; registering again
+with the same dependencies reuses the environment. Scripts run in a scratch directory with a
+cleared environment, sandboxed (no network unless `capabilities.network`), with a timeout.
+
+"#;
+
+const WASM: &str = r#"## WASM tools (`build_tool`)
+
+Rust `src/main.rs`, compiled for wasm32-wasip1 (crates from `crates`, default `serde_json`):
+read the arguments as ONE JSON document on stdin, print the result on stdout (JSON becomes
+structured content), write logs to stderr, exit non-zero for an error (its message is stderr).
+No filesystem, network or environment unless `capabilities` grants it. A failed build returns
+the compiler errors with line numbers and changes nothing.
+
+```rust
+use std::io::Read;
+fn main() {
+    let mut s = String::new();
+    std::io::stdin().read_to_string(&mut s).unwrap();
+    let args: serde_json::Value = serde_json::from_str(&s).unwrap_or_default();
+    let text = args["text"].as_str().unwrap_or("");
+    println!("{}", serde_json::json!({"words": text.split_whitespace().count()}));
+}
+```
+
+"#;
 
 const CONVENTIONS: &str = r#"## How to use this toolbox
 

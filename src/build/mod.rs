@@ -31,14 +31,14 @@ use tokio_util::sync::CancellationToken;
 /// What to build: the MCP `build_tool` arguments. Every field but `name` is optional for an
 /// existing tool (what is left out stays as it was); a new tool needs `source` and
 /// `description`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BuildRequest {
     pub name: String,
-    /// `src/main.rs`. Left out: rebuild the stored source.
+    /// src/main.rs (left out: rebuild the stored one)
     #[serde(default)]
     pub source: Option<String>,
-    /// Extra source files, relative path → text (e.g. `src/parse.rs`).
+    /// Other files: path → text
     #[serde(default)]
     pub files: BTreeMap<String, String>,
     #[serde(default)]
@@ -47,8 +47,7 @@ pub struct BuildRequest {
     pub version: Option<String>,
     #[serde(default)]
     pub tags: Option<Vec<String>>,
-    /// `[dependencies].crates`. Left out: the previous crates, or `serde_json = "1"` for a new
-    /// tool.
+    /// name → version; default serde_json
     #[serde(default)]
     pub crates: Option<BTreeMap<String, CrateDep>>,
     #[serde(default)]
@@ -199,11 +198,11 @@ impl BuildError {
     /// What the caller can do about it.
     pub fn hint(&self) -> Option<String> {
         Some(match self {
-            BuildError::BadRequest { .. } => "see build_tool's input schema (docs/wasm-tools.md)".into(),
+            BuildError::BadRequest { .. } => "see build_tool's input schema and the WASM section of toolsmith://guide".into(),
             BuildError::Name(e) => e.hint().into(),
             BuildError::NoSuchTool { .. } => "give `source` and `description` to create it, or `toolsmith new NAME --lang rust`".into(),
             BuildError::NotWasm { .. } => "script tools need no build; to turn it into a wasm tool, delete it first".into(),
-            BuildError::Manifest { .. } => "fix tool.toml at the lines shown (docs/tool-toml.md)".into(),
+            BuildError::Manifest { .. } => "fix tool.toml at the lines shown (fields: toolsmith://guide)".into(),
             BuildError::NoCargo { .. } => format!("install Rust with rustup (https://rustup.rs), then `rustup target add {}`; or set TOOLSMITH_CARGO to the cargo binary", cargo::TARGET),
             BuildError::NoTarget => format!("run `rustup target add {}`", cargo::TARGET),
             BuildError::Compile { .. } => "fix the errors at the lines shown and build again; the previous version stays active".into(),

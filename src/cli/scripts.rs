@@ -32,7 +32,7 @@ pub struct RegisterArgs {
     /// Entry file name (default main.<ext>).
     #[arg(long)]
     pub entry: Option<String>,
-    /// jsonrpc (default) or plain.
+    /// plain or jsonrpc (default: detected from the source).
     #[arg(long)]
     pub protocol: Option<String>,
     /// Keep a warm worker process.
@@ -149,13 +149,9 @@ fn spec_of(a: &RegisterArgs) -> Result<ScriptSpec> {
     if !a.pip.is_empty() {
         v["dependencies"]["pip"] = json!(a.pip);
     }
-    for n in &a.npm {
-        // "@scope/name@1.0.0" or "name@1.0.0": the version follows the last '@' after the first char.
-        let (name, version) = match n.rfind('@').filter(|&i| i > 0) {
-            Some(i) => (&n[..i], &n[i + 1..]),
-            None => (n.as_str(), "latest"),
-        };
-        v["dependencies"]["npm"][name] = json!(version);
+    if !a.npm.is_empty() {
+        // The same shape register_script accepts: ["name@version", "@scope/name@version"].
+        v["dependencies"]["npm"] = json!(a.npm);
     }
     if let Some(s) = &a.input_schema {
         v["input_schema"] = json_arg("--input-schema", s)?;

@@ -176,7 +176,7 @@ impl CreateError {
     pub fn hint(&self) -> Option<String> {
         match self {
             CreateError::Invalid(_) => Some("steps call stored tools by name; references are $input.<path>, $prev.<path> and $steps.<earlier step name>.<path>".into()),
-            CreateError::Manifest(_) => Some("see docs/tool-toml.md for pipeline manifests".into()),
+            CreateError::Manifest(_) => Some("a pipeline needs name, description and steps [{tool, args}] (toolsmith://guide)".into()),
             CreateError::Examples(_) => Some("fix the steps or the expected outputs, or pass commit_anyway".into()),
             CreateError::Toolbox(e) => e.hint(),
         }

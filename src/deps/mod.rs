@@ -232,9 +232,220 @@ fn npm_package_json(m: &Manifest) -> Result<String, DepsError> {
     Ok(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n")
 }
 
-/// Install the manifest's dependencies afresh and return the files to commit with the tool
-/// (`requirements.lock`; `package.json` and `package-lock.json`). Nothing is written to the
-/// toolbox's tracked files; the environment is left ready for the tool's first call.
+/// A package ecosystem whose environment a tool may need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Eco {
+    Pip,
+    Npm,
+}
+
+/// What an environment was last installed from (its request key), beside its marker.
+const REQUEST: &str = ".toolsmith-request";
+
+impl Eco {
+    const ALL: [Eco; 2] = [Eco::Pip, Eco::Npm];
+
+    /// The environment's directory inside the tool's env dir.
+    fn subdir(self) -> &'static str {
+        match self {
+            Eco::Pip => "py",
+            Eco::Npm => "node",
+        }
+    }
+
+    /// The lockfile committed beside the tool.
+    fn lockfile(self) -> &'static str {
+        match self {
+            Eco::Pip => PIP_LOCK,
+            Eco::Npm => NPM_LOCK,
+        }
+    }
+
+    /// Whether the manifest asks for packages of this ecosystem.
+    fn asked(self, m: &Manifest) -> bool {
+        match self {
+            Eco::Pip => !m.dependencies.pip.is_empty(),
+            Eco::Npm => !m.dependencies.npm.is_empty(),
+        }
+    }
+
+    /// A key of what the manifest asks for: the same key means the same install.
+    fn request_key(self, m: &Manifest) -> Result<String, DepsError> {
+        Ok(sha256_bytes(
+            match self {
+                Eco::Pip => format!("{}\n{}", base_python(m), m.dependencies.pip.join("\n")),
+                Eco::Npm => npm_package_json(m)?,
+            }
+            .as_bytes(),
+        ))
+    }
+
+    /// Install what the manifest asks for into `env` afresh; the files to commit.
+    async fn install(
+        self,
+        tool: &str,
+        m: &Manifest,
+        env: &Path,
+        progress: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<Vec<(String, Vec<u8>)>, DepsError> {
+        match self {
+            Eco::Pip => {
+                progress(format!("creating a virtual environment for {tool}"));
+                let p = make_venv(tool, &base_python(m), env).await?;
+                progress(format!("pip install {}", m.dependencies.pip.join(" ")));
+                let mut args = vec!["install", "--quiet"];
+                args.extend(m.dependencies.pip.iter().map(String::as_str));
+                let cwd = env.parent().unwrap_or(env);
+                pip(tool, &p, &args, cwd).await?;
+                let frozen = pip(tool, &p, &["freeze"], cwd).await?;
+                let mut lines: Vec<&str> = frozen
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                lines.sort_unstable_by_key(|l| l.to_ascii_lowercase());
+                let text = format!(
+                    "# Exact versions installed for this tool (pip freeze), written by toolsmith.\n# The environment is rebuilt from this file with `pip install --no-deps -r requirements.lock`.\n{}\n",
+                    lines.join("\n")
+                );
+                // Kept in the environment too, so an unchanged request can reuse it.
+                std::fs::write(env.join(PIP_LOCK), &text).map_err(io("write", env))?;
+                Ok(vec![(PIP_LOCK.to_string(), text.into_bytes())])
+            }
+            Eco::Npm => {
+                fresh_dir(env)?;
+                let pkg = npm_package_json(m)?;
+                std::fs::write(env.join(NPM_MANIFEST), &pkg).map_err(io("write", env))?;
+                let names: Vec<String> = m
+                    .dependencies
+                    .npm
+                    .iter()
+                    .map(|(k, v)| format!("{k}@{v}"))
+                    .collect();
+                progress(format!("npm install {}", names.join(" ")));
+                npm(tool, "install", env).await?;
+                let lockfile = std::fs::read(env.join(NPM_LOCK)).map_err(io("read", env))?;
+                Ok(vec![
+                    (NPM_MANIFEST.to_string(), pkg.into_bytes()),
+                    (NPM_LOCK.to_string(), lockfile),
+                ])
+            }
+        }
+    }
+
+    /// The files to commit of an environment installed earlier from the same request, if it
+    /// is intact (its marker matches the lockfile kept in it).
+    fn reusable(self, m: &Manifest, env: &Path) -> Option<Vec<(String, Vec<u8>)>> {
+        let key = self.request_key(m).ok()?;
+        let recorded = std::fs::read_to_string(env.join(REQUEST)).ok()?;
+        let lockfile = std::fs::read(env.join(self.lockfile())).ok()?;
+        if recorded.trim() != key || !marker_matches(env, &lockfile) {
+            return None;
+        }
+        Some(match self {
+            Eco::Pip => vec![(PIP_LOCK.to_string(), lockfile)],
+            Eco::Npm => vec![
+                (
+                    NPM_MANIFEST.to_string(),
+                    std::fs::read(env.join(NPM_MANIFEST)).ok()?,
+                ),
+                (NPM_LOCK.to_string(), lockfile),
+            ],
+        })
+    }
+
+    /// Rebuild `env` from the committed lockfile in `dir` (or, without one, from the
+    /// manifest's unpinned request).
+    async fn rebuild(
+        self,
+        tool: &str,
+        m: &Manifest,
+        dir: &Path,
+        env: &Path,
+    ) -> Result<(), DepsError> {
+        let lockfile = std::fs::read(dir.join(self.lockfile())).ok();
+        match (self, &lockfile) {
+            (Eco::Pip, Some(l)) => {
+                tracing::info!(
+                    tool,
+                    "building the Python environment from requirements.lock"
+                );
+                let p = make_venv(tool, &base_python(m), env).await?;
+                let lock_path = dir.join(PIP_LOCK).to_string_lossy().into_owned();
+                let cwd = env.parent().unwrap_or(env);
+                pip(
+                    tool,
+                    &p,
+                    &["install", "--quiet", "--no-deps", "-r", &lock_path],
+                    cwd,
+                )
+                .await?;
+                std::fs::write(env.join(MARKER), sha256_bytes(l)).map_err(io("write", env))?;
+            }
+            (Eco::Pip, None) if env.join("bin/python").exists() => {}
+            (Eco::Pip, None) => {
+                tracing::warn!(
+                    tool,
+                    "no requirements.lock: installing the unpinned pip requirements"
+                );
+                let p = make_venv(tool, &base_python(m), env).await?;
+                let mut args = vec!["install", "--quiet"];
+                args.extend(m.dependencies.pip.iter().map(String::as_str));
+                pip(tool, &p, &args, env.parent().unwrap_or(env)).await?;
+            }
+            (Eco::Npm, _) => {
+                fresh_dir(env)?;
+                let pkg = match std::fs::read(dir.join(NPM_MANIFEST)) {
+                    Ok(b) => b,
+                    Err(_) => npm_package_json(m)?.into_bytes(),
+                };
+                std::fs::write(env.join(NPM_MANIFEST), pkg).map_err(io("write", env))?;
+                match &lockfile {
+                    Some(l) => {
+                        tracing::info!(tool, "building node_modules from package-lock.json");
+                        std::fs::write(env.join(NPM_LOCK), l).map_err(io("write", env))?;
+                        npm(tool, "ci", env).await?;
+                        std::fs::write(env.join(MARKER), sha256_bytes(l))
+                            .map_err(io("write", env))?;
+                    }
+                    None => {
+                        tracing::warn!(
+                            tool,
+                            "no package-lock.json: installing the unpinned npm dependencies"
+                        );
+                        npm(tool, "install", env).await?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An empty directory at `dir` (removing what was there).
+fn fresh_dir(dir: &Path) -> Result<(), DepsError> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(io("remove", dir))?;
+    }
+    std::fs::create_dir_all(dir).map_err(io("create", dir))
+}
+
+async fn npm(tool: &str, command: &str, cwd: &Path) -> Result<String, DepsError> {
+    run(
+        tool,
+        "npm",
+        "npm",
+        &[command, "--no-audit", "--no-fund", "--loglevel=error"],
+        cwd,
+    )
+    .await
+}
+
+/// Install the manifest's dependencies and return the files to commit with the tool
+/// (`requirements.lock`; `package.json` and `package-lock.json`). An environment installed
+/// earlier from the same request (the same pip requirements, the same npm packages) is reused
+/// as it is, so editing a tool's code does not reinstall its dependencies. Nothing is written
+/// to the toolbox's tracked files; the environment is left ready for the tool's first call.
 pub async fn resolve(
     root: &Path,
     m: &Manifest,
@@ -244,73 +455,36 @@ pub async fn resolve(
     let dir = env_dir(root, tool);
     let lock = env_lock(&dir);
     let _g = lock.lock().await;
+    let wanted: Vec<Eco> = Eco::ALL.into_iter().filter(|e| e.asked(m)).collect();
+    let total = (wanted.len() * 2) as f64;
     let mut files = Vec::new();
-    let total = (!m.dependencies.pip.is_empty()) as u8 + (!m.dependencies.npm.is_empty()) as u8;
-    let total = f64::from(total) * 2.0;
-    let mut step = 0.0;
-    if !m.dependencies.pip.is_empty() {
-        let venv = dir.join("py");
-        progress(
-            step,
-            total,
-            format!("creating a virtual environment for {tool}"),
-        );
-        let p = make_venv(tool, &base_python(m), &venv).await?;
-        step += 1.0;
-        progress(
-            step,
-            total,
-            format!("pip install {}", m.dependencies.pip.join(" ")),
-        );
-        let mut args = vec!["install", "--quiet"];
-        args.extend(m.dependencies.pip.iter().map(String::as_str));
-        pip(tool, &p, &args, &dir).await?;
-        let frozen = pip(tool, &p, &["freeze"], &dir).await?;
-        let mut lines: Vec<&str> = frozen
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect();
-        lines.sort_unstable_by_key(|l| l.to_ascii_lowercase());
-        let text = format!(
-            "# Exact versions installed for this tool (pip freeze), written by toolsmith.\n# The environment is rebuilt from this file with `pip install --no-deps -r requirements.lock`.\n{}\n",
-            lines.join("\n")
-        );
-        std::fs::write(venv.join(MARKER), sha256_bytes(text.as_bytes()))
-            .map_err(io("write", &venv))?;
-        files.push((PIP_LOCK.to_string(), text.into_bytes()));
-        step += 1.0;
-    }
-    if !m.dependencies.npm.is_empty() {
-        let node = dir.join("node");
-        if node.exists() {
-            std::fs::remove_dir_all(&node).map_err(io("remove", &node))?;
+    for (i, eco) in wanted.into_iter().enumerate() {
+        let env = dir.join(eco.subdir());
+        let step = (i * 2) as f64;
+        if let Some(kept) = eco.reusable(m, &env) {
+            progress(
+                step + 1.0,
+                total,
+                format!(
+                    "{tool}: {} dependencies unchanged, reusing the environment",
+                    eco.subdir()
+                ),
+            );
+            files.extend(kept);
+            continue;
         }
-        std::fs::create_dir_all(&node).map_err(io("create", &node))?;
-        let pkg = npm_package_json(m)?;
-        std::fs::write(node.join(NPM_MANIFEST), &pkg).map_err(io("write", &node))?;
-        let names: Vec<String> = m
-            .dependencies
-            .npm
+        let report = |message: String| progress(step, total, message);
+        let installed = eco.install(tool, m, &env, &report).await?;
+        let lockfile = installed
             .iter()
-            .map(|(k, v)| format!("{k}@{v}"))
-            .collect();
-        progress(step, total, format!("npm install {}", names.join(" ")));
-        run(
-            tool,
-            "npm",
-            "npm",
-            &["install", "--no-audit", "--no-fund", "--loglevel=error"],
-            &node,
-        )
-        .await?;
-        let lockfile = std::fs::read(node.join(NPM_LOCK)).map_err(io("read", &node))?;
-        std::fs::write(node.join(MARKER), sha256_bytes(&lockfile)).map_err(io("write", &node))?;
-        files.push((NPM_MANIFEST.to_string(), pkg.into_bytes()));
-        files.push((NPM_LOCK.to_string(), lockfile));
-        step += 2.0;
+            .find(|(p, _)| p == eco.lockfile())
+            .map(|(_, b)| b.clone())
+            .unwrap_or_default();
+        std::fs::write(env.join(MARKER), sha256_bytes(&lockfile)).map_err(io("write", &env))?;
+        std::fs::write(env.join(REQUEST), eco.request_key(m)?).map_err(io("write", &env))?;
+        files.extend(installed);
     }
-    progress(step, total, format!("dependencies of {tool} installed"));
+    progress(total, total, format!("dependencies of {tool} installed"));
     Ok(files)
 }
 
@@ -322,118 +496,37 @@ fn marker_matches(env: &Path, lockfile: &[u8]) -> bool {
 /// is missing or stale. A tool without dependencies gets an empty `Env` at no cost.
 pub async fn ensure(root: &Path, m: &Manifest, dir: &Path) -> Result<Env, DepsError> {
     let tool = m.name.as_str();
-    let wants_py = !m.dependencies.pip.is_empty() || dir.join(PIP_LOCK).exists();
-    let wants_node = !m.dependencies.npm.is_empty() || dir.join(NPM_LOCK).exists();
-    if !wants_py && !wants_node {
+    let wanted: Vec<Eco> = Eco::ALL
+        .into_iter()
+        .filter(|e| e.asked(m) || dir.join(e.lockfile()).exists())
+        .collect();
+    if wanted.is_empty() {
         return Ok(Env::default());
     }
     let envd = env_dir(root, tool);
-    let mut env = Env {
+    let mut out = Env {
         dir: Some(envd.clone()),
         ..Env::default()
     };
-    if wants_py {
-        let venv = envd.join("py");
-        env.python = Some(venv.join("bin/python"));
-        let lockfile = std::fs::read(dir.join(PIP_LOCK)).ok();
-        if !lockfile
-            .as_deref()
-            .is_some_and(|l| marker_matches(&venv, l))
-        {
-            let lock = env_lock(&envd);
-            let _g = lock.lock().await;
-            if !lockfile
-                .as_deref()
-                .is_some_and(|l| marker_matches(&venv, l))
-            {
-                match &lockfile {
-                    Some(l) => {
-                        tracing::info!(
-                            tool,
-                            "building the Python environment from requirements.lock"
-                        );
-                        let p = make_venv(tool, &base_python(m), &venv).await?;
-                        let lock_path = dir.join(PIP_LOCK).to_string_lossy().into_owned();
-                        pip(
-                            tool,
-                            &p,
-                            &["install", "--quiet", "--no-deps", "-r", &lock_path],
-                            &envd,
-                        )
-                        .await?;
-                        std::fs::write(venv.join(MARKER), sha256_bytes(l))
-                            .map_err(io("write", &venv))?;
-                    }
-                    None if venv.join("bin/python").exists() => {}
-                    None => {
-                        tracing::warn!(
-                            tool,
-                            "no requirements.lock: installing the unpinned pip requirements"
-                        );
-                        let p = make_venv(tool, &base_python(m), &venv).await?;
-                        let mut args = vec!["install", "--quiet"];
-                        args.extend(m.dependencies.pip.iter().map(String::as_str));
-                        pip(tool, &p, &args, &envd).await?;
-                    }
-                }
-            }
+    for eco in wanted {
+        let env = envd.join(eco.subdir());
+        match eco {
+            Eco::Pip => out.python = Some(env.join("bin/python")),
+            Eco::Npm => out.node_modules = Some(env.join("node_modules")),
+        }
+        let fresh = || {
+            std::fs::read(dir.join(eco.lockfile()))
+                .ok()
+                .is_some_and(|l| marker_matches(&env, &l))
+        };
+        if fresh() {
+            continue;
+        }
+        let lock = env_lock(&envd);
+        let _g = lock.lock().await;
+        if !fresh() {
+            eco.rebuild(tool, m, dir, &env).await?;
         }
     }
-    if wants_node {
-        let node = envd.join("node");
-        env.node_modules = Some(node.join("node_modules"));
-        let lockfile = std::fs::read(dir.join(NPM_LOCK)).ok();
-        if !lockfile
-            .as_deref()
-            .is_some_and(|l| marker_matches(&node, l))
-        {
-            let lock = env_lock(&envd);
-            let _g = lock.lock().await;
-            if !lockfile
-                .as_deref()
-                .is_some_and(|l| marker_matches(&node, l))
-            {
-                if node.exists() {
-                    std::fs::remove_dir_all(&node).map_err(io("remove", &node))?;
-                }
-                std::fs::create_dir_all(&node).map_err(io("create", &node))?;
-                let pkg = match std::fs::read(dir.join(NPM_MANIFEST)) {
-                    Ok(b) => b,
-                    Err(_) => npm_package_json(m)?.into_bytes(),
-                };
-                std::fs::write(node.join(NPM_MANIFEST), pkg).map_err(io("write", &node))?;
-                match &lockfile {
-                    Some(l) => {
-                        tracing::info!(tool, "building node_modules from package-lock.json");
-                        std::fs::write(node.join(NPM_LOCK), l).map_err(io("write", &node))?;
-                        run(
-                            tool,
-                            "npm",
-                            "npm",
-                            &["ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                            &node,
-                        )
-                        .await?;
-                        std::fs::write(node.join(MARKER), sha256_bytes(l))
-                            .map_err(io("write", &node))?;
-                    }
-                    None => {
-                        tracing::warn!(
-                            tool,
-                            "no package-lock.json: installing the unpinned npm dependencies"
-                        );
-                        run(
-                            tool,
-                            "npm",
-                            "npm",
-                            &["install", "--no-audit", "--no-fund", "--loglevel=error"],
-                            &node,
-                        )
-                        .await?;
-                    }
-                }
-            }
-        }
-    }
-    Ok(env)
+    Ok(out)
 }

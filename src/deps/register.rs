@@ -12,26 +12,32 @@ use crate::manifest::{
 };
 use crate::runner::script::Host;
 use crate::toolbox::{Actor, FileSpec, WriteOutcome};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
-/// Everything `register_script` accepts (the MCP arguments, and the CLI flags).
-#[derive(Debug, Clone, Default, Deserialize)]
+/// Everything `register_script` accepts (the MCP arguments, and the CLI flags). Its JSON
+/// Schema is `register_script`'s input schema.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptSpec {
     pub name: String,
-    /// The source of the entry file.
-    pub code: String,
+    // `code` is the old spelling, kept as an alias.
+    #[serde(alias = "code")]
+    pub source: String,
     pub description: String,
     #[serde(default)]
+    #[schemars(extend("enum" = ["python", "node", "ruby", "bash", "perl", "php", "other"]))]
     pub language: Option<String>,
+    /// e.g. ["lua5.4"]
     #[serde(default)]
     pub interpreter: Option<Vec<String>>,
-    /// Entry file name (default `main.<ext>` of the language).
     #[serde(default)]
     pub entry: Option<String>,
+    /// Default: detected
     #[serde(default)]
     pub protocol: Option<Protocol>,
     #[serde(default)]
@@ -39,7 +45,7 @@ pub struct ScriptSpec {
     #[serde(default)]
     pub sandbox: Option<SandboxMode>,
     #[serde(default)]
-    pub dependencies: Option<Dependencies>,
+    pub dependencies: Option<DepsSpec>,
     #[serde(default)]
     pub input_schema: Option<Map<String, Value>>,
     #[serde(default)]
@@ -51,11 +57,111 @@ pub struct ScriptSpec {
     #[serde(default)]
     pub capabilities: Option<Capabilities>,
     #[serde(default)]
-    pub examples: Vec<Example>,
+    pub examples: Vec<ExampleSpec>,
     #[serde(default)]
     pub tags: Vec<String>,
     #[serde(default)]
     pub version: Option<String>,
+}
+
+/// One example as a registration gives it: strict, so a misspelled key (`expected_output`) is
+/// an error naming the allowed ones, never an example that silently checks nothing.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExampleSpec {
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub input: Option<Value>,
+    #[serde(default)]
+    pub output: Option<Value>,
+    #[serde(default)]
+    pub output_text: Option<String>,
+}
+
+impl ExampleSpec {
+    /// The manifest's `[[examples]]` entry.
+    pub fn to_manifest(&self) -> Example {
+        Example {
+            description: self.description.clone(),
+            input: self.input.clone().unwrap_or_else(|| json!({})),
+            output: self.output.clone(),
+            output_text: self.output_text.clone(),
+        }
+    }
+}
+
+/// The dependencies a registration asks for.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DepsSpec {
+    /// pip requirements
+    #[serde(default)]
+    pub pip: Vec<String>,
+    /// npm packages
+    #[serde(default)]
+    pub npm: NpmSpec,
+}
+
+/// npm packages, in either shape: `{"name": "version"}` or `["name@version", ...]` (the
+/// shape of the CLI's `--npm name@version`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum NpmSpec {
+    Map(BTreeMap<String, String>),
+    List(Vec<String>),
+}
+
+impl Default for NpmSpec {
+    fn default() -> Self {
+        NpmSpec::Map(BTreeMap::new())
+    }
+}
+
+/// `name@version` (also `@scope/name@version`) as (name, version); "latest" when no version.
+pub fn npm_package(spec: &str) -> (String, String) {
+    match spec.rfind('@').filter(|&i| i > 0) {
+        Some(i) => (spec[..i].to_string(), spec[i + 1..].to_string()),
+        None => (spec.to_string(), "latest".to_string()),
+    }
+}
+
+impl DepsSpec {
+    /// The manifest's `[dependencies]`.
+    pub fn to_manifest(&self) -> Dependencies {
+        let npm = match &self.npm {
+            NpmSpec::Map(m) => m.clone(),
+            NpmSpec::List(l) => l.iter().map(|s| npm_package(s)).collect(),
+        };
+        Dependencies {
+            crates: BTreeMap::new(),
+            pip: self.pip.clone(),
+            npm,
+        }
+    }
+}
+
+/// Other spellings of a language, accepted wherever a language is named (register_script,
+/// execute_code): (spelling, canonical name).
+pub const LANGUAGE_ALIASES: &[(&str, &str)] = &[
+    ("javascript", "node"),
+    ("js", "node"),
+    ("nodejs", "node"),
+    ("py", "python"),
+    ("python3", "python"),
+    ("sh", "bash"),
+    ("shell", "bash"),
+    ("rb", "ruby"),
+    ("pl", "perl"),
+];
+
+/// The canonical name of a language spelling ("javascript" → "node", "py" → "python", ...).
+pub fn canonical_language(language: &str) -> String {
+    let lower = language.to_ascii_lowercase();
+    LANGUAGE_ALIASES
+        .iter()
+        .find(|(a, _)| *a == lower)
+        .map_or(lower.clone(), |(_, c)| (*c).to_string())
 }
 
 /// Why a registration did not commit.
@@ -83,7 +189,7 @@ pub enum RegisterError {
 impl RegisterError {
     pub fn hint(&self) -> Option<String> {
         match self {
-            RegisterError::Invalid(_) => Some("see docs/tool-toml.md for the fields".into()),
+            RegisterError::Invalid(_) => Some("the fields are in register_script's input schema and the toolsmith://guide resource".into()),
             RegisterError::Deps(e) => e.hint(),
             RegisterError::Examples { .. } => {
                 Some("fix the code or the examples; the examples show what each input gave".into())
@@ -102,6 +208,10 @@ pub struct Registered {
     pub action: &'static str,
     /// The new commit (None when the tool was already exactly so).
     pub commit: Option<String>,
+    /// How the script talks to the host ("jsonrpc" or "plain").
+    pub protocol: Protocol,
+    /// How `protocol` was chosen: "given", or "detected" from the source.
+    pub protocol_from: &'static str,
     pub files: Vec<String>,
     pub examples_passed: usize,
     pub warnings: Vec<String>,
@@ -114,10 +224,23 @@ fn default_entry(language: Option<&str>) -> String {
     }
 }
 
+/// The protocol of a script whose registration does not name one: a source that speaks
+/// JSON-RPC (it mentions `jsonrpc`, as the template helpers do) or asks for a warm worker is
+/// `jsonrpc`; anything else reads its arguments on stdin and prints the result (`plain`).
+/// This makes the natural first script (read JSON, print JSON) work in every language, and
+/// Bash, Perl and PHP scripts default to `plain` like their templates.
+pub fn detect_protocol(source: &str, worker: bool) -> Protocol {
+    if worker || source.contains("jsonrpc") {
+        Protocol::Jsonrpc
+    } else {
+        Protocol::Plain
+    }
+}
+
 /// The manifest a spec describes (not yet validated).
 pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
     let language = match (&spec.language, &spec.interpreter) {
-        (Some(l), _) => Some(l.clone()),
+        (Some(l), _) => Some(canonical_language(l)),
         (None, Some(_)) => Some("other".into()),
         (None, None) => None,
     };
@@ -144,7 +267,10 @@ pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
             ),
             language,
             interpreter: spec.interpreter.clone(),
-            protocol: Some(spec.protocol.unwrap_or(Protocol::Jsonrpc)),
+            protocol: Some(
+                spec.protocol
+                    .unwrap_or_else(|| detect_protocol(&spec.source, spec.worker.unwrap_or(false))),
+            ),
             worker: spec.worker.unwrap_or(false),
             sandbox: spec.sandbox,
             long: false,
@@ -154,10 +280,14 @@ pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
         output_schema: spec.output_schema.clone(),
         output_schema_file: None,
         annotations: spec.annotations.clone().unwrap_or_default(),
-        dependencies: spec.dependencies.clone().unwrap_or_default(),
+        dependencies: spec
+            .dependencies
+            .as_ref()
+            .map(DepsSpec::to_manifest)
+            .unwrap_or_default(),
         limits: spec.limits.clone().unwrap_or_default(),
         capabilities: spec.capabilities.clone().unwrap_or_default(),
-        examples: spec.examples.clone(),
+        examples: spec.examples.iter().map(ExampleSpec::to_manifest).collect(),
         hashes: Default::default(),
         origin: None,
         steps: Vec::new(),
@@ -199,8 +329,8 @@ pub async fn register(
 ) -> Result<Registered, RegisterError> {
     let tb = &app.toolbox;
     crate::names::validate(&spec.name).map_err(|e| RegisterError::Invalid(e.to_string()))?;
-    if spec.code.trim().is_empty() {
-        return Err(RegisterError::Invalid("`code` is empty".into()));
+    if spec.source.trim().is_empty() {
+        return Err(RegisterError::Invalid("`source` is empty".into()));
     }
     let mut m = manifest_of(spec);
     let entry = m.run.entry.clone().unwrap_or_default();
@@ -239,7 +369,10 @@ pub async fn register(
     // Dependencies first: a failed install commits nothing.
     let lockfiles = super::resolve(tb.root(), &m, progress).await?;
 
-    let mut files = vec![FileSpec::new(entry.clone(), spec.code.clone().into_bytes())];
+    let mut files = vec![FileSpec::new(
+        entry.clone(),
+        spec.source.clone().into_bytes(),
+    )];
     files.extend(
         lockfiles
             .into_iter()
@@ -294,6 +427,12 @@ pub async fn register(
         name: out.name,
         action: out.action,
         commit: out.commit,
+        protocol: tool.manifest.protocol(),
+        protocol_from: if spec.protocol.is_some() {
+            "given"
+        } else {
+            "detected"
+        },
         files: files.iter().map(|f| f.path.clone()).collect(),
         examples_passed: total,
         warnings,

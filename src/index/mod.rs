@@ -5,6 +5,7 @@
 //! reads only that tool's directory; a full refresh re-reads only tools whose files changed
 //! (by size and modification time).
 
+pub mod rank;
 mod search;
 
 pub use search::{SearchHit, search};
@@ -283,7 +284,7 @@ fn load_entry(name: &str, dir: &Path) -> Entry {
                 dir,
                 file,
                 "the tool directory has no tool.toml".into(),
-                "add a tool.toml (see docs/tool-toml.md), or `toolsmith new NAME` to scaffold one",
+                "add a tool.toml (fields: toolsmith://guide), or `toolsmith new NAME` to scaffold one",
             );
         }
         Err(e) => {

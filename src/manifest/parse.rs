@@ -76,7 +76,7 @@ pub fn parse(file: &Path, dir_name: Option<&str>, text: &str) -> Result<Parsed, 
                 e.span(),
                 None,
                 e.message().trim().to_string(),
-                Some("fix the TOML syntax; see docs/tool-toml.md".into()),
+                Some("fix the TOML syntax (fields: toolsmith://guide)".into()),
             )]);
         }
     };
@@ -98,7 +98,7 @@ pub fn parse(file: &Path, dir_name: Option<&str>, text: &str) -> Result<Parsed, 
                     e.span(),
                     field,
                     message,
-                    Some("see docs/tool-toml.md for the fields and their types".into()),
+                    Some("fields and types: the toolsmith://guide resource".into()),
                 )]);
             }
         };
@@ -112,7 +112,7 @@ pub fn parse(file: &Path, dir_name: Option<&str>, text: &str) -> Result<Parsed, 
                 span,
                 Some(path.clone()),
                 "unknown field; it is ignored".into(),
-                Some("check the spelling against docs/tool-toml.md".into()),
+                Some("check the spelling (fields: toolsmith://guide)".into()),
             )
         })
         .collect();

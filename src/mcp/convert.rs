@@ -7,7 +7,8 @@ use std::sync::Arc;
 /// Which stored tools appear in `tools/list` as tools of their own (meta-tools always do).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Exposure {
-    /// Every valid tool while there are at most `ALL_CAP`; past that, pinned ones only.
+    /// Every valid tool while there are at most `ALL_CAP`; past that, the `ALL_CAP` ranked
+    /// first (pinned, then recently used, then recently changed: `index::rank`).
     #[default]
     All,
     /// Only tools with `pinned = true`.
@@ -16,32 +17,23 @@ pub enum Exposure {
     None,
 }
 
-/// Past this many tools, `All` lists pinned tools only, so clients are not flooded.
-pub const ALL_CAP: usize = 200;
+/// Most stored tools `All` lists, so clients are not flooded; the rest are reached with
+/// `search_tools` and `call_tool`.
+pub const ALL_CAP: usize = crate::index::rank::LIST_CAP;
 
 impl Exposure {
-    /// The stored tools to list, in name order.
+    /// The stored tools to list: in name order when all fit, else in rank order.
     pub fn select<'a>(self, index: &'a Index) -> Vec<&'a IndexTool> {
-        let count = index.tools().count();
         match self {
-            Exposure::All if count <= ALL_CAP => index.tools().collect(),
-            Exposure::All | Exposure::Pinned => {
-                index.tools().filter(|t| t.manifest.pinned).collect()
-            }
+            Exposure::All => crate::index::rank::ranked(index, ALL_CAP),
+            Exposure::Pinned => index.tools().filter(|t| t.manifest.pinned).collect(),
             Exposure::None => Vec::new(),
         }
     }
 
     /// Whether one stored tool is listed on its own.
     pub fn exposes(self, index: &Index, name: &str) -> bool {
-        let Some(t) = index.tool(name) else {
-            return false;
-        };
-        match self {
-            Exposure::All => t.manifest.pinned || index.tools().count() <= ALL_CAP,
-            Exposure::Pinned => t.manifest.pinned,
-            Exposure::None => false,
-        }
+        self.select(index).iter().any(|t| t.manifest.name == name)
     }
 }
 

@@ -27,6 +27,13 @@ pub fn read_text(shared: &Shared, uri: &str) -> Option<(String, &'static str)> {
             "text/markdown",
         ));
     }
+    if let Some(name) = uri.strip_prefix(guide::SKILL_URI_PREFIX) {
+        let idx = shared.app.index();
+        return guide::skills(&idx)
+            .into_iter()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, _, body)| (body, "text/markdown"));
+    }
     let name = uri.strip_prefix(TOOL_URI_PREFIX)?;
     crate::names::validate(name).ok()?;
     let idx = shared.app.index();
@@ -91,6 +98,7 @@ impl Server {
             depth: 0,
             rounds: None,
             task: None,
+            notes: Default::default(),
         }
     }
 
@@ -236,6 +244,7 @@ impl ServerHandler for Server {
         let actor = self.actor(&ctx);
         let shared = Arc::clone(&self.shared);
         let ct = ctx.ct.clone();
+        let notes = host.notes.clone();
         let make_work = move |task: Option<rmcp::task_manager::TaskContext>| async move {
             host.task = task.clone();
             if let Some(req) = fixture_request {
@@ -254,11 +263,10 @@ impl ServerHandler for Server {
                 return Ok(asked()?.unwrap_or(r));
             }
             if shared.app.index().get(&name).is_none() {
-                return Err(McpError::invalid_params(
-                    format!("unknown tool {name:?}; list_tools shows the stored tools"),
-                    None,
-                ));
+                // The model asked for a tool by name: tell it (isError), with likely names.
+                return Ok(tools::core::unknown_tool(&shared, &name).into());
             }
+            crate::index::rank::record_use(shared.app.toolbox.root(), &name);
             let out = tokio::select! {
                 out = shared.app.call(&name, Value::Object(args), &host) => out,
                 // A cancelled task: dropping the call kills the tool's process.
@@ -275,10 +283,13 @@ impl ServerHandler for Server {
             }));
         }
         let work = make_work(None);
-        tokio::select! {
+        let r = tokio::select! {
             _ = ct.cancelled() => Err(McpError::internal_error("the call was cancelled", None)),
             r = work => r,
-        }
+        };
+        // The call's log and progress notifications go out before its result.
+        notes.flush().await;
+        r
     }
 
     async fn get_task(
@@ -316,6 +327,14 @@ impl ServerHandler for Server {
             .with_description("How to use this toolbox: conventions and the current tools")
             .with_mime_type("text/markdown");
         let mut all = vec![guide];
+        // Each imported Agent Skill's instructions.
+        for (name, description, _) in guide::skills(&self.shared.app.index()) {
+            all.push(
+                Resource::new(format!("{}{name}", guide::SKILL_URI_PREFIX), name.clone())
+                    .with_description(description)
+                    .with_mime_type("text/markdown"),
+            );
+        }
         if self.shared.fixtures {
             all.extend(fixtures::resources());
         }

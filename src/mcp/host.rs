@@ -34,6 +34,35 @@ pub struct McpHost {
     pub rounds: Option<Arc<super::rounds::Rounds>>,
     /// When the call runs as an MCP task: progress also becomes the task's status message.
     pub task: Option<rmcp::task_manager::TaskContext>,
+    /// The call's log and progress notifications, sent in order before its result.
+    pub notes: Notes,
+}
+
+/// Notifications of one call, delivered in the order they were made; `flush` waits until all
+/// are handed to the transport, so they reach the client before the call's result.
+#[derive(Clone, Default)]
+pub struct Notes(Arc<std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>>);
+
+impl Notes {
+    /// Send after every notification queued before it.
+    pub fn send(&self, note: impl std::future::Future<Output = ()> + Send + 'static) {
+        let mut last = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let previous = last.take();
+        *last = Some(tokio::spawn(async move {
+            if let Some(p) = previous {
+                let _ = p.await;
+            }
+            note.await;
+        }));
+    }
+
+    /// Wait until every queued notification was sent.
+    pub async fn flush(&self) {
+        let last = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(h) = last {
+            let _ = h.await;
+        }
+    }
 }
 
 pub fn rank(l: LoggingLevel) -> u8 {
@@ -204,7 +233,7 @@ impl Host for McpHost {
         let peer = self.peer.clone();
         let param = LoggingMessageNotificationParam::new(level, Value::String(message.to_string()))
             .with_logger("toolsmith");
-        tokio::spawn(async move {
+        self.notes.send(async move {
             let _ = peer.notify_logging_message(param).await;
         });
     }
@@ -228,7 +257,7 @@ impl Host for McpHost {
             p = p.with_message(m);
         }
         let peer = self.peer.clone();
-        tokio::spawn(async move {
+        self.notes.send(async move {
             let _ = peer.notify_progress(p).await;
         });
     }
@@ -255,6 +284,7 @@ impl Host for McpHost {
                         depth: self.depth + 1,
                         rounds: self.rounds.clone(),
                         task: None,
+                        notes: self.notes.clone(),
                     };
                     self.shared.app.call_for_script(&params, &inner).await
                 }

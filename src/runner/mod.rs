@@ -105,6 +105,10 @@ pub enum RunError {
         message: String,
         data: Option<Value>,
     },
+    #[error(
+        "tool {tool:?}: protocol mismatch: it is registered as a jsonrpc script, but {message}"
+    )]
+    ProtocolMismatch { tool: String, message: String },
     #[error("tool {tool:?} broke the protocol: {message}")]
     Protocol { tool: String, message: String },
     #[error("cannot start tool {tool:?}: {message}")]
@@ -139,7 +143,8 @@ impl RunError {
             RunError::Memory { .. } => "use less memory, or raise `limits.memory_mb` in its tool.toml".into(),
             RunError::OutputTooLarge { .. } => "print less, or raise `limits.output_bytes` in its tool.toml".into(),
             RunError::Failed { .. } | RunError::Trap { .. } | RunError::ToolError { .. } => "check the arguments against the tool's input schema (`get_tool`), or fix the tool".into(),
-            RunError::Protocol { .. } => "a jsonrpc script must answer the request with id 0 (see docs/script-protocol.md), or set protocol = \"plain\"".into(),
+            RunError::ProtocolMismatch { tool, .. } => format!("a script that reads its JSON arguments from stdin and prints the result is a plain script: register it again with protocol \"plain\" (or without `protocol`, to have it detected), or set `protocol = \"plain\"` under [run] in tools/{tool}/tool.toml; to keep jsonrpc, use the helper of the language's template (toolsmith://guide)"),
+            RunError::Protocol { .. } => "a jsonrpc script must answer the request with id 0 (the protocol is in the toolsmith://guide resource), or set protocol = \"plain\"".into(),
             RunError::Start { .. } => "check that the interpreter is installed and on PATH".into(),
             RunError::Sandbox { hint, .. } => hint.clone(),
             RunError::Denied { .. } => "declare it under [capabilities] in tool.toml, inside the allowed roots (TOOLSMITH_ROOTS)".into(),

@@ -276,6 +276,11 @@ pub async fn call_fresh(
                         if !status.success() {
                             return Err(Outcome::Exited(exit_code(status)));
                         }
+                        if !speaks_jsonrpc(dir, m) {
+                            return Err(Outcome::Mismatch(
+                                "it exited without answering the JSON-RPC request".into(),
+                            ));
+                        }
                         Err(Outcome::Protocol(
                             "the script exited without answering the request (id 0)".into(),
                         ))
@@ -295,10 +300,25 @@ pub async fn call_fresh(
     let (err_bytes, err_overflow) = stderr_task.await.unwrap_or_default();
     let stderr_text = String::from_utf8_lossy(&err_bytes).trim().to_string();
     let outcome = match outcome {
+        // A plain script waits for the end of stdin, which a jsonrpc call keeps open.
+        Err(_) if m.protocol() == Protocol::Jsonrpc && !speaks_jsonrpc(dir, m) => {
+            Err(Outcome::Mismatch(format!(
+                "it never answered the JSON-RPC request while its stdin stayed open (stopped after {} ms)",
+                m.limits.timeout_ms()
+            )))
+        }
         Err(_) => Err(Outcome::Timeout),
         Ok(r) => r,
     };
     finish(m, outcome, &err_bytes, &stderr_text, err_overflow, host)
+}
+
+/// Whether a script's entry file speaks JSON-RPC (see `deps::register::detect_protocol`).
+fn speaks_jsonrpc(dir: &Path, m: &crate::manifest::Manifest) -> bool {
+    let entry = dir.join(m.run.entry.as_deref().unwrap_or("main"));
+    std::fs::read_to_string(entry).map_or(true, |src| {
+        deps::register::detect_protocol(&src, m.run.worker) == Protocol::Jsonrpc
+    })
 }
 
 /// Turn a call's outcome and its stderr into the result.
@@ -324,7 +344,31 @@ pub(crate) fn finish(
         Err(Outcome::Exited(code)) => Err(RunError::Failed {
             tool: name,
             code,
-            stderr: format!("{}{}", tail(stderr_text), sandbox::explain(stderr_text)),
+            stderr: format!(
+                "{}{}",
+                failure_output(stderr_text, ""),
+                sandbox::explain(stderr_text)
+            ),
+        }),
+        Err(Outcome::ExitedWith(code, stdout)) => Err(RunError::Failed {
+            tool: name,
+            code,
+            stderr: format!(
+                "{}{}",
+                failure_output(stderr_text, &stdout),
+                sandbox::explain(stderr_text)
+            ),
+        }),
+        Err(Outcome::Mismatch(what)) => Err(RunError::ProtocolMismatch {
+            tool: name,
+            message: format!(
+                "{what}{}",
+                if stderr_text.is_empty() {
+                    String::new()
+                } else {
+                    format!("\nstderr: {}", tail(stderr_text))
+                }
+            ),
         }),
         Err(Outcome::Eof) => Err(RunError::Protocol {
             tool: name,
@@ -371,6 +415,16 @@ pub(crate) fn exit_code(status: std::process::ExitStatus) -> i32 {
         .unwrap_or(-1)
 }
 
+/// What a failed script said: the end of its stderr, or of its stdout when stderr is empty.
+fn failure_output(stderr: &str, stdout: &str) -> String {
+    let stdout = stdout.trim();
+    match (stderr.is_empty(), stdout.is_empty()) {
+        (false, _) => tail(stderr),
+        (true, false) => format!("(stdout) {}", tail(stdout)),
+        (true, true) => "(it printed nothing on stderr or stdout)".into(),
+    }
+}
+
 /// The last part of a long stderr.
 fn tail(s: &str) -> String {
     const MAX: usize = 4000;
@@ -399,6 +453,10 @@ pub(crate) enum Outcome {
     Eof,
     Overflow,
     Exited(i32),
+    /// Exited non-zero, with what it printed on stdout.
+    ExitedWith(i32, String),
+    /// A jsonrpc tool whose script does not speak JSON-RPC.
+    Mismatch(String),
     Protocol(String),
     ToolError(String, Option<Value>),
 }
@@ -450,7 +508,8 @@ async fn run_plain(
         .await
         .map_err(|e| Outcome::Protocol(e.to_string()))?;
     if !status.success() {
-        return Err(Outcome::Exited(status.code().unwrap_or(-1)));
+        let stdout = String::from_utf8_lossy(&out).into_owned();
+        return Err(Outcome::ExitedWith(exit_code(status), stdout));
     }
     Ok(CallOutput::from_stdout(&out, b""))
 }
@@ -541,6 +600,12 @@ impl Session<'_> {
                         ))
                     })?;
                     return Ok(CallOutput::from_value(result, logs));
+                }
+                (None, None) if msg.get("jsonrpc").is_none() => {
+                    let shown: String = text.chars().take(200).collect();
+                    return Err(Outcome::Mismatch(format!(
+                        "it printed {shown} instead of a JSON-RPC response"
+                    )));
                 }
                 (None, _) => {
                     return Err(Outcome::Protocol(format!("unexpected response {text}")));

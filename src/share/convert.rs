@@ -1,6 +1,6 @@
 //! Turn what a repository holds into a toolsmith tool directory: a tool.toml tool as it is, a
-//! Skillz tool (`manifest.json`), an Agent Skill (`SKILL.md` with scripts) or a Gist's single
-//! script, for which a manifest is inferred (and shown to the caller).
+//! Skillz tool (`manifest.json`), an Agent Skill (`SKILL.md`, converted in `skill`) or a Gist's
+//! single script, for which a manifest is inferred (and shown to the caller).
 
 use super::ShareError;
 use crate::history::FileAt;
@@ -31,7 +31,7 @@ const EXTENSIONS: &[(&str, &str)] = &[
     ("php", "php"),
 ];
 
-fn language_of(path: &str) -> Option<&'static str> {
+pub(super) fn language_of(path: &str) -> Option<&'static str> {
     let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
     EXTENSIONS.iter().find(|(e, _)| *e == ext).map(|(_, l)| *l)
 }
@@ -56,7 +56,7 @@ pub(crate) fn sanitize(text: &str) -> String {
     s
 }
 
-fn text_of(f: &FileAt) -> Option<&str> {
+pub(super) fn text_of(f: &FileAt) -> Option<&str> {
     std::str::from_utf8(&f.bytes).ok()
 }
 
@@ -92,7 +92,7 @@ fn leading_comment(text: &str) -> Option<String> {
     None
 }
 
-fn toml_str(s: &str) -> String {
+pub(super) fn toml_str(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
@@ -152,7 +152,7 @@ pub fn convert(files: Vec<FileAt>, dir_name: &str, gist: bool) -> Result<Convert
         return skillz(&files, f, dir_name).map_err(not);
     }
     if let Some(f) = find("SKILL.md") {
-        return agent_skill(&files, f, dir_name).map_err(not);
+        return super::skill::agent_skill(&files, f, dir_name).map_err(not);
     }
     if gist {
         let scripts: Vec<&FileAt> = files
@@ -198,7 +198,11 @@ pub(crate) fn toml_name(text: &str) -> Option<String> {
     doc.get("name")?.as_str().map(str::to_string)
 }
 
-fn with_manifest(mut files: Vec<FileAt>, m: &str, schema: Option<&Value>) -> Vec<FileAt> {
+pub(super) fn with_manifest(
+    mut files: Vec<FileAt>,
+    m: &str,
+    schema: Option<&Value>,
+) -> Vec<FileAt> {
     files.retain(|f| f.path != manifest::FILE_NAME && f.path != "input.schema.json");
     files.push(FileAt {
         path: manifest::FILE_NAME.into(),
@@ -262,7 +266,7 @@ fn skillz(files: &[FileAt], f: &FileAt, dir_name: &str) -> Result<Converted, Str
 }
 
 /// The YAML front matter fields `name` and `description` of a SKILL.md (simple scalars).
-fn front_matter(text: &str) -> (Option<String>, Option<String>) {
+pub(super) fn front_matter(text: &str) -> (Option<String>, Option<String>) {
     let mut lines = text.lines();
     if lines.next().map(str::trim) != Some("---") {
         return (None, None);
@@ -282,54 +286,6 @@ fn front_matter(text: &str) -> (Option<String>, Option<String>) {
         }
     }
     (name, desc)
-}
-
-/// An Agent Skill: SKILL.md (front matter `name`, `description`) with scripts; the script
-/// named main/run (else the first) becomes the entry, and SKILL.md stays as documentation.
-fn agent_skill(files: &[FileAt], f: &FileAt, dir_name: &str) -> Result<Converted, String> {
-    let text = text_of(f).ok_or("SKILL.md is not UTF-8")?;
-    let (name, desc) = front_matter(text);
-    let name = sanitize(name.as_deref().unwrap_or(dir_name));
-    let description = desc.ok_or("SKILL.md has no `description` in its front matter")?;
-    let mut scripts: Vec<&FileAt> = files
-        .iter()
-        .filter(|f| language_of(&f.path).is_some())
-        .collect();
-    if scripts.is_empty() {
-        return Err(
-            "the skill has no scripts (only instructions), so it cannot become a tool".into(),
-        );
-    }
-    scripts.sort_by_key(|f| {
-        let stem = f
-            .path
-            .rsplit('/')
-            .next()
-            .unwrap_or("")
-            .split('.')
-            .next()
-            .unwrap_or("");
-        (!matches!(stem, "main" | "run" | "cli"), f.path.clone())
-    });
-    let entry = scripts[0].path.clone();
-    let language = language_of(&entry).unwrap_or("python");
-    let m = infer_script_manifest(&name, &description, &entry, language, false);
-    let mut notes = vec![format!(
-        "converted from an Agent Skill: {entry} is the entry; it gets its arguments as JSON on stdin; SKILL.md is kept as documentation"
-    )];
-    if scripts.len() > 1 {
-        notes.push(format!(
-            "the skill has {} scripts; the others are kept as files",
-            scripts.len()
-        ));
-    }
-    Ok(Converted {
-        name,
-        files: with_manifest(files.to_vec(), &m, None),
-        converted_from: Some("agent-skill"),
-        inferred_manifest: Some(m),
-        notes,
-    })
 }
 
 #[cfg(test)]

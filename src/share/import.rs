@@ -49,6 +49,17 @@ pub struct ImportOutcome {
     pub tools: Vec<ImportedTool>,
     /// The commit in this toolbox.
     pub commit: Option<String>,
+    /// Directories of a multi-tool import that were not imported, each with the reason.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<Refused>,
+}
+
+/// A directory an import of several tools left out, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Refused {
+    pub path: String,
+    pub reason: String,
+    pub hint: Option<String>,
 }
 
 /// Map a source to (git URL, is it a Gist).
@@ -287,6 +298,8 @@ pub fn import_tool(
     }
     let mut prepared = Vec::new();
     let (mut total_bytes, mut total_files) = (0u64, 0usize);
+    let mut kept_dirs = Vec::new();
+    let mut refused = Vec::new();
     for dir in &dirs {
         let p = prepare(
             &fetched,
@@ -294,31 +307,65 @@ pub fn import_tool(
             gist && dir.is_empty(),
             req.name.as_deref(),
             req.reference.as_deref(),
-        )?;
-        if tb.tools_dir().join(&p.name).exists()
-            || prepared.iter().any(|q: &Prepared| q.name == p.name)
-        {
-            return Err(ShareError::Exists { name: p.name });
+        )
+        .and_then(|p| {
+            if tb.tools_dir().join(&p.name).exists()
+                || prepared.iter().any(|q: &Prepared| q.name == p.name)
+            {
+                Err(ShareError::Exists { name: p.name })
+            } else {
+                Ok(p)
+            }
+        });
+        match p {
+            Ok(p) => {
+                // Caps over the whole import, checked as each tool is read (one tool is capped by
+                // the fetch itself), so memory stays bounded too.
+                total_files += p.files.len();
+                total_bytes += p.files.iter().map(|f| f.bytes.len() as u64).sum::<u64>();
+                if total_files > super::MAX_IMPORT_FILES {
+                    return Err(ShareError::TooManyFiles {
+                        path: "the import".into(),
+                        limit: super::MAX_IMPORT_FILES,
+                    });
+                }
+                if total_bytes > super::MAX_IMPORT_BYTES {
+                    return Err(ShareError::TooLarge {
+                        path: "the import".into(),
+                        size: total_bytes,
+                        limit: super::MAX_IMPORT_BYTES,
+                    });
+                }
+                prepared.push(p);
+                kept_dirs.push(dir.clone());
+            }
+            // A folder of several tools imports what it can and reports the rest.
+            Err(e) if dirs.len() > 1 => refused.push(Refused {
+                path: dir.clone(),
+                hint: e.hint(),
+                reason: e.to_string(),
+            }),
+            Err(e) => return Err(e),
         }
-        // Caps over the whole import, checked as each tool is read (one tool is capped by
-        // the fetch itself), so memory stays bounded too.
-        total_files += p.files.len();
-        total_bytes += p.files.iter().map(|f| f.bytes.len() as u64).sum::<u64>();
-        if total_files > super::MAX_IMPORT_FILES {
-            return Err(ShareError::TooManyFiles {
-                path: "the import".into(),
-                limit: super::MAX_IMPORT_FILES,
-            });
-        }
-        if total_bytes > super::MAX_IMPORT_BYTES {
-            return Err(ShareError::TooLarge {
-                path: "the import".into(),
-                size: total_bytes,
-                limit: super::MAX_IMPORT_BYTES,
-            });
-        }
-        prepared.push(p);
     }
+    if prepared.is_empty() {
+        let reasons: Vec<String> = refused
+            .iter()
+            .map(|r| format!("{}: {}", r.path, r.reason))
+            .collect();
+        return Err(ShareError::NotATool {
+            path: if base.is_empty() {
+                "(repository root)".into()
+            } else {
+                base.clone()
+            },
+            reason: format!(
+                "none of its tools could be imported: {}",
+                reasons.join("; ")
+            ),
+        });
+    }
+    let dirs = kept_dirs;
     let short = &fetched.commit[..10];
     let names: Vec<&str> = prepared.iter().map(|p| p.name.as_str()).collect();
     let mut msg = format!("import {}: from {url} at {short}\n\n", names.join(", "));
@@ -353,5 +400,6 @@ pub fn import_tool(
             })
             .collect(),
         commit,
+        refused,
     })
 }

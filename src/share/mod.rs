@@ -12,12 +12,15 @@ mod convert;
 mod export;
 mod fetch;
 mod import;
+mod skill;
 mod update;
 
 pub use convert::{Converted, infer_script_manifest};
 pub use export::{ExportOutcome, export_tools, gist_json};
 pub use fetch::{Fetched, fetch};
-pub use import::{ImportOutcome, ImportRequest, ImportedTool, import_tool, resolve_source};
+pub use import::{
+    ImportOutcome, ImportRequest, ImportedTool, Refused, import_tool, resolve_source,
+};
 pub use update::{FieldChange, UpdateOutcome, update_tool};
 
 use crate::history::HistoryError;
@@ -108,12 +111,12 @@ impl ShareError {
                 "import a smaller tool, or copy it in by hand if you trust it".into()
             }
             ShareError::NotATool { .. } => "a tool directory holds a tool.toml (or a Skillz manifest.json, or an Agent Skill SKILL.md); a Gist may also hold a single script".into(),
-            ShareError::Invalid { .. } => "fix the tool.toml in its repository (see docs/tool-toml.md), then import again".into(),
+            ShareError::Invalid { .. } => "fix the tool.toml in its repository (fields: toolsmith://guide), then import again".into(),
             ShareError::BadName { .. } => "give the tool a new name with `name`".into(),
             ShareError::Exists { .. } => "give the imported tool a new name with `name`, or delete the existing one first".into(),
             ShareError::NotImported { .. } => "only tools brought in with import_tool can be updated from their origin".into(),
             ShareError::OriginMoved { .. } => "run update_tool without apply to review the newer changes first".into(),
-            ShareError::Unsupported { .. } => "see docs/sharing.md".into(),
+            ShareError::Unsupported { .. } => "import_tool takes a git URL or path, a Gist, and a `path` inside it (toolsmith://guide)".into(),
             ShareError::GitCli { .. } => "check that the remote exists and accepts pushes (a bare repository or a URL you may push to); the git CLI must be installed".into(),
             ShareError::History(e) => return e.hint(),
             ShareError::Toolbox(e) => return e.hint(),

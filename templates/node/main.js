@@ -14,7 +14,7 @@
 //   elicitation/create, sampling/createMessage) and resolves to its result. stderr is logged too.
 // - with `worker = true` in tool.toml the same process serves many calls (ids 1, 2, ...).
 // Never print anything else on stdout (use console.error for debugging).
-// Full protocol: docs/script-protocol.md.
+// Full protocol: the toolsmith://guide resource (docs/script-protocol.md in the toolsmith repository).
 'use strict';
 
 async function run(args, ctx) {

@@ -13,7 +13,7 @@ Calling convention (toolsmith, kind = "script", protocol = "jsonrpc"):
   elicitation/create, sampling/createMessage) and returns its result. stderr is logged too.
 - with `worker = true` in tool.toml the same process serves many calls (ids 1, 2, ...): the
   helper loops; keep expensive setup at module level, and no per-call state in globals.
-Never print anything else on stdout. Full protocol: docs/script-protocol.md.
+Never print anything else on stdout. Full protocol: the toolsmith://guide resource (docs/script-protocol.md in the toolsmith repository).
 """
 
 

@@ -2,70 +2,80 @@
 //! `execute_code` (Python or JavaScript calling stored tools; only the final result returns).
 
 use super::Ctx;
-use super::core::{error_result, json_result, required, str_arg};
+use super::core::{define, error_result, hints, json_result, parse, required};
 use crate::compose::{execute, pipeline};
-use crate::manifest::Kind;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
-use serde_json::{Value, json};
-use std::sync::Arc;
+use crate::manifest::{self, Kind};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
 
 pub const NAMES: &[&str] = &["pipeline", "execute_code"];
 
-fn obj(v: Value) -> Arc<JsonObject> {
-    match v {
-        Value::Object(m) => Arc::new(m),
-        _ => Arc::new(JsonObject::new()),
-    }
+/// What `pipeline` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PipelineAction {
+    Create,
+    List,
+    Show,
+    Delete,
+}
+
+/// `pipeline` arguments (for `create`, the same object is then read as a `PipelineSpec`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)] // fields other than `action` are read through PipelineSpec
+#[serde(deny_unknown_fields)]
+pub struct PipelineArgs {
+    pub action: PipelineAction,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    /// args may use $input.x, $prev.x, $steps.NAME.x
+    pub steps: Option<Vec<manifest::Step>>,
+    pub input_schema: Option<Map<String, Value>>,
+    pub output_schema: Option<Map<String, Value>>,
+    pub tags: Option<Vec<String>>,
+    pub examples: Option<Vec<manifest::Example>>,
+    pub annotations: Option<manifest::Annotations>,
+    pub commit_anyway: Option<bool>,
+}
+
+/// The languages of execute_code (the same names as register_script's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecLanguage {
+    Python,
+    Node,
+}
+
+/// `execute_code` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExecArgs {
+    pub language: ExecLanguage,
+    /// A function body returning the result
+    pub code: String,
+    pub args: Option<Value>,
+    #[schemars(range(min = 1, max = 600000))]
+    pub timeout_ms: Option<u64>,
+    #[schemars(range(min = 1, max = 1000))]
+    pub max_calls: Option<u32>,
 }
 
 pub fn definitions() -> Vec<Tool> {
-    let step = json!({
-        "type": "object", "required": ["tool"],
-        "properties": {
-            "name": {"type": "string", "description": "Step name, referenced later as $steps.<name>"},
-            "tool": {"type": "string", "description": "The stored tool this step calls"},
-            "args": {"type": "object", "description": "Arguments; strings may reference $input.<path>, $prev.<path>, $steps.<name>.<path>, and interpolate: \"Hi $input.name\"", "additionalProperties": true},
-            "when": {"type": "string", "description": "Run the step only when this reference is truthy, e.g. \"$input.enabled\""},
-            "on_error": {"type": "string", "enum": ["stop", "continue"], "description": "What a failure of this step does (default stop)"}
-        }
-    });
     vec![
-        Tool::new(
+        define::<PipelineArgs>(
             "pipeline",
-            "Create, list, show or delete pipelines: tools made of steps that call other tools, passing data between them without it reaching the model. A pipeline is committed, versioned and callable by its own name.",
-            obj(json!({
-                "type": "object", "required": ["action"],
-                "properties": {
-                    "action": {"type": "string", "enum": ["create", "list", "show", "delete"]},
-                    "name": {"type": "string", "description": "Pipeline name (create, show, delete)"},
-                    "description": {"type": "string", "description": "What the pipeline does (create)"},
-                    "steps": {"type": "array", "items": step, "description": "Ordered steps (create)"},
-                    "input_schema": {"type": "object", "description": "JSON Schema of the pipeline's arguments (create)"},
-                    "output_schema": {"type": "object", "description": "JSON Schema of the result (create)"},
-                    "tags": {"type": "array", "items": {"type": "string"}},
-                    "examples": {"type": "array", "items": {"type": "object", "properties": {"input": {"type": "object"}, "output": {}}}, "description": "Input → expected output, checked before the commit"},
-                    "commit_anyway": {"type": "boolean", "description": "Commit even if examples fail"}
-                }
-            })),
-        )
-        .with_title("Pipelines")
-        .with_annotations(ToolAnnotations::with_title("Pipelines").read_only(false).destructive(true).idempotent(false).open_world(false)),
-        Tool::new(
+            "Pipelines: tools made of steps that call other tools.",
+            &["pipelines", "steps", "commit"],
+            hints(false, true, false, false),
+        ),
+        define::<ExecArgs>(
             "execute_code",
-            "Run Python or JavaScript that calls stored tools through a `tools` object (Python: `tools.word_count({\"text\": t})`, set `result` or `return` it; JavaScript: `await tools.word_count({text: t})`, `return` the result). Intermediate data stays in the sandbox; only the final result comes back. Same limits and sandbox as script tools.",
-            obj(json!({
-                "type": "object", "required": ["language", "code"],
-                "properties": {
-                    "language": {"type": "string", "enum": ["python", "javascript"]},
-                    "code": {"type": "string", "description": "The code (a function body)"},
-                    "args": {"type": "object", "description": "Data the code sees as `args`"},
-                    "timeout_ms": {"type": "integer", "minimum": 1, "maximum": 600000, "description": "Time limit for the whole run (default 30000)"},
-                    "max_calls": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "Most tool calls (default 1000)"}
-                }
-            })),
-        )
-        .with_title("Execute code")
-        .with_annotations(ToolAnnotations::with_title("Execute code").read_only(false).destructive(false).idempotent(false).open_world(true)),
+            "Run Python or Node code that calls tools (tools.NAME(args)); only its result returns.",
+            &["result", "tool_calls"],
+            hints(false, false, false, true),
+        ),
     ]
 }
 
@@ -80,8 +90,9 @@ pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResu
 
 async fn pipeline_tool(ctx: &Ctx, args: JsonObject) -> Result<CallToolResult, CallToolResult> {
     let app = &ctx.shared.app;
-    match required(&args, "action")? {
-        "create" => {
+    let checked: PipelineArgs = parse("pipeline", args.clone())?;
+    match checked.action {
+        PipelineAction::Create => {
             let commit_anyway = args
                 .get("commit_anyway")
                 .and_then(Value::as_bool)
@@ -101,7 +112,7 @@ async fn pipeline_tool(ctx: &Ctx, args: JsonObject) -> Result<CallToolResult, Ca
                 json!({"created": out.name, "action": out.action, "commit": out.commit, "call_as": out.name}),
             ))
         }
-        "list" => {
+        PipelineAction::List => {
             let idx = app.index();
             let list: Vec<Value> = idx
                 .tools()
@@ -110,7 +121,7 @@ async fn pipeline_tool(ctx: &Ctx, args: JsonObject) -> Result<CallToolResult, Ca
                 .collect();
             Ok(json_result(json!({"pipelines": list})))
         }
-        "show" => {
+        PipelineAction::Show => {
             let name = required(&args, "name")?;
             let t = app.tool(name).map_err(|e| error_result(&e, e.hint()))?;
             if t.manifest.kind != Kind::Pipeline {
@@ -123,7 +134,7 @@ async fn pipeline_tool(ctx: &Ctx, args: JsonObject) -> Result<CallToolResult, Ca
                 json!({"name": name, "description": t.manifest.description, "steps": t.manifest.steps, "input_schema": t.input_schema, "examples": t.manifest.examples}),
             ))
         }
-        "delete" => {
+        PipelineAction::Delete => {
             let name = required(&args, "name")?.to_string();
             let t = app.tool(&name).map_err(|e| error_result(&e, e.hint()))?;
             if t.manifest.kind != Kind::Pipeline {
@@ -143,44 +154,31 @@ async fn pipeline_tool(ctx: &Ctx, args: JsonObject) -> Result<CallToolResult, Ca
                 json!({"deleted": out.name, "commit": out.commit}),
             ))
         }
-        other => Err(error_result(
-            format!("unknown action {other:?}"),
-            Some("use create, list, show or delete".into()),
-        )),
     }
 }
 
 async fn execute_code(ctx: &Ctx, args: JsonObject) -> Result<CallToolResult, CallToolResult> {
-    let language: execute::Language = required(&args, "language")?
-        .parse()
-        .map_err(|e: String| error_result(e, Some("language is python or javascript".into())))?;
-    let code = required(&args, "code")?;
-    let data = args.get("args").cloned().unwrap_or_else(|| json!({}));
-    let timeout = args.get("timeout_ms").and_then(Value::as_u64);
-    let max_calls = args
-        .get("max_calls")
-        .and_then(Value::as_u64)
-        .map(|n| n as usize);
-    let _ = str_arg(&args, "language");
+    let a: ExecArgs = parse("execute_code", args)?;
+    let language = match a.language {
+        ExecLanguage::Python => execute::Language::Python,
+        ExecLanguage::Node => execute::Language::JavaScript,
+    };
+    let data = a.args.unwrap_or_else(|| json!({}));
     match execute::run(
         &ctx.shared.app,
         language,
-        code,
+        &a.code,
         data,
-        timeout,
-        max_calls,
+        a.timeout_ms,
+        a.max_calls.map(|n| n as usize),
         &ctx.host,
     )
     .await
     {
-        Ok(done) => {
-            let o = done.output;
-            let mut r = CallToolResult::success(vec![ContentBlock::text(o.text)]);
-            r.structured_content = Some(
-                json!({"result": o.structured.unwrap_or(Value::Null), "tool_calls": done.tool_calls}),
-            );
-            Ok(r)
-        }
+        // The text and the structured content carry the same value.
+        Ok(done) => Ok(json_result(
+            json!({"result": done.output.structured.unwrap_or(Value::String(done.output.text)), "tool_calls": done.tool_calls}),
+        )),
         Err(e) => Err(error_result(&e, e.hint())),
     }
 }

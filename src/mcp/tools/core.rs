@@ -1,14 +1,17 @@
 //! The core meta-tools: `list_tools`, `get_tool`, `search_tools`, `call_tool`, `delete_tool` —
 //! their MCP definitions (schemas, annotations) and what they do.
 
-use super::Ctx;
+use super::{Ctx, args};
 use crate::app::CallError;
 use crate::index::{self, Status};
+use crate::manifest::Kind;
 use crate::mcp::Shared;
 use crate::runner::CallOutput;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Map;
 use serde_json::{Value, json};
-use std::sync::Arc;
 
 /// Names of the meta-tools, in listing order.
 pub const NAMES: &[&str] = &[
@@ -19,49 +22,137 @@ pub const NAMES: &[&str] = &[
     "delete_tool",
 ];
 
-fn obj(v: Value) -> Arc<JsonObject> {
-    match v {
-        Value::Object(m) => Arc::new(m),
-        _ => Arc::new(JsonObject::new()),
-    }
+/// `list_tools` arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {
+    pub kind: Option<Kind>,
+    pub tag: Option<String>,
+    pub cursor: Option<String>,
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u32>,
 }
 
-fn titled_read_only(title: &str) -> ToolAnnotations {
-    ToolAnnotations::with_title(title)
-        .read_only(true)
-        .destructive(false)
-        .idempotent(true)
-        .open_world(false)
+/// `get_tool` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetArgs {
+    pub name: String,
+    /// Include the files' text
+    pub include_source: Option<bool>,
+    /// As it was at this revision
+    pub revision: Option<String>,
+}
+
+/// `search_tools` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    pub query: String,
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u32>,
+}
+
+/// `call_tool` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallArgs {
+    pub name: String,
+    pub arguments: Option<Map<String, Value>>,
+}
+
+/// `delete_tool` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NameArgs {
+    pub name: String,
+}
+
+/// Annotations of a meta-tool (its title is the tool's `title`). Hints equal to MCP's
+/// defaults (not read-only, destructive, not idempotent, open world) are left out.
+pub fn hints(
+    read_only: bool,
+    destructive: bool,
+    idempotent: bool,
+    open_world: bool,
+) -> ToolAnnotations {
+    let mut a = ToolAnnotations::new();
+    if read_only {
+        a = a.read_only(true);
+    } else if !destructive {
+        a = a.destructive(false);
+    }
+    // Idempotence only means something for a tool that changes things.
+    if idempotent && !read_only {
+        a = a.idempotent(true);
+    }
+    if !open_world {
+        a = a.open_world(false);
+    }
+    a
+}
+
+/// A meta-tool definition: typed input schema, compact output schema, annotations. (No
+/// `title`: the names say it, and the default tools/list stays small.)
+pub fn define<T: JsonSchema>(
+    name: &'static str,
+    description: &'static str,
+    output: &[&str],
+    annotations: ToolAnnotations,
+) -> Tool {
+    Tool::new(name, description, args::schema_of::<T>())
+        .with_raw_output_schema(args::output(output))
+        .with_annotations(annotations)
+}
+
+/// Parse checked arguments into their typed struct.
+pub fn parse<T: serde::de::DeserializeOwned>(
+    tool: &str,
+    args: JsonObject,
+) -> Result<T, CallToolResult> {
+    serde_json::from_value(Value::Object(args)).map_err(|e| {
+        error_result(
+            format!("invalid {tool} arguments: {e}"),
+            Some(format!(
+                "{tool}'s input schema (tools/list) has every field"
+            )),
+        )
+    })
 }
 
 /// The MCP definitions of the meta-tools.
 pub fn definitions() -> Vec<Tool> {
-    let name_prop = json!({"type": "string", "description": "Tool name (lowercase letters, digits, '_' and '-')"});
     vec![
-        Tool::new("list_tools", "List the stored tools: a compact table of contents (name, kind, one-line description). Filter by kind or tag; page with cursor.", obj(json!({
-            "type": "object",
-            "properties": {
-                "kind": {"type": "string", "enum": ["wasm", "script", "pipeline"], "description": "Only tools of this kind"},
-                "tag": {"type": "string", "description": "Only tools with this tag"},
-                "cursor": {"type": "string", "description": "The next_cursor of a previous page"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "Tools per page (default 100)"}
-            }
-        }))).with_title("List stored tools").with_annotations(titled_read_only("List stored tools")),
-        Tool::new("get_tool", "Everything about one stored tool: manifest, input and output schema, source files, examples, current version (git commit).", obj(json!({
-            "type": "object", "required": ["name"],
-            "properties": {"name": name_prop, "include_source": {"type": "boolean", "description": "Include the source files (default true)"}, "revision": {"type": "string", "description": "Show the tool as it was at this revision (a commit from tool_history, HEAD~N, a branch or tag); default: as it is now"}}
-        }))).with_title("Get a stored tool").with_annotations(titled_read_only("Get a stored tool")),
-        Tool::new("search_tools", "Ranked keyword search over tool names, tags, descriptions and argument names.", obj(json!({
-            "type": "object", "required": ["query"],
-            "properties": {"query": {"type": "string", "description": "Keywords"}, "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Most results (default 10)"}}
-        }))).with_title("Search stored tools").with_annotations(titled_read_only("Search stored tools")),
-        Tool::new("call_tool", "Call any stored tool by name with arguments. Works even when your client has not refreshed its tool list.", obj(json!({
-            "type": "object", "required": ["name"],
-            "properties": {"name": name_prop, "arguments": {"type": "object", "description": "Arguments for the tool, matching its input schema", "additionalProperties": true}}
-        }))).with_title("Call a stored tool").with_annotations(ToolAnnotations::with_title("Call a stored tool").read_only(false).destructive(false).idempotent(false).open_world(true)),
-        Tool::new("delete_tool", "Delete a stored tool. This is a git commit: the tool's history is kept and it can be restored.", obj(json!({
-            "type": "object", "required": ["name"], "properties": {"name": name_prop}
-        }))).with_title("Delete a stored tool").with_annotations(ToolAnnotations::with_title("Delete a stored tool").read_only(false).destructive(true).idempotent(true).open_world(false)),
+        define::<ListArgs>(
+            "list_tools",
+            "Stored tools (name, kind, summary), by kind or tag.",
+            &["tools", "next_cursor"],
+            hints(true, false, true, false),
+        ),
+        define::<GetArgs>(
+            "get_tool",
+            "One tool: manifest, schemas, protocol, version, files.",
+            &["kind", "protocol", "manifest", "files"],
+            hints(true, false, true, false),
+        ),
+        define::<SearchArgs>(
+            "search_tools",
+            "Ranked keyword search over the tools.",
+            &["results"],
+            hints(true, false, true, false),
+        ),
+        define::<CallArgs>(
+            "call_tool",
+            "Call any stored tool, listed or not.",
+            &[],
+            hints(false, false, false, true),
+        ),
+        define::<NameArgs>(
+            "delete_tool",
+            "Delete a tool (restore_tool undoes it).",
+            &["commit"],
+            hints(false, true, true, false),
+        ),
     ]
 }
 
@@ -122,26 +213,70 @@ pub fn required<'a>(args: &'a JsonObject, key: &str) -> Result<&'a str, CallTool
 pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResult> {
     let shared = &ctx.shared;
     let r = match name {
-        "list_tools" => list_tools(shared, &args),
-        "get_tool" => get_tool(shared, &args),
-        "search_tools" => search_tools(shared, &args),
-        "call_tool" => call_tool(&ctx, &args).await,
-        "delete_tool" => delete_tool(&ctx, &args).await,
+        "list_tools" => parse(name, args).and_then(|a| list_tools(shared, a)),
+        "get_tool" => match parse(name, args) {
+            Ok(a) => get_tool(shared, a),
+            Err(e) => Err(e),
+        },
+        "search_tools" => parse(name, args).and_then(|a| search_tools(shared, a)),
+        "call_tool" => match parse(name, args) {
+            Ok(a) => call_tool(&ctx, a).await,
+            Err(e) => Err(e),
+        },
+        "delete_tool" => match parse(name, args) {
+            Ok(a) => delete_tool(&ctx, a).await,
+            Err(e) => Err(e),
+        },
         _ => return None,
     };
     Some(r.unwrap_or_else(|e| e))
 }
 
-fn list_tools(shared: &Shared, args: &JsonObject) -> Result<CallToolResult, CallToolResult> {
+/// The error for a name that is no stored tool, with the likely intended ones.
+pub fn unknown_tool(shared: &Shared, name: &str) -> CallToolResult {
     let idx = shared.app.index();
-    let kind = str_arg(args, "kind");
-    let tag = str_arg(args, "tag");
-    let limit = args
-        .get("limit")
-        .and_then(Value::as_u64)
-        .unwrap_or(100)
-        .clamp(1, 1000) as usize;
-    let start: usize = match str_arg(args, "cursor") {
+    let names: Vec<&str> = idx.tools().map(|t| t.manifest.name.as_str()).collect();
+    let mut close: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| args::closest(name, [*n]).is_some())
+        .collect();
+    close.sort_by(|a, b| strsim::jaro_winkler(name, b).total_cmp(&strsim::jaro_winkler(name, a)));
+    close.truncate(3);
+    let deleted = shared
+        .app
+        .toolbox
+        .log(Some(name), 1)
+        .ok()
+        .is_some_and(|l| !l.is_empty());
+    let mut msg = format!("there is no tool named {name:?}");
+    if deleted {
+        msg.push_str(" (it was deleted; its history is kept)");
+    }
+    if !close.is_empty() {
+        msg.push_str(&format!(
+            "; did you mean {}?",
+            close
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ));
+    }
+    let hint = if deleted {
+        format!(
+            "`restore_tool` with name {name:?} brings it back; `list_tools` or `search_tools` shows the tools there are"
+        )
+    } else {
+        "`list_tools` or `search_tools` shows the tools there are".into()
+    };
+    error_result(msg, Some(hint))
+}
+
+fn list_tools(shared: &Shared, a: ListArgs) -> Result<CallToolResult, CallToolResult> {
+    let idx = shared.app.index();
+    let limit = a.limit.unwrap_or(100).clamp(1, 1000) as usize;
+    let start: usize = match a.cursor.as_deref() {
         None => 0,
         Some(c) => c.parse().map_err(|_| {
             error_result(
@@ -152,8 +287,12 @@ fn list_tools(shared: &Shared, args: &JsonObject) -> Result<CallToolResult, Call
     };
     let all: Vec<_> = idx
         .tools()
-        .filter(|t| kind.is_none_or(|k| t.manifest.kind.as_str() == k))
-        .filter(|t| tag.is_none_or(|g| t.manifest.tags.iter().any(|x| x == g)))
+        .filter(|t| a.kind.is_none_or(|k| t.manifest.kind == k))
+        .filter(|t| {
+            a.tag
+                .as_deref()
+                .is_none_or(|g| t.manifest.tags.iter().any(|x| x == g))
+        })
         .collect();
     let page: Vec<Value> = all.iter().skip(start).take(limit).map(|t| json!({"name": t.manifest.name, "kind": t.manifest.kind, "description": t.manifest.summary()})).collect();
     let next = (start + limit < all.len()).then(|| (start + limit).to_string());
@@ -203,22 +342,14 @@ fn source_files(dir: &std::path::Path) -> Vec<Value> {
     out
 }
 
-fn get_tool(shared: &Shared, args: &JsonObject) -> Result<CallToolResult, CallToolResult> {
-    let name = required(args, "name")?;
-    if let Some(rev) = str_arg(args, "revision") {
-        return super::history::get_tool_at(shared, name, rev, args);
+fn get_tool(shared: &Shared, a: GetArgs) -> Result<CallToolResult, CallToolResult> {
+    let name = a.name.as_str();
+    let include_source = a.include_source.unwrap_or(false);
+    if let Some(rev) = a.revision.as_deref() {
+        return super::history::get_tool_at(shared, name, rev, include_source);
     }
     let idx = shared.app.index();
-    let entry = idx.get(name).ok_or_else(|| {
-        error_result(
-            format!("there is no tool named {name:?}"),
-            Some("`list_tools` or `search_tools` shows the tools there are".into()),
-        )
-    })?;
-    let include_source = args
-        .get("include_source")
-        .and_then(Value::as_bool)
-        .unwrap_or(true);
+    let entry = idx.get(name).ok_or_else(|| unknown_tool(shared, name))?;
     let version = shared
         .app
         .toolbox
@@ -232,6 +363,7 @@ fn get_tool(shared: &Shared, args: &JsonObject) -> Result<CallToolResult, CallTo
             "status": "ok",
             "kind": t.manifest.kind,
             "description": t.manifest.description,
+            "protocol": (t.manifest.kind == crate::manifest::Kind::Script).then(|| t.manifest.protocol()),
             "manifest": t.manifest,
             "input_schema": t.input_schema,
             "output_schema": t.output_schema,
@@ -245,36 +377,51 @@ fn get_tool(shared: &Shared, args: &JsonObject) -> Result<CallToolResult, CallTo
         }
     };
     v["version"] = version.unwrap_or(Value::Null);
-    if include_source {
-        v["files"] = json!(source_files(&entry.dir));
-    }
+    let files = source_files(&entry.dir);
+    v["files"] = if include_source {
+        json!(files)
+    } else {
+        // A summary: paths and sizes; the text comes with include_source.
+        json!(files.iter().map(|f| json!({"path": f["path"], "bytes": f.get("text").and_then(Value::as_str).map_or_else(|| f["bytes"].clone(), |t| json!(t.len()))})).collect::<Vec<_>>())
+    };
     Ok(json_result(v))
 }
 
-fn search_tools(shared: &Shared, args: &JsonObject) -> Result<CallToolResult, CallToolResult> {
-    let query = required(args, "query")?;
-    let limit = args
-        .get("limit")
-        .and_then(Value::as_u64)
-        .unwrap_or(10)
-        .clamp(1, 100) as usize;
-    let hits = index::search(&shared.app.index(), query, limit);
-    Ok(json_result(json!({"query": query, "results": hits})))
+fn search_tools(shared: &Shared, a: SearchArgs) -> Result<CallToolResult, CallToolResult> {
+    let limit = a.limit.unwrap_or(10).clamp(1, 100) as usize;
+    let hits = index::search(&shared.app.index(), &a.query, limit);
+    Ok(json_result(json!({"query": a.query, "results": hits})))
 }
 
-async fn call_tool(ctx: &Ctx, args: &JsonObject) -> Result<CallToolResult, CallToolResult> {
-    let name = required(args, "name")?;
-    let arguments = match args.get("arguments") {
-        None | Some(Value::Null) => json!({}),
-        Some(v) => v.clone(),
-    };
-    Ok(call_result(
-        ctx.shared.app.call(name, arguments, &ctx.host).await,
-    ))
+async fn call_tool(ctx: &Ctx, a: CallArgs) -> Result<CallToolResult, CallToolResult> {
+    let name = a.name.as_str();
+    if ctx.shared.app.index().get(name).is_none() {
+        return Err(unknown_tool(&ctx.shared, name));
+    }
+    crate::index::rank::record_use(ctx.shared.app.toolbox.root(), name);
+    let arguments = Value::Object(a.arguments.unwrap_or_default());
+    let mut r = call_result(ctx.shared.app.call(name, arguments, &ctx.host).await);
+    // call_tool has an output schema (an object), so a result always carries one: the tool's
+    // own structured result, or its text as {"text": ...}.
+    if r.is_error != Some(true) && r.structured_content.is_none() {
+        let text: String = r
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect();
+        r.structured_content = Some(match serde_json::from_str::<Value>(&text) {
+            Ok(v) if !v.is_string() && !text.trim().is_empty() => json!({"result": v}),
+            _ => json!({"text": text}),
+        });
+    }
+    Ok(r)
 }
 
-async fn delete_tool(ctx: &Ctx, args: &JsonObject) -> Result<CallToolResult, CallToolResult> {
-    let name = required(args, "name")?.to_string();
+async fn delete_tool(ctx: &Ctx, a: NameArgs) -> Result<CallToolResult, CallToolResult> {
+    let name = a.name;
+    if ctx.shared.app.index().get(&name).is_none() {
+        return Err(unknown_tool(&ctx.shared, &name));
+    }
     let tb = ctx.shared.app.toolbox.clone();
     let actor = ctx.actor.clone();
     let out = tokio::task::spawn_blocking(move || tb.delete_tool(&name, &actor))
@@ -283,6 +430,6 @@ async fn delete_tool(ctx: &Ctx, args: &JsonObject) -> Result<CallToolResult, Cal
         .map_err(|e| error_result(&e, e.hint()))?;
     ctx.changed();
     Ok(json_result(
-        json!({"deleted": out.name, "commit": out.commit, "restore": "the tool stays in git history"}),
+        json!({"deleted": out.name, "commit": out.commit}),
     ))
 }

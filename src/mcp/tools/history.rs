@@ -2,11 +2,12 @@
 //! `undo_session` — their MCP definitions and what they do (through `crate::history`).
 
 use super::Ctx;
-use super::core::{error_result, json_result, required, str_arg};
+use super::core::{define, error_result, hints, json_result, parse};
 use crate::history::{self, HistoryError};
-use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
-use std::sync::Arc;
 
 /// Names of these meta-tools, in listing order.
 pub const NAMES: &[&str] = &[
@@ -17,51 +18,82 @@ pub const NAMES: &[&str] = &[
     "undo_session",
 ];
 
-fn obj(v: Value) -> Arc<JsonObject> {
-    match v {
-        Value::Object(m) => Arc::new(m),
-        _ => Arc::new(JsonObject::new()),
-    }
+/// `tool_history` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryArgs {
+    pub name: String,
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u32>,
 }
 
-fn annotations(
-    title: &str,
-    read_only: bool,
-    destructive: bool,
-    idempotent: bool,
-) -> ToolAnnotations {
-    ToolAnnotations::with_title(title)
-        .read_only(read_only)
-        .destructive(destructive)
-        .idempotent(idempotent)
-        .open_world(false)
+/// `diff_tool` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiffArgs {
+    pub name: String,
+    pub from: String,
+    pub to: Option<String>,
+}
+
+/// `rollback_tool` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RollbackArgs {
+    pub name: String,
+    pub revision: String,
+}
+
+/// `restore_tool` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RestoreArgs {
+    pub name: String,
+    pub revision: Option<String>,
+}
+
+/// `undo_session` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UndoArgs {
+    /// Default: this session
+    pub session: Option<String>,
 }
 
 /// The MCP definitions.
 pub fn definitions() -> Vec<Tool> {
-    let name = json!({"type": "string", "description": "Tool name"});
-    let rev = |d: &str| json!({"type": "string", "description": d});
+    let done = ["commit", "warnings"];
     vec![
-        Tool::new("tool_history", "The versions of a stored tool, newest first: commit, date, actor (which client or person), session and message. Deleted tools keep their history.", obj(json!({
-            "type": "object", "required": ["name"],
-            "properties": {"name": name, "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "Most versions to list (default 50)"}}
-        }))).with_title("History of a tool").with_annotations(annotations("History of a tool", true, false, true)),
-        Tool::new("diff_tool", "Unified diff of a tool's files between two revisions (commit ids from tool_history, unique prefixes, HEAD~N, branches or tags).", obj(json!({
-            "type": "object", "required": ["name", "from"],
-            "properties": {"name": name, "from": rev("The older revision"), "to": rev("The newer revision (default HEAD)")}
-        }))).with_title("Diff a tool between revisions").with_annotations(annotations("Diff a tool between revisions", true, false, true)),
-        Tool::new("rollback_tool", "Restore a tool as it was at a revision, as a NEW commit (history is never rewritten). A WASM artifact comes back from that commit, verified against the hash in its tool.toml; a script environment is rebuilt on the next call if its lockfile changed.", obj(json!({
-            "type": "object", "required": ["name", "revision"],
-            "properties": {"name": name, "revision": rev("The version to go back to (a commit from tool_history)")}
-        }))).with_title("Roll a tool back").with_annotations(annotations("Roll a tool back", false, true, true)),
-        Tool::new("restore_tool", "Bring back a deleted tool: from the last commit where it existed, or from a given revision. A new commit.", obj(json!({
-            "type": "object", "required": ["name"],
-            "properties": {"name": name, "revision": rev("Restore this version instead of the last one")}
-        }))).with_title("Restore a deleted tool").with_annotations(annotations("Restore a deleted tool", false, false, true)),
-        Tool::new("undo_session", "Revert every change one MCP session made to the toolbox (by default: this session), as ONE new commit. Refused, changing nothing, if someone changed one of those tools after the session.", obj(json!({
-            "type": "object",
-            "properties": {"session": {"type": "string", "description": "The session id (the `Session:` trailer of its commits); default: the calling session"}}
-        }))).with_title("Undo a session's changes").with_annotations(annotations("Undo a session's changes", false, true, false)),
+        define::<HistoryArgs>(
+            "tool_history",
+            "A tool's versions, newest first.",
+            &["versions"],
+            hints(true, false, true, false),
+        ),
+        define::<DiffArgs>(
+            "diff_tool",
+            "Diff a tool between revisions.",
+            &["files", "unified"],
+            hints(true, false, true, false),
+        ),
+        define::<RollbackArgs>(
+            "rollback_tool",
+            "Roll a tool back to a revision.",
+            &done,
+            hints(false, true, true, false),
+        ),
+        define::<RestoreArgs>(
+            "restore_tool",
+            "Bring back a deleted tool.",
+            &done,
+            hints(false, false, true, false),
+        ),
+        define::<UndoArgs>(
+            "undo_session",
+            "Revert an MCP session's changes in one commit.",
+            &["tools", "commit"],
+            hints(false, true, false, false),
+        ),
     ]
 }
 
@@ -88,23 +120,34 @@ fn to_json(v: impl serde::Serialize) -> Value {
 /// Run one of these meta-tools. Returns None when `name` is not one of them.
 pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResult> {
     let r = match name {
-        "tool_history" => tool_history(&ctx, &args).await,
-        "diff_tool" => diff_tool(&ctx, &args).await,
-        "rollback_tool" => rollback(&ctx, &args, false).await,
-        "restore_tool" => rollback(&ctx, &args, true).await,
-        "undo_session" => undo(&ctx, &args).await,
+        "tool_history" => match parse(name, args) {
+            Ok(a) => tool_history(&ctx, a).await,
+            Err(e) => Err(e),
+        },
+        "diff_tool" => match parse(name, args) {
+            Ok(a) => diff_tool(&ctx, a).await,
+            Err(e) => Err(e),
+        },
+        "rollback_tool" => match parse::<RollbackArgs>(name, args) {
+            Ok(a) => rollback(&ctx, a.name, Some(a.revision), false).await,
+            Err(e) => Err(e),
+        },
+        "restore_tool" => match parse::<RestoreArgs>(name, args) {
+            Ok(a) => rollback(&ctx, a.name, a.revision, true).await,
+            Err(e) => Err(e),
+        },
+        "undo_session" => match parse(name, args) {
+            Ok(a) => undo(&ctx, a).await,
+            Err(e) => Err(e),
+        },
         _ => return None,
     };
     Some(r.unwrap_or_else(|e| e))
 }
 
-async fn tool_history(ctx: &Ctx, args: &JsonObject) -> Result<CallToolResult, CallToolResult> {
-    let name = required(args, "name")?.to_string();
-    let limit = args
-        .get("limit")
-        .and_then(Value::as_u64)
-        .unwrap_or(50)
-        .clamp(1, 1000) as usize;
+async fn tool_history(ctx: &Ctx, a: HistoryArgs) -> Result<CallToolResult, CallToolResult> {
+    let name = a.name;
+    let limit = a.limit.unwrap_or(50).clamp(1, 1000) as usize;
     let tb = ctx.shared.app.toolbox.clone();
     let n = name.clone();
     let versions = blocking(
@@ -124,13 +167,11 @@ async fn tool_history(ctx: &Ctx, args: &JsonObject) -> Result<CallToolResult, Ca
     ))
 }
 
-async fn diff_tool(ctx: &Ctx, args: &JsonObject) -> Result<CallToolResult, CallToolResult> {
-    let name = required(args, "name")?.to_string();
-    let from = required(args, "from")?.to_string();
-    let to = str_arg(args, "to").unwrap_or("HEAD").to_string();
+async fn diff_tool(ctx: &Ctx, a: DiffArgs) -> Result<CallToolResult, CallToolResult> {
+    let to = a.to.unwrap_or_else(|| "HEAD".into());
     let tb = ctx.shared.app.toolbox.clone();
     let d = blocking(
-        move || history::diff_tool(&tb, &name, &from, &to),
+        move || history::diff_tool(&tb, &a.name, &a.from, &to),
         HistoryError::hint,
     )
     .await?;
@@ -139,15 +180,10 @@ async fn diff_tool(ctx: &Ctx, args: &JsonObject) -> Result<CallToolResult, CallT
 
 async fn rollback(
     ctx: &Ctx,
-    args: &JsonObject,
+    name: String,
+    rev: Option<String>,
     restore: bool,
 ) -> Result<CallToolResult, CallToolResult> {
-    let name = required(args, "name")?.to_string();
-    let rev = if restore {
-        str_arg(args, "revision").map(str::to_string)
-    } else {
-        Some(required(args, "revision")?.to_string())
-    };
     let tb = ctx.shared.app.toolbox.clone();
     let actor = ctx.actor.clone();
     let out = blocking(
@@ -165,9 +201,9 @@ async fn rollback(
     Ok(json_result(to_json(out)))
 }
 
-async fn undo(ctx: &Ctx, args: &JsonObject) -> Result<CallToolResult, CallToolResult> {
-    let session = match str_arg(args, "session").or(ctx.actor.session.as_deref()) {
-        Some(s) => s.to_string(),
+async fn undo(ctx: &Ctx, a: UndoArgs) -> Result<CallToolResult, CallToolResult> {
+    let session = match a.session.or_else(|| ctx.actor.session.clone()) {
+        Some(s) => s,
         None => {
             let e = HistoryError::NoSession;
             return Err(error_result(&e, e.hint()));
@@ -189,12 +225,8 @@ pub(crate) fn get_tool_at(
     shared: &crate::mcp::Shared,
     name: &str,
     rev: &str,
-    args: &JsonObject,
+    include_source: bool,
 ) -> Result<CallToolResult, CallToolResult> {
-    let include_source = args
-        .get("include_source")
-        .and_then(Value::as_bool)
-        .unwrap_or(true);
     let at =
         history::tool_at(&shared.app.toolbox, name, rev).map_err(|e| error_result(&e, e.hint()))?;
     let mut v = json!({"name": name, "revision": rev, "commit": at.commit});

@@ -2,44 +2,48 @@
 //! same store scripts reach with `memory/get|set|list|delete`), and see how much is kept.
 
 use super::Ctx;
-use super::core::{error_result, json_result, required, str_arg};
+use super::core::{define, error_result, hints, json_result, parse};
 use crate::memory::Memory;
-use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
-use std::sync::Arc;
 
 pub const NAMES: &[&str] = &["memory"];
 
+/// What `memory` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    #[serde(alias = "set")]
+    Store,
+    Get,
+    List,
+    Delete,
+    Stats,
+}
+
+/// `memory` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryArgs {
+    pub action: Action,
+    /// The tool (not for stats)
+    #[serde(alias = "tool")]
+    pub name: Option<String>,
+    pub key: Option<String>,
+    pub value: Option<Value>,
+    pub prefix: Option<String>,
+}
+
 /// The MCP definition.
 pub fn definitions() -> Vec<Tool> {
-    let Value::Object(schema) = json!({
-        "type": "object",
-        "required": ["action"],
-        "properties": {
-            "action": {"type": "string", "enum": ["store", "get", "list", "delete", "stats"], "description": "What to do"},
-            "tool": {"type": "string", "description": "The tool whose memory this is (required except for stats)"},
-            "key": {"type": "string", "description": "The key (store, get, delete)"},
-            "value": {"description": "The JSON value to store (store)"},
-            "prefix": {"type": "string", "description": "Only keys starting with this (list)"}
-        }
-    }) else {
-        return Vec::new();
-    };
-    vec![
-        Tool::new(
-            "memory",
-            "A stored tool's persistent key-value memory, kept outside git and surviving restarts: store / get / list / delete a key of one tool, or stats (keys and bytes per tool). Scripts use the same memory with memory/get|set|list|delete requests.",
-            Arc::new(schema),
-        )
-        .with_title("Tool memory")
-        .with_annotations(
-            ToolAnnotations::with_title("Tool memory")
-                .read_only(false)
-                .destructive(true)
-                .idempotent(false)
-                .open_world(false),
-        ),
-    ]
+    vec![define::<MemoryArgs>(
+        "memory",
+        "A tool's persistent key-value memory.",
+        &["found", "value", "keys"],
+        hints(false, true, false, false),
+    )]
 }
 
 /// Run `memory`. None for other names.
@@ -47,46 +51,64 @@ pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResu
     if name != "memory" {
         return None;
     }
+    let a: MemoryArgs = match parse(name, args) {
+        Ok(a) => a,
+        Err(e) => return Some(e),
+    };
+    // Memory belongs to a stored tool: a name that is none is refused, not silently created.
+    if a.action != Action::Stats {
+        match a.name.as_deref() {
+            None => {
+                return Some(error_result(
+                    "`memory` needs the tool's `name` (except for stats)",
+                    Some("pass name: the stored tool whose memory this is".into()),
+                ));
+            }
+            Some(n) if ctx.shared.app.index().get(n).is_none() => {
+                return Some(super::core::unknown_tool(&ctx.shared, n));
+            }
+            Some(_) => {}
+        }
+    }
     let mem = Memory::for_toolbox(ctx.shared.app.toolbox.root());
-    let r = tokio::task::spawn_blocking(move || run(&mem, &args))
+    let r = tokio::task::spawn_blocking(move || run(&mem, a))
         .await
         .unwrap_or_else(|e| Err(error_result(e, None)));
     Some(r.unwrap_or_else(|e| e))
 }
 
-fn run(mem: &Memory, args: &JsonObject) -> Result<CallToolResult, CallToolResult> {
+fn run(mem: &Memory, a: MemoryArgs) -> Result<CallToolResult, CallToolResult> {
     let fail = |e: crate::memory::MemoryError| error_result(&e, e.hint());
-    let action = required(args, "action")?;
-    if action == "stats" {
-        return Ok(json_result(mem.stats(str_arg(args, "tool")).map_err(fail)?));
-    }
-    let tool = required(args, "tool")?;
-    let v = match action {
-        "store" | "set" => {
-            let key = required(args, "key")?;
-            let value = args.get("value").cloned().ok_or_else(|| {
+    let key = || {
+        a.key.as_deref().ok_or_else(|| {
+            error_result(
+                "this action needs a `key`",
+                Some("pass key: the memory key".into()),
+            )
+        })
+    };
+    let tool = a.name.as_deref().unwrap_or_default();
+    let v = match a.action {
+        Action::Stats => return Ok(json_result(mem.stats(a.name.as_deref()).map_err(fail)?)),
+        Action::Store => {
+            let key = key()?;
+            let value = a.value.clone().ok_or_else(|| {
                 error_result("`store` needs a `value`", Some("any JSON value".into()))
             })?;
             let previous = mem.set(tool, key, value).map_err(fail)?;
-            json!({"tool": tool, "key": key, "stored": true, "previous": previous})
+            json!({"name": tool, "key": key, "stored": true, "previous": previous})
         }
-        "get" => {
-            let key = required(args, "key")?;
+        Action::Get => {
+            let key = key()?;
             let v = mem.get(tool, key).map_err(fail)?;
-            json!({"tool": tool, "key": key, "found": v.is_some(), "value": v})
+            json!({"name": tool, "key": key, "found": v.is_some(), "value": v})
         }
-        "delete" => {
-            let key = required(args, "key")?;
-            json!({"tool": tool, "key": key, "deleted": mem.delete(tool, key).map_err(fail)?})
+        Action::Delete => {
+            let key = key()?;
+            json!({"name": tool, "key": key, "deleted": mem.delete(tool, key).map_err(fail)?})
         }
-        "list" => {
-            json!({"tool": tool, "keys": mem.list(tool, str_arg(args, "prefix")).map_err(fail)?})
-        }
-        other => {
-            return Err(error_result(
-                format!("unknown action {other:?}"),
-                Some("use store, get, list, delete or stats".into()),
-            ));
+        Action::List => {
+            json!({"name": tool, "keys": mem.list(tool, a.prefix.as_deref()).map_err(fail)?})
         }
     };
     Ok(json_result(v))

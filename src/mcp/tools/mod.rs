@@ -2,6 +2,7 @@
 //! tool definitions) and `call(name, args, ctx)` returning `None` for names it does not own.
 //! To add a capability: write a module here and add it to `definitions` and `call` below.
 
+pub mod args;
 pub mod build;
 pub mod compose;
 pub mod core;
@@ -73,7 +74,14 @@ pub fn is_meta(name: &str) -> bool {
 
 /// Run a meta-tool; None when `name` is not one. (A response, not just a result: a 2026
 /// client may be answered with an input-required result.)
-pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResponse> {
+pub async fn call(name: &str, mut args: JsonObject, ctx: Ctx) -> Option<CallToolResponse> {
+    // Every meta-tool's arguments are checked against its typed schema first: old spellings
+    // renamed, unknown keys refused with a "did you mean".
+    if let Some(def) = definitions().into_iter().find(|t| t.name == name) {
+        if let Err(e) = args::check(name, &def.input_schema, &mut args) {
+            return Some(e.into());
+        }
+    }
     if core::NAMES.contains(&name) {
         return core::call(name, args, ctx).await.map(Into::into);
     }

@@ -1,0 +1,557 @@
+//! An AI's first attempt works (issue 11), through the official MCP Python SDK: the natural
+//! first script in every language, truthful errors, strict and consistent meta-tools, Agent
+//! Skills imported as what they are, and a tool list without a cliff.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn python() -> PathBuf {
+    let p = std::env::var_os("TOOLSMITH_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python")
+        });
+    assert!(
+        p.exists(),
+        "the Python venv with the mcp SDK is missing at {}: run ./scripts/setup.sh",
+        p.display()
+    );
+    p
+}
+
+/// The real Agent Skills fixtures: `shared/fixtures/agent-skills` beside the repository (CI
+/// copies `shared/` next to its clone), found by walking up from the crate; or
+/// `TOOLSMITH_SKILL_FIXTURES`. A missing fixture fails the test, it never skips it.
+pub fn skill_fixtures() -> PathBuf {
+    if let Some(p) = std::env::var_os("TOOLSMITH_SKILL_FIXTURES") {
+        return PathBuf::from(p);
+    }
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors()
+        .map(|a| a.join("shared/fixtures/agent-skills"))
+        .find(|p| p.join("brand-guidelines/SKILL.md").is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "the Agent Skills fixtures are missing: expected shared/fixtures/agent-skills beside the repository (looked upwards from {}); copy shared/ next to the clone or set TOOLSMITH_SKILL_FIXTURES",
+                here.display()
+            )
+        })
+}
+
+/// Run one scenario of tests/py/first_attempt.py against `toolsmith serve` on `toolbox`.
+fn scenario(toolbox: &Path, name: &str, extra: &[&str]) -> Value {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(python())
+        .arg(base.join("tests/py/first_attempt.py"))
+        .args([
+            "--toolsmith",
+            env!("CARGO_BIN_EXE_toolsmith"),
+            "--scenario",
+            name,
+        ])
+        .arg("--toolbox")
+        .arg(toolbox)
+        .args(extra)
+        // Share the wasm test cache so the Rust build reuses compiled crates.
+        .env("TOOLSMITH_CACHE", base.join("target/wasm-test-cache"))
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "first_attempt.py {name} failed:\nstdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or("")).expect("a JSON summary")
+}
+
+#[test]
+fn a_naive_agent_succeeds_on_the_first_try() {
+    let (_tmp, tb) = toolbox();
+    let s = scenario(tb.root(), "naive", &[]);
+    for lang in ["python", "node", "bash", "ruby", "perl", "php"] {
+        let t = &s["naive"][lang];
+        assert_eq!(t["protocol"], "plain", "{lang}: {t}");
+        assert_eq!(t["protocol_from"], "detected", "{lang}: {t}");
+        assert_eq!(t["get_tool_protocol"], "plain", "{lang}: {t}");
+        assert_eq!(t["result"]["sum"], 42, "{lang}: {t}");
+    }
+    assert_eq!(s["helper_protocol"], "jsonrpc", "{s}");
+    assert_eq!(s["mean"]["mean"], 1.5, "{s}");
+    assert_clean(tb.root());
+}
+
+#[test]
+fn a_naive_agent_succeeds_in_the_2026_protocol_era_too() {
+    let (_tmp, tb) = toolbox();
+    let s = scenario(tb.root(), "naive", &["--mode", "auto"]);
+    for lang in ["python", "node", "bash", "ruby", "perl", "php"] {
+        assert_eq!(s["naive"][lang]["protocol"], "plain", "{lang}: {s}");
+        assert_eq!(s["naive"][lang]["result"]["sum"], 42, "{lang}: {s}");
+    }
+    assert_eq!(s["mean"]["mean"], 1.5, "{s}");
+}
+
+#[test]
+fn failures_say_what_really_went_wrong() {
+    let (_tmp, tb) = toolbox();
+    let s = scenario(tb.root(), "errors", &[]);
+    let mismatch = s["mismatch"]["text"].as_str().unwrap();
+    assert_eq!(s["mismatch"]["is_error"], true, "{s}");
+    assert!(mismatch.contains("protocol mismatch"), "{mismatch}");
+    assert!(mismatch.contains("protocol \"plain\""), "{mismatch}");
+    assert!(!mismatch.contains("timeout_ms"), "{mismatch}");
+    assert!(
+        !mismatch.contains("docs/"),
+        "hints point where a client can read: {mismatch}"
+    );
+    let stderr = s["stderr"]["text"].as_str().unwrap();
+    assert!(
+        stderr.contains("exit code 3") && stderr.contains("the input has no field `city`"),
+        "{stderr}"
+    );
+    let stdout = s["stdout"]["text"].as_str().unwrap();
+    assert!(
+        stdout.contains("exit code 2") && stdout.contains("usage: give a positive number"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn examples_compare_values_and_unknown_keys_are_refused() {
+    let (_tmp, tb) = toolbox();
+    let before = commit_count(tb.root());
+    let s = scenario(tb.root(), "strict", &[]);
+    let typo = s["unknown_example_key"]["text"].as_str().unwrap();
+    assert_eq!(s["unknown_example_key"]["is_error"], true, "{s}");
+    assert!(
+        typo.contains("expected_output") && typo.contains("did you mean `output`"),
+        "{typo}"
+    );
+    let field = s["unknown_field"]["text"].as_str().unwrap();
+    assert!(
+        field.contains("timeout_ms") && field.contains("limits"),
+        "{field}"
+    );
+    let wrong = s["wrong_example"]["text"].as_str().unwrap();
+    assert_eq!(s["wrong_example"]["is_error"], true, "{s}");
+    assert!(wrong.contains("1 of 2 examples failed"), "{wrong}");
+    assert!(wrong.contains("$.items[1]: expected 4, got 3"), "{wrong}");
+    assert_eq!(commit_count(tb.root()), before, "nothing was committed");
+}
+
+#[test]
+fn results_are_consistent() {
+    let (_tmp, tb) = toolbox();
+    let s = scenario(tb.root(), "consistent", &[]);
+    let logs = s["logs_before_result"].as_array().unwrap();
+    assert_eq!(
+        logs.len(),
+        5,
+        "every log line arrives before the result: {s}"
+    );
+    assert_eq!(
+        s["execute_code"]["text"], s["execute_code"]["structured"],
+        "{s}"
+    );
+    assert_eq!(s["execute_code"]["structured"]["result"], 10, "{s}");
+    for (name, same) in s["text_equals_structured"].as_object().unwrap() {
+        assert_eq!(same, true, "{name}: text and structuredContent differ");
+    }
+    let unknown = s["unknown"]["text"].as_str().unwrap();
+    assert_eq!(s["unknown"]["is_error"], true, "{s}");
+    assert!(unknown.contains("did you mean `add_python`"), "{unknown}");
+    let deleted = s["deleted"]["text"].as_str().unwrap();
+    assert_eq!(s["deleted"]["is_error"], true, "{s}");
+    assert!(
+        deleted.contains("deleted") && deleted.contains("restore_tool"),
+        "{deleted}"
+    );
+    assert_eq!(s["memory_ghost"]["is_error"], true, "{s}");
+    assert!(
+        s["memory_ghost"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("ghost"),
+        "{s}"
+    );
+    assert_eq!(s["memory_alias"]["is_error"], false, "{s}");
+    assert_eq!(s["commit_notifications"], 0, "{s}");
+}
+
+/// A host for library-level registrations: it records progress messages.
+#[derive(Default)]
+struct Quiet(std::sync::Mutex<Vec<String>>);
+
+impl toolsmith::runner::script::Host for Quiet {
+    fn log(&self, _: &str, message: &str) {
+        self.0.lock().unwrap().push(message.to_string());
+    }
+    fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        _: Value,
+    ) -> futures::future::BoxFuture<'a, Result<Value, (i64, String)>> {
+        Box::pin(async move { Err((-32601, format!("no {method}"))) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editing_code_reuses_unchanged_dependencies() {
+    use toolsmith::deps::register::{ScriptSpec, register};
+    let (_tmp, tb) = toolbox();
+    let root = tb.root().to_path_buf();
+    let app = toolsmith::app::App::new(tb);
+    let actor = toolsmith::toolbox::Actor::from("test");
+    let spec = |name: &str, source: &str, deps: Value| -> ScriptSpec {
+        serde_json::from_value(serde_json::json!({
+            "name": name, "description": "Dependency reuse", "source": source, "dependencies": deps,
+        }))
+        .unwrap()
+    };
+    let cases = [
+        (
+            "py_six",
+            serde_json::json!({"language": "python"}),
+            "import json, six\nprint(json.dumps({'v': six.__version__}))\n",
+            serde_json::json!({"pip": ["six==1.16.0"]}),
+            "py",
+        ),
+        (
+            "js_pad",
+            serde_json::json!({"language": "node"}),
+            "const p = require('left-pad');\nconsole.log(JSON.stringify({v: p('1', 3, '0')}));\n",
+            serde_json::json!({"npm": ["left-pad@1.3.0"]}),
+            "node",
+        ),
+    ];
+    for (name, lang, source, deps, sub) in cases {
+        let mut s = spec(name, source, deps.clone());
+        s.language = lang["language"].as_str().map(str::to_string);
+        let progress = std::sync::Mutex::new(Vec::new());
+        let record = |_: f64, _: f64, m: String| progress.lock().unwrap().push(m);
+        let first = register(&app, &s, &actor, &Quiet::default(), &record)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let env = root.join(".toolsmith/env").join(name).join(sub);
+        std::fs::write(env.join("sentinel"), "kept").unwrap();
+        let lock_before = std::fs::read(root.join("tools").join(name).join(if sub == "py" {
+            "requirements.lock"
+        } else {
+            "package-lock.json"
+        }))
+        .unwrap();
+        // A comment edit: the same dependencies.
+        s.source = format!("// edited\n{source}").replace(
+            "// edited",
+            if sub == "py" { "# edited" } else { "// edited" },
+        );
+        progress.lock().unwrap().clear();
+        let second = register(&app, &s, &actor, &Quiet::default(), &record)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            first.commit.is_some() && second.commit.is_some(),
+            "{name}: two commits"
+        );
+        assert!(
+            env.join("sentinel").exists(),
+            "{name}: the environment was rebuilt although its dependencies did not change"
+        );
+        assert!(
+            progress
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|m| m.contains("reusing the environment")),
+            "{name}: {:?}",
+            progress.lock().unwrap()
+        );
+        let lock_after = std::fs::read(root.join("tools").join(name).join(if sub == "py" {
+            "requirements.lock"
+        } else {
+            "package-lock.json"
+        }))
+        .unwrap();
+        assert_eq!(lock_before, lock_after, "{name}: the lockfile stays");
+        let out = app
+            .call(
+                name,
+                serde_json::json!({}),
+                &toolsmith::runner::script::NoHost,
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(out.structured.is_some(), "{name}: {}", out.text);
+        // A changed dependency installs afresh.
+        if sub == "py" {
+            let s2 = spec(name, source, serde_json::json!({"pip": ["six==1.15.0"]}));
+            let mut s2 = s2;
+            s2.language = Some("python".into());
+            register(&app, &s2, &actor, &Quiet::default(), &|_, _, _| {})
+                .await
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(
+                !env.join("sentinel").exists(),
+                "a new requirement rebuilds the environment"
+            );
+        }
+    }
+    assert_clean(&root);
+}
+
+#[test]
+fn the_tool_list_ranks_instead_of_falling_off_a_cliff() {
+    let (_tmp, tb) = toolbox();
+    let root = tb.root().to_path_buf();
+    for i in 0..205 {
+        let name = format!("t{i:03}");
+        let dir = root.join("tools").join(&name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in script_files(&name, &format!("Test tool number {i}")) {
+            let mut text = String::from_utf8(f.contents.clone()).unwrap();
+            if name == "t150" && f.path == "tool.toml" {
+                text = text.replace("tags = [\"test\"]", "tags = [\"test\"]\npinned = true");
+            }
+            std::fs::write(dir.join(&f.path), text).unwrap();
+        }
+    }
+    git(&root, &["add", "-A"]);
+    git(
+        &root,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "205 tools",
+        ],
+    );
+    let s = scenario(&root, "cap", &[]);
+    let before: Vec<&str> = s["listed_before"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(before.len(), 200, "the cap, not zero: {before:?}");
+    assert_eq!(before[0], "t150", "pinned first: {before:?}");
+    let after: Vec<&str> = s["listed_after"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(after.len(), 200);
+    assert_eq!(
+        &after[..3],
+        &["t150", "t203", "t204"],
+        "then the recently used: {after:?}"
+    );
+    let guide = s["guide"].as_str().unwrap();
+    assert!(
+        guide.contains("search_tools") && guide.contains("call_tool") && guide.contains("200"),
+        "{guide}"
+    );
+    assert!(
+        s["meta_bytes"].as_u64().unwrap() < 12_000,
+        "meta-tool definitions: {} bytes",
+        s["meta_bytes"]
+    );
+}
+
+/// Copy a directory tree (regular files only).
+fn copy_tree(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let rel = e.path().strip_prefix(from).unwrap();
+        let dest = to.join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else if e.file_type().is_file() {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn agent_skills_are_imported_as_what_they_are() {
+    let (tmp, tb) = toolbox();
+    // A repository holding the four real skills and one broken skill.
+    let repo = tmp.path().join("skills-repo");
+    copy_tree(&skill_fixtures(), &repo);
+    std::fs::create_dir_all(repo.join("no-description")).unwrap();
+    std::fs::write(
+        repo.join("no-description/SKILL.md"),
+        "---\nname: no-description\n---\n# Nothing\n",
+    )
+    .unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(
+        &repo,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "skills",
+        ],
+    );
+    let s = scenario(tb.root(), "skills", &["--skills", repo.to_str().unwrap()]);
+    assert_eq!(
+        s["imported"],
+        serde_json::json!([
+            "brand-guidelines",
+            "internal-comms",
+            "slack-gif-creator",
+            "webapp-testing"
+        ]),
+        "{s}"
+    );
+    // The folder import took what it could and said what it refused, and why.
+    let refused = s["refused"].as_array().unwrap();
+    assert_eq!(refused.len(), 1, "{s}");
+    assert_eq!(refused[0]["path"], "no-description");
+    assert!(
+        refused[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("description"),
+        "{s}"
+    );
+    // Instructions: a resource per skill and part of the guide, instruction-only skills included.
+    for name in [
+        "brand-guidelines",
+        "internal-comms",
+        "slack-gif-creator",
+        "webapp-testing",
+    ] {
+        let uri = format!("toolsmith://skills/{name}");
+        assert!(
+            s["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r == &serde_json::json!(uri)),
+            "{uri}: {s}"
+        );
+        assert!(
+            s["guide"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("### Skill `{name}`")),
+            "{name}"
+        );
+    }
+    assert!(
+        s["brand_resource"]
+            .as_str()
+            .unwrap()
+            .contains("# Anthropic Brand Styling"),
+        "{s}"
+    );
+    assert_eq!(s["brand_call"]["is_error"], false, "{s}");
+    assert!(
+        s["brand_call"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Anthropic Brand Styling"),
+        "{s}"
+    );
+    assert_eq!(s["slack_call"]["is_error"], false, "{s}");
+    // The package skill: its requirements are reported.
+    let slack_notes = s["notes"]["slack-gif-creator"].to_string();
+    assert!(
+        slack_notes.contains("pillow") && slack_notes.contains("numpy"),
+        "{slack_notes}"
+    );
+    // The script skill: a schema that maps arguments to with_server.py's command line, and a
+    // call that really runs it.
+    let props = &s["webapp_schema"]["properties"];
+    for p in ["servers", "ports", "timeout", "command", "argv"] {
+        assert!(props.get(p).is_some(), "webapp-testing lacks {p}: {props}");
+    }
+    assert_eq!(props["ports"]["items"]["type"], "integer", "{props}");
+    let call = &s["webapp_call"];
+    assert_eq!(call["is_error"], false, "{call}");
+    assert!(
+        call["text"].as_str().unwrap().contains("probe ok"),
+        "{call}"
+    );
+    let missing = &s["webapp_missing"];
+    assert_eq!(missing["is_error"], true, "{missing}");
+    // The script's own message (on its stdout) reaches the caller.
+    assert!(
+        missing["text"]
+            .as_str()
+            .unwrap()
+            .contains("Number of --server and --port arguments must match"),
+        "{missing}"
+    );
+    // get_tool is a summary by default, the files on request.
+    assert_eq!(s["get_small_has_text"], false, "{s}");
+    assert_eq!(s["get_full_has_text"], true, "{s}");
+    assert_clean(tb.root());
+}
+
+#[test]
+fn the_cli_refuses_a_misspelled_example_key_too() {
+    let (tmp, tb) = toolbox();
+    let code = tmp.path().join("add.py");
+    std::fs::write(
+        &code,
+        "import json, sys\nprint(json.dumps(json.load(sys.stdin)))\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .arg("--toolbox")
+        .arg(tb.root())
+        .args(["register", "echo_cli", "--description", "Echo", "--code"])
+        .arg(&code)
+        .args([
+            "--example",
+            r#"{"input": {"a": 1}, "expected_output": {"a": 1}}"#,
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("expected_output") && stderr.contains("`output`"),
+        "{stderr}"
+    );
+    // Without the typo the same script registers as a plain tool.
+    let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .arg("--toolbox")
+        .arg(tb.root())
+        .args([
+            "register",
+            "echo_cli",
+            "--description",
+            "Echo",
+            "--json",
+            "--code",
+        ])
+        .arg(&code)
+        .args(["--example", r#"{"input": {"a": 1}, "output": {"a": 1.0}}"#])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["protocol"], "plain", "{v}");
+}
