@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -247,6 +248,24 @@ async def cap(client, summary, a):
     summary["meta_bytes"] = len(json.dumps([t.model_dump(by_alias=True, exclude_none=True) for t in tools if t.name not in stored], separators=(",", ":")))
 
 
+def grant_network(toolbox, name):
+    """A person grants a tool the network: tool.toml edited and committed, then the server
+    follows the tree (the watcher)."""
+    path = os.path.join(toolbox, "tools", name, "tool.toml")
+    with open(path) as f:
+        text = f.read()
+    if "[capabilities]" in text:
+        text = text.replace("[capabilities]", "[capabilities]\nnetwork = true", 1)
+    else:
+        text += "\n[capabilities]\nnetwork = true\n"
+    with open(path, "w") as f:
+        f.write(text)
+    subprocess.run(["git", "-C", toolbox, "add", "-A"], check=True)
+    subprocess.run(["git", "-C", toolbox, "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-qm", f"grant {name} the network"], check=True)
+    time.sleep(1.5)
+
+
 async def skills(client, summary, a):
     """Item 8: Agent Skills imported as what they are."""
     r = await client.call_tool("import_tool", {"source": a.skills})
@@ -267,6 +286,9 @@ async def skills(client, summary, a):
     tools = (await client.list_tools()).tools
     web = next(t for t in tools if t.name == "webapp-testing")
     summary["webapp_schema"] = web.input_schema
+    # with_server.py starts a server on 127.0.0.1: the sandbox cuts the network off unless the
+    # tool is granted it, which a person does by hand (an edit of tool.toml, committed).
+    grant_network(a.toolbox, "webapp-testing")
     r = await client.call_tool("webapp-testing", {
         "servers": ["python3 -m http.server 18765 --bind 127.0.0.1"], "ports": [18765], "timeout": 20,
         "command": ["python3", "-c", "print('probe ok')"]})
