@@ -12,6 +12,10 @@ if command -v rustup >/dev/null 2>&1; then
     log "adding the wasm32-wasip1 target"
     rustup target add wasm32-wasip1 >&2
   fi
+  if ! rustup component list --installed 2>/dev/null | grep -q '^rustfmt'; then
+    log "adding rustfmt (the formatting gate)"
+    rustup component add rustfmt >&2
+  fi
 fi
 
 # Debian packages the script runners and sandbox tests need.

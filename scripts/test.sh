@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+# Formatting gate: unformatted code fails the suite (fix with `cargo fmt --all`).
+cargo fmt --all -- --check
 cargo test --workspace "$@" 2>&1
 # macOS (Seatbelt) build check; set TOOLSMITH_SKIP_CROSS=1 to skip it.
 if [ "${TOOLSMITH_SKIP_CROSS:-0}" != 1 ]; then

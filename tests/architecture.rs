@@ -1,0 +1,179 @@
+//! ARCHITECTURE.md kept honest: the invariants that can be checked by reading the source.
+//! (The way rust-analyzer keeps its own: a rule broken in a new file fails here, naming it.)
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `.rs` file under `src/`, as (path relative to the crate, text).
+fn sources() -> Vec<(String, String)> {
+    let src = root().join("src");
+    walkdir::WalkDir::new(&src)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
+        .map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(root())
+                .expect("under the crate")
+                .to_string_lossy()
+                .replace('\\', "/");
+            let text = std::fs::read_to_string(e.path()).expect("readable source");
+            (rel, text)
+        })
+        .collect()
+}
+
+/// The source without `//` comments (doc comments may name what the code must not use).
+fn code_only(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.find("//") {
+            Some(i) if !l[..i].contains('"') => &l[..i],
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Files outside `allowed` (path prefixes) whose code contains any of `needles`.
+fn offenders(allowed: &[&str], needles: &[&str]) -> Vec<String> {
+    sources()
+        .into_iter()
+        .filter(|(p, _)| !allowed.iter().any(|a| p.starts_with(a)))
+        .filter_map(|(p, t)| {
+            let code = code_only(&t);
+            needles
+                .iter()
+                .find(|n| code.contains(**n))
+                .map(|n| format!("{p} (uses `{n}`)"))
+        })
+        .collect()
+}
+
+#[test]
+fn only_mcp_knows_rmcp() {
+    let bad = offenders(&["src/mcp/"], &["rmcp::", "use rmcp"]);
+    assert!(
+        bad.is_empty(),
+        "ARCHITECTURE: only `mcp/` knows JSON-RPC and rmcp types; found in: {bad:?}"
+    );
+}
+
+#[test]
+fn manifest_does_no_io() {
+    let files: Vec<_> = sources()
+        .into_iter()
+        .filter(|(p, _)| p.starts_with("src/manifest/"))
+        .collect();
+    assert!(!files.is_empty(), "src/manifest/ has no sources");
+    let bad: Vec<_> = files
+        .iter()
+        .filter_map(|(p, t)| {
+            let code = code_only(t);
+            [
+                "std::fs",
+                "fs::",
+                "File::",
+                "OpenOptions",
+                "read_dir",
+                "std::process",
+            ]
+            .iter()
+            .find(|n| code.contains(**n))
+            .map(|n| format!("{p} (uses `{n}`)"))
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "ARCHITECTURE: `manifest` does no IO; found in: {bad:?}"
+    );
+}
+
+#[test]
+fn only_toolbox_and_git_write_the_repository() {
+    // gix's writing APIs (objects, references, the index file) and the journal/lock names.
+    let bad = offenders(
+        &["src/toolbox/", "src/git/"],
+        &[
+            "write_object",
+            "write_blob",
+            "edit_reference",
+            "edit_references",
+            "commit_as(",
+            "toolsmith-journal",
+            "toolsmith.lock",
+            "write_to_disk",
+        ],
+    );
+    assert!(
+        bad.is_empty(),
+        "ARCHITECTURE: `toolbox` is the only writer of a toolbox (through `git`); found in: {bad:?}"
+    );
+}
+
+#[test]
+fn runners_know_nothing_of_git_or_mcp() {
+    let bad: Vec<_> = sources()
+        .into_iter()
+        .filter(|(p, _)| p.starts_with("src/runner/"))
+        .filter_map(|(p, t)| {
+            let code = code_only(&t);
+            ["gix::", "crate::git", "crate::mcp", "crate::toolbox"]
+                .iter()
+                .find(|n| code.contains(**n))
+                .map(|n| format!("{p} (uses `{n}`)"))
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "ARCHITECTURE: runners know nothing of git or MCP; found in: {bad:?}"
+    );
+}
+
+#[test]
+fn the_code_map_names_every_module() {
+    let arch = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).expect("src/lib.rs");
+    let modules: Vec<&str> = lib
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .map(|m| m.trim_end_matches(';'))
+        .collect();
+    assert!(modules.len() > 5, "no modules found in src/lib.rs");
+    let missing: Vec<_> = modules
+        .iter()
+        .filter(|m| !arch.contains(&format!("`{m}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md's code map does not name: {missing:?}"
+    );
+    // And every module the map names exists.
+    let named: Vec<String> = arch
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .flat_map(|l| {
+            l.split('|')
+                .nth(1)
+                .unwrap_or("")
+                .split(',')
+                .map(|s| s.trim().trim_matches('`').to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let src = root().join("src");
+    let gone: Vec<_> = named
+        .iter()
+        .filter(|m| {
+            let rel = m.replace("::", "/");
+            !Path::new(&src.join(format!("{rel}.rs"))).exists() && !src.join(&rel).is_dir()
+        })
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "ARCHITECTURE.md names modules that do not exist: {gone:?}"
+    );
+}
