@@ -38,11 +38,12 @@ fn code_only(text: &str) -> String {
         .join("\n")
 }
 
-/// Files outside `allowed` (path prefixes) whose code contains any of `needles`.
-fn offenders(allowed: &[&str], needles: &[&str]) -> Vec<String> {
+/// Files whose path `applies` and whose code contains any of `needles`, each with the first
+/// needle found.
+fn scan(applies: impl Fn(&str) -> bool, needles: &[&str]) -> Vec<String> {
     sources()
         .into_iter()
-        .filter(|(p, _)| !allowed.iter().any(|a| p.starts_with(a)))
+        .filter(|(p, _)| applies(p))
         .filter_map(|(p, t)| {
             let code = code_only(&t);
             needles
@@ -51,6 +52,11 @@ fn offenders(allowed: &[&str], needles: &[&str]) -> Vec<String> {
                 .map(|n| format!("{p} (uses `{n}`)"))
         })
         .collect()
+}
+
+/// Files outside `allowed` (path prefixes) whose code contains any of `needles`.
+fn offenders(allowed: &[&str], needles: &[&str]) -> Vec<String> {
+    scan(|p| !allowed.iter().any(|a| p.starts_with(a)), needles)
 }
 
 #[test]
@@ -64,28 +70,22 @@ fn only_mcp_knows_rmcp() {
 
 #[test]
 fn manifest_does_no_io() {
-    let files: Vec<_> = sources()
-        .into_iter()
-        .filter(|(p, _)| p.starts_with("src/manifest/"))
-        .collect();
-    assert!(!files.is_empty(), "src/manifest/ has no sources");
-    let bad: Vec<_> = files
-        .iter()
-        .filter_map(|(p, t)| {
-            let code = code_only(t);
-            [
-                "std::fs",
-                "fs::",
-                "File::",
-                "OpenOptions",
-                "read_dir",
-                "std::process",
-            ]
-            .iter()
-            .find(|n| code.contains(**n))
-            .map(|n| format!("{p} (uses `{n}`)"))
-        })
-        .collect();
+    let in_manifest = |p: &str| p.starts_with("src/manifest/");
+    assert!(
+        sources().iter().any(|(p, _)| in_manifest(p)),
+        "src/manifest/ has no sources"
+    );
+    let bad = scan(
+        in_manifest,
+        &[
+            "std::fs",
+            "fs::",
+            "File::",
+            "OpenOptions",
+            "read_dir",
+            "std::process",
+        ],
+    );
     assert!(
         bad.is_empty(),
         "ARCHITECTURE: `manifest` does no IO; found in: {bad:?}"
@@ -116,17 +116,10 @@ fn only_toolbox_and_git_write_the_repository() {
 
 #[test]
 fn runners_know_nothing_of_git_or_mcp() {
-    let bad: Vec<_> = sources()
-        .into_iter()
-        .filter(|(p, _)| p.starts_with("src/runner/"))
-        .filter_map(|(p, t)| {
-            let code = code_only(&t);
-            ["gix::", "crate::git", "crate::mcp", "crate::toolbox"]
-                .iter()
-                .find(|n| code.contains(**n))
-                .map(|n| format!("{p} (uses `{n}`)"))
-        })
-        .collect();
+    let bad = scan(
+        |p| p.starts_with("src/runner/"),
+        &["gix::", "crate::git", "crate::mcp", "crate::toolbox"],
+    );
     assert!(
         bad.is_empty(),
         "ARCHITECTURE: runners know nothing of git or MCP; found in: {bad:?}"
