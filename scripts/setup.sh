@@ -12,10 +12,12 @@ if command -v rustup >/dev/null 2>&1; then
     log "adding the wasm32-wasip1 target"
     rustup target add wasm32-wasip1 >&2
   fi
-  if ! rustup component list --installed 2>/dev/null | grep -q '^rustfmt'; then
-    log "adding rustfmt (the formatting gate)"
-    rustup component add rustfmt >&2
-  fi
+  for comp in rustfmt clippy; do
+    if ! rustup component list --installed 2>/dev/null | grep -q "^$comp"; then
+      log "adding $comp (the formatting and lint gates)"
+      rustup component add "$comp" >&2
+    fi
+  done
 fi
 
 # Debian packages the script runners and sandbox tests need.

@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 # Formatting gate: unformatted code fails the suite (fix with `cargo fmt --all`).
 cargo fmt --all -- --check
+# Lint gate: clippy warnings fail the suite.
+cargo clippy --all-targets -- -D warnings
 cargo test --workspace "$@" 2>&1
 # macOS (Seatbelt) build check; set TOOLSMITH_SKIP_CROSS=1 to skip it.
 if [ "${TOOLSMITH_SKIP_CROSS:-0}" != 1 ]; then

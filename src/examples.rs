@@ -156,13 +156,13 @@ pub async fn check(app: &App, dir: &Path, tool: &Tool, host: &dyn Host) -> Vec<E
                     if difference(want, &got).is_some() {
                         failures.push(fail(Some(want.clone()), got));
                     }
-                } else if let Some(want) = &ex.output_text {
-                    if o.text.trim_end() != want.trim_end() {
-                        failures.push(fail(
-                            Some(Value::String(want.clone())),
-                            Value::String(o.text.clone()),
-                        ));
-                    }
+                } else if let Some(want) = &ex.output_text
+                    && o.text.trim_end() != want.trim_end()
+                {
+                    failures.push(fail(
+                        Some(Value::String(want.clone())),
+                        Value::String(o.text.clone()),
+                    ));
                 }
             }
         }

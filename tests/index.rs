@@ -122,7 +122,7 @@ fn schema_files_beside_the_manifest_are_resolved() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let m = "name = \"f\"\ndescription = \"Uses a schema file\"\nkind = \"script\"\ninput_schema_file = \"input.schema.json\"\n[run]\nlanguage = \"python\"\nentry = \"main.py\"\n";
-    write(root, "tools/f/tool.toml", &m);
+    write(root, "tools/f/tool.toml", m);
     write(
         root,
         "tools/f/input.schema.json",

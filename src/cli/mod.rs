@@ -39,6 +39,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Parsed once per process: the size of its largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create a new toolbox (a git repository with tools/).

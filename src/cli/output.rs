@@ -18,6 +18,8 @@ impl fmt::Display for UserError {
 impl std::error::Error for UserError {}
 
 impl UserError {
+    /// Already wrapped in `anyhow::Error`, so commands can `return Err(UserError::new(..))`.
+    #[allow(clippy::new_ret_no_self)]
     pub fn new(message: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
         anyhow::Error::new(UserError {
             message: message.into(),

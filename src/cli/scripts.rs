@@ -107,15 +107,12 @@ fn spec_of(a: &RegisterArgs) -> Result<ScriptSpec> {
             && v.get("entry").is_none()
             && a.language.is_none()
             && v.get("language").is_none()
+            && let Some(ext) = p.extension().and_then(|e| e.to_str())
+            && let Some((l, _, _)) = crate::manifest::LANGUAGES
+                .iter()
+                .find(|(_, _, x)| *x == ext)
         {
-            if let Some(ext) = p.extension().and_then(|e| e.to_str()) {
-                if let Some((l, _, _)) = crate::manifest::LANGUAGES
-                    .iter()
-                    .find(|(_, _, x)| *x == ext)
-                {
-                    v["language"] = json!(l);
-                }
-            }
+            v["language"] = json!(l);
         }
     }
     let set = |v: &mut Value, k: &str, x: Option<Value>| {

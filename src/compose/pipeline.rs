@@ -56,10 +56,10 @@ pub fn validate(m: &Manifest, index: &Index) -> Result<(), PipelineError> {
         {
             problems.push(format!("{label} refers to $prev, but it is the first step"));
         }
-        if let Some(n) = s.name.as_deref() {
-            if !seen_names.insert(n) {
-                problems.push(format!("{label}: the step name {n:?} is used twice"));
-            }
+        if let Some(n) = s.name.as_deref()
+            && !seen_names.insert(n)
+        {
+            problems.push(format!("{label}: the step name {n:?} is used twice"));
         }
     }
     if let Some(cycle) = find_cycle(m, index) {

@@ -150,10 +150,10 @@ async fn run(
 }
 
 fn base_python(m: &Manifest) -> String {
-    if m.run.language.as_deref() == Some("python") {
-        if let Some(cmd) = m.interpreter().and_then(|c| c.into_iter().next()) {
-            return cmd;
-        }
+    if m.run.language.as_deref() == Some("python")
+        && let Some(cmd) = m.interpreter().and_then(|c| c.into_iter().next())
+    {
+        return cmd;
     }
     "python3".into()
 }

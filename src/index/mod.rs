@@ -322,6 +322,8 @@ fn load_entry(name: &str, dir: &Path) -> Entry {
 }
 
 /// Resolve schema files named by the manifest.
+// A diagnostic is the whole point of the error path here; boxing it buys nothing.
+#[allow(clippy::result_large_err)]
 fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Status {
     let m = parsed.manifest;
     let load = |field: &str, rel: &str| -> Result<Map<String, Value>, Diagnostic> {

@@ -175,15 +175,15 @@ fn span_of<S>(doc: &toml_edit::Document<S>, path: &str) -> Option<Range<usize>> 
         match next {
             Some(n) => {
                 // A key's span (for tables) is more useful than the whole table's.
-                if let Some(table) = item.as_table_like() {
-                    if let Some((key, _)) = table.get_key_value(part) {
-                        best = key.span().or(best);
-                    }
+                if let Some(table) = item.as_table_like()
+                    && let Some((key, _)) = table.get_key_value(part)
+                {
+                    best = key.span().or(best);
                 }
-                if let Some(s) = n.span() {
-                    if !n.is_table() {
-                        best = Some(s);
-                    }
+                if let Some(s) = n.span()
+                    && !n.is_table()
+                {
+                    best = Some(s);
                 }
                 item = n;
             }

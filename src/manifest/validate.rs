@@ -56,14 +56,14 @@ pub(super) fn validate(m: &Manifest, dir_name: Option<&str>) -> Vec<Issue> {
     }
     if let Err(e) = names::validate(&m.name) {
         out.push(err("name", e.to_string(), e.hint()));
-    } else if let Some(dir) = dir_name {
-        if dir != m.name {
-            out.push(err(
-                "name",
-                format!("name {:?} differs from the directory name {dir:?}", m.name),
-                format!("set name = \"{dir}\" or rename the directory"),
-            ));
-        }
+    } else if let Some(dir) = dir_name
+        && dir != m.name
+    {
+        out.push(err(
+            "name",
+            format!("name {:?} differs from the directory name {dir:?}", m.name),
+            format!("set name = \"{dir}\" or rename the directory"),
+        ));
     }
     if m.description.trim().is_empty() {
         out.push(err(
@@ -259,14 +259,14 @@ fn check_schema(
             "keep one of them",
         ));
     }
-    if let Some(f) = file {
-        if !is_inner_path(f) {
-            out.push(err(
-                format!("{field}_file"),
-                format!("{f:?} is not a relative path inside the tool directory"),
-                "name a file beside tool.toml",
-            ));
-        }
+    if let Some(f) = file
+        && !is_inner_path(f)
+    {
+        out.push(err(
+            format!("{field}_file"),
+            format!("{f:?} is not a relative path inside the tool directory"),
+            "name a file beside tool.toml",
+        ));
     }
     if let Some(schema) = inline {
         let size = serde_json::to_string(schema).map(|t| t.len()).unwrap_or(0);
@@ -291,14 +291,14 @@ fn check_schema(
                 "add type = \"object\"",
             )),
         }
-        if let Some(p) = schema.get("properties") {
-            if !p.is_object() {
-                out.push(err(
-                    format!("{field}.properties"),
-                    "`properties` must be a table",
-                    "write [input_schema.properties.NAME] tables",
-                ));
-            }
+        if let Some(p) = schema.get("properties")
+            && !p.is_object()
+        {
+            out.push(err(
+                format!("{field}.properties"),
+                "`properties` must be a table",
+                "write [input_schema.properties.NAME] tables",
+            ));
         }
     }
 }

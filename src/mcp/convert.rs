@@ -23,7 +23,7 @@ pub const ALL_CAP: usize = crate::index::rank::LIST_CAP;
 
 impl Exposure {
     /// The stored tools to list: in name order when all fit, else in rank order.
-    pub fn select<'a>(self, index: &'a Index) -> Vec<&'a IndexTool> {
+    pub fn select(self, index: &Index) -> Vec<&IndexTool> {
         match self {
             Exposure::All => crate::index::rank::ranked(index, ALL_CAP),
             Exposure::Pinned => index.tools().filter(|t| t.manifest.pinned).collect(),
@@ -66,10 +66,10 @@ pub fn mcp_tool(t: &IndexTool) -> Tool {
         ann = ann.open_world(v);
     }
     tool = tool.with_annotations(ann);
-    if let Some(out) = &t.output_schema {
-        if out.get("type").and_then(|v| v.as_str()) == Some("object") {
-            tool = tool.with_raw_output_schema(Arc::new(out.clone()));
-        }
+    if let Some(out) = &t.output_schema
+        && out.get("type").and_then(|v| v.as_str()) == Some("object")
+    {
+        tool = tool.with_raw_output_schema(Arc::new(out.clone()));
     }
     tool
 }

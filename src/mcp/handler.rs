@@ -44,8 +44,8 @@ pub fn read_text(shared: &Shared, uri: &str) -> Option<(String, &'static str)> {
     text.push_str(&format!(
         "# tools/{name}/tool.toml\n\n```toml\n{manifest}```\n"
     ));
-    if let Some(t) = entry.tool() {
-        if let Some(entry_file) =
+    if let Some(t) = entry.tool()
+        && let Some(entry_file) =
             t.manifest
                 .run
                 .entry
@@ -55,11 +55,9 @@ pub fn read_text(shared: &Shared, uri: &str) -> Option<(String, &'static str)> {
                 } else {
                     None
                 })
-        {
-            if let Ok(src) = std::fs::read_to_string(entry.dir.join(entry_file)) {
-                text.push_str(&format!("\n# tools/{name}/{entry_file}\n\n```\n{src}```\n"));
-            }
-        }
+        && let Ok(src) = std::fs::read_to_string(entry.dir.join(entry_file))
+    {
+        text.push_str(&format!("\n# tools/{name}/{entry_file}\n\n```\n{src}```\n"));
     }
     Some((text, "text/markdown"))
 }
@@ -194,10 +192,10 @@ impl ServerHandler for Server {
         if let Some(t) = tools::definitions().into_iter().find(|t| t.name == name) {
             return Some(t);
         }
-        if self.shared.fixtures {
-            if let Some(t) = fixtures::tools().into_iter().find(|t| t.name == name) {
-                return Some(t);
-            }
+        if self.shared.fixtures
+            && let Some(t) = fixtures::tools().into_iter().find(|t| t.name == name)
+        {
+            return Some(t);
         }
         let idx = self.shared.app.index();
         idx.tool(name).map(convert::mcp_tool)
@@ -362,10 +360,10 @@ impl ServerHandler for Server {
         request: ReadResourceRequestParams,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        if self.shared.fixtures {
-            if let Some(r) = fixtures::read(&request.uri) {
-                return Ok(r.into());
-            }
+        if self.shared.fixtures
+            && let Some(r) = fixtures::read(&request.uri)
+        {
+            return Ok(r.into());
         }
         match read_text(&self.shared, &request.uri) {
             Some((text, mime)) => Ok(ReadResourceResult::new(vec![
@@ -487,10 +485,10 @@ impl ServerHandler for Server {
         request: GetPromptRequestParams,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        if self.shared.fixtures {
-            if let Some(r) = fixtures::get_prompt_request(&request) {
-                return r;
-            }
+        if self.shared.fixtures
+            && let Some(r) = fixtures::get_prompt_request(&request)
+        {
+            return r;
         }
         let args = request.arguments.unwrap_or_default();
         let arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);

@@ -74,10 +74,10 @@ impl Rounds {
         if let Some(a) = self.answers.get(&key) {
             return Some(a.clone());
         }
-        if let Ok(mut p) = self.pending.lock() {
-            if p.is_none() {
-                *p = Some((key, request));
-            }
+        if let Ok(mut p) = self.pending.lock()
+            && p.is_none()
+        {
+            *p = Some((key, request));
         }
         None
     }

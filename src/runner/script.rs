@@ -106,10 +106,11 @@ pub(crate) async fn launch(dir: &Path, tool: &Tool, worker: bool) -> Result<Laun
             e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default()
         ))
     })?;
-    if let Some(py) = &env.python {
-        if m.run.language.as_deref() == Some("python") && m.run.interpreter.is_none() {
-            interp[0] = py.to_string_lossy().into_owned();
-        }
+    if let Some(py) = &env.python
+        && m.run.language.as_deref() == Some("python")
+        && m.run.interpreter.is_none()
+    {
+        interp[0] = py.to_string_lossy().into_owned();
     }
     let is_node = m.run.language.as_deref() == Some("node")
         || Path::new(&interp[0])

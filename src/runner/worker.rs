@@ -116,10 +116,10 @@ impl Pool {
                 .map(|(k, _)| k.clone());
             match victim {
                 Some(k) => {
-                    if let Some(s) = slots.remove(&k) {
-                        if let Ok(mut w) = s.worker.try_lock() {
-                            *w = None; // dropping the worker kills it
-                        }
+                    if let Some(s) = slots.remove(&k)
+                        && let Ok(mut w) = s.worker.try_lock()
+                    {
+                        *w = None; // dropping the worker kills it
                     }
                 }
                 None => break, // every worker is busy: allow one more for now

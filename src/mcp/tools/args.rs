@@ -39,87 +39,84 @@ fn tidy(v: &mut Value, depth: usize) {
     if *v == Value::Bool(true) {
         *v = json!({});
     }
-    match v {
-        Value::Object(o) => {
-            if let Some(Value::Array(types)) = o.get_mut("type") {
-                types.retain(|t| t != "null");
-                if types.len() == 1 {
-                    let only = types.remove(0);
-                    o.insert("type".into(), only);
-                }
+    if let Value::Object(o) = v {
+        if let Some(Value::Array(types)) = o.get_mut("type") {
+            types.retain(|t| t != "null");
+            if types.len() == 1 {
+                let only = types.remove(0);
+                o.insert("type".into(), only);
             }
-            for key in ["anyOf", "oneOf"] {
-                if let Some(Value::Array(alts)) = o.get_mut(key) {
-                    alts.retain(|a| a.get("type").and_then(Value::as_str) != Some("null"));
-                    if alts.len() == 1 {
-                        let only = alts.remove(0);
-                        o.remove(key);
-                        if let Value::Object(inner) = only {
-                            for (k, x) in inner {
-                                o.entry(k).or_insert(x);
-                            }
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(alts)) = o.get_mut(key) {
+                alts.retain(|a| a.get("type").and_then(Value::as_str) != Some("null"));
+                if alts.len() == 1 {
+                    let only = alts.remove(0);
+                    o.remove(key);
+                    if let Value::Object(inner) = only {
+                        for (k, x) in inner {
+                            o.entry(k).or_insert(x);
                         }
                     }
                 }
             }
-            // A oneOf of string constants (a documented Rust enum) is an enum.
-            let consts: Option<Vec<Value>> = o.get("oneOf").and_then(Value::as_array).map(|alts| {
-                alts.iter()
-                    .filter_map(|a| a.get("const").filter(|c| c.is_string()).cloned())
-                    .collect()
-            });
-            if let Some(c) = consts
-                .filter(|c| Some(c.len()) == o.get("oneOf").and_then(Value::as_array).map(Vec::len))
-            {
-                o.remove("oneOf");
-                o.insert("type".into(), json!("string"));
-                o.insert("enum".into(), Value::Array(c));
-            }
-            if o.get("default")
-                .is_some_and(|d| d.is_null() || d == &json!([]) || d == &json!({}))
-            {
-                o.remove("default");
-            }
-            if o.get("format")
-                .and_then(Value::as_str)
-                .is_some_and(|f| f.starts_with("int") || f.starts_with("uint"))
-            {
-                o.remove("format");
-                if o.get("minimum") == Some(&json!(0)) {
-                    o.remove("minimum");
-                }
-            }
-            // Descriptions of top-level properties stay (depth 2 = properties.<name>), except
-            // on objects and enums whose own keys or values say what they are (limits, capabilities, ...).
-            if depth > 2 || o.contains_key("properties") || o.contains_key("enum") {
-                o.remove("description");
-            }
-            if o.contains_key("properties") && !o.contains_key("additionalProperties") {
-                o.insert("additionalProperties".into(), Value::Bool(false));
-            }
-            if o.get("additionalProperties") == Some(&Value::Bool(true)) {
-                o.remove("additionalProperties");
-            }
-            if let Some(Value::Array(e)) = o.get_mut("enum") {
-                e.retain(|x| !x.is_null());
-            }
-            for (k, x) in o.iter_mut() {
-                match (k.as_str(), x) {
-                    ("properties" | "$defs" | "patternProperties", Value::Object(m)) => {
-                        // A map of names to schemas: a property named `description` is no keyword.
-                        m.values_mut().for_each(|s| tidy(s, depth + 2));
-                    }
-                    ("items" | "additionalProperties" | "not" | "if" | "then" | "else", s) => {
-                        tidy(s, depth + 2)
-                    }
-                    ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(a)) => {
-                        a.iter_mut().for_each(|s| tidy(s, depth + 2))
-                    }
-                    _ => {}
-                }
+        }
+        // A oneOf of string constants (a documented Rust enum) is an enum.
+        let consts: Option<Vec<Value>> = o.get("oneOf").and_then(Value::as_array).map(|alts| {
+            alts.iter()
+                .filter_map(|a| a.get("const").filter(|c| c.is_string()).cloned())
+                .collect()
+        });
+        if let Some(c) = consts
+            .filter(|c| Some(c.len()) == o.get("oneOf").and_then(Value::as_array).map(Vec::len))
+        {
+            o.remove("oneOf");
+            o.insert("type".into(), json!("string"));
+            o.insert("enum".into(), Value::Array(c));
+        }
+        if o.get("default")
+            .is_some_and(|d| d.is_null() || d == &json!([]) || d == &json!({}))
+        {
+            o.remove("default");
+        }
+        if o.get("format")
+            .and_then(Value::as_str)
+            .is_some_and(|f| f.starts_with("int") || f.starts_with("uint"))
+        {
+            o.remove("format");
+            if o.get("minimum") == Some(&json!(0)) {
+                o.remove("minimum");
             }
         }
-        _ => {}
+        // Descriptions of top-level properties stay (depth 2 = properties.<name>), except
+        // on objects and enums whose own keys or values say what they are (limits, capabilities, ...).
+        if depth > 2 || o.contains_key("properties") || o.contains_key("enum") {
+            o.remove("description");
+        }
+        if o.contains_key("properties") && !o.contains_key("additionalProperties") {
+            o.insert("additionalProperties".into(), Value::Bool(false));
+        }
+        if o.get("additionalProperties") == Some(&Value::Bool(true)) {
+            o.remove("additionalProperties");
+        }
+        if let Some(Value::Array(e)) = o.get_mut("enum") {
+            e.retain(|x| !x.is_null());
+        }
+        for (k, x) in o.iter_mut() {
+            match (k.as_str(), x) {
+                ("properties" | "$defs" | "patternProperties", Value::Object(m)) => {
+                    // A map of names to schemas: a property named `description` is no keyword.
+                    m.values_mut().for_each(|s| tidy(s, depth + 2));
+                }
+                ("items" | "additionalProperties" | "not" | "if" | "then" | "else", s) => {
+                    tidy(s, depth + 2)
+                }
+                ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(a)) => {
+                    a.iter_mut().for_each(|s| tidy(s, depth + 2))
+                }
+                _ => {}
+            }
+        }
     }
 }
 
@@ -187,10 +184,11 @@ fn at<'a>(schema: &'a Value, pointer: &str) -> Option<&'a Value> {
 /// likely intended one.
 pub fn check(tool: &str, schema: &JsonObject, args: &mut JsonObject) -> Result<(), CallToolResult> {
     for (t, old, new) in ALIASES {
-        if *t == tool && !args.contains_key(*new) {
-            if let Some(v) = args.remove(*old) {
-                args.insert((*new).to_string(), v);
-            }
+        if *t == tool
+            && !args.contains_key(*new)
+            && let Some(v) = args.remove(*old)
+        {
+            args.insert((*new).to_string(), v);
         }
     }
     if let Some(Value::String(l)) = args.get_mut("language") {

@@ -77,10 +77,10 @@ pub fn is_meta(name: &str) -> bool {
 pub async fn call(name: &str, mut args: JsonObject, ctx: Ctx) -> Option<CallToolResponse> {
     // Every meta-tool's arguments are checked against its typed schema first: old spellings
     // renamed, unknown keys refused with a "did you mean".
-    if let Some(def) = definitions().into_iter().find(|t| t.name == name) {
-        if let Err(e) = args::check(name, &def.input_schema, &mut args) {
-            return Some(e.into());
-        }
+    if let Some(def) = definitions().into_iter().find(|t| t.name == name)
+        && let Err(e) = args::check(name, &def.input_schema, &mut args)
+    {
+        return Some(e.into());
     }
     if core::NAMES.contains(&name) {
         return core::call(name, args, ctx).await.map(Into::into);

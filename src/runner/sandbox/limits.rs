@@ -74,8 +74,7 @@ impl ChildLimits {
                         rlim_max: 0,
                     };
                     if libc::getrlimit(libc::RLIMIT_NPROC, &mut cur) == 0
-                        && (cur.rlim_cur == libc::RLIM_INFINITY
-                            || cur.rlim_cur as u64 > NPROC_LIMIT)
+                        && (cur.rlim_cur == libc::RLIM_INFINITY || cur.rlim_cur > NPROC_LIMIT)
                     {
                         set(libc::RLIMIT_NPROC, NPROC_LIMIT);
                     }
