@@ -18,6 +18,9 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
+use super::outcome::speaks_jsonrpc;
+pub(crate) use super::outcome::{Outcome, exit_code, finish};
+
 /// What a running script can ask of the host. The MCP layer implements it and routes each
 /// request to the client; `NoHost` refuses everything but logging.
 pub trait Host: Send + Sync {
@@ -314,131 +317,6 @@ pub async fn call_fresh(
     finish(m, outcome, &err_bytes, &stderr_text, err_overflow, host)
 }
 
-/// Whether a script's entry file speaks JSON-RPC (see `deps::register::detect_protocol`).
-fn speaks_jsonrpc(dir: &Path, m: &crate::manifest::Manifest) -> bool {
-    let entry = dir.join(m.run.entry.as_deref().unwrap_or("main"));
-    std::fs::read_to_string(entry).map_or(true, |src| {
-        deps::register::detect_protocol(&src, m.run.worker) == Protocol::Jsonrpc
-    })
-}
-
-/// Turn a call's outcome and its stderr into the result.
-pub(crate) fn finish(
-    m: &crate::manifest::Manifest,
-    outcome: Result<CallOutput, Outcome>,
-    err_bytes: &[u8],
-    stderr_text: &str,
-    err_overflow: bool,
-    host: &dyn Host,
-) -> Result<CallOutput, RunError> {
-    let name = m.name.clone();
-    let cap = m.limits.output_bytes();
-    match outcome {
-        Err(Outcome::Timeout) => Err(RunError::Timeout {
-            tool: name,
-            ms: m.limits.timeout_ms(),
-        }),
-        Err(Outcome::Overflow) => Err(RunError::OutputTooLarge {
-            tool: name,
-            bytes: cap,
-        }),
-        Err(Outcome::Exited(code)) => Err(RunError::Failed {
-            tool: name,
-            code,
-            stderr: format!(
-                "{}{}",
-                failure_output(stderr_text, ""),
-                sandbox::explain(stderr_text)
-            ),
-        }),
-        Err(Outcome::ExitedWith(code, stdout)) => Err(RunError::Failed {
-            tool: name,
-            code,
-            stderr: format!(
-                "{}{}",
-                failure_output(stderr_text, &stdout),
-                sandbox::explain(stderr_text)
-            ),
-        }),
-        Err(Outcome::Mismatch(what)) => Err(RunError::ProtocolMismatch {
-            tool: name,
-            message: format!(
-                "{what}{}",
-                if stderr_text.is_empty() {
-                    String::new()
-                } else {
-                    format!("\nstderr: {}", tail(stderr_text))
-                }
-            ),
-        }),
-        Err(Outcome::Eof) => Err(RunError::Protocol {
-            tool: name,
-            message: "the script closed its stdout without answering".into(),
-        }),
-        Err(Outcome::Protocol(message)) => Err(RunError::Protocol {
-            tool: name,
-            message: format!(
-                "{message}{}",
-                if stderr_text.is_empty() {
-                    String::new()
-                } else {
-                    format!("\nstderr: {}", tail(stderr_text))
-                }
-            ),
-        }),
-        Err(Outcome::ToolError(message, data)) => Err(RunError::ToolError {
-            tool: name,
-            message,
-            data,
-        }),
-        Ok(mut out) => {
-            if err_overflow {
-                return Err(RunError::OutputTooLarge {
-                    tool: name,
-                    bytes: cap,
-                });
-            }
-            out.logs.extend(super::lines(err_bytes));
-            for l in super::lines(err_bytes) {
-                host.log("info", &l);
-            }
-            Ok(out)
-        }
-    }
-}
-
-/// The exit code, or 128 + the signal that killed the process.
-pub(crate) fn exit_code(status: std::process::ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    status
-        .code()
-        .or_else(|| status.signal().map(|s| 128 + s))
-        .unwrap_or(-1)
-}
-
-/// What a failed script said: the end of its stderr, or of its stdout when stderr is empty.
-fn failure_output(stderr: &str, stdout: &str) -> String {
-    let stdout = stdout.trim();
-    match (stderr.is_empty(), stdout.is_empty()) {
-        (false, _) => tail(stderr),
-        (true, false) => format!("(stdout) {}", tail(stdout)),
-        (true, true) => "(it printed nothing on stderr or stdout)".into(),
-    }
-}
-
-/// The last part of a long stderr.
-fn tail(s: &str) -> String {
-    const MAX: usize = 4000;
-    if s.len() <= MAX {
-        return s.to_string();
-    }
-    let mut start = s.len() - MAX;
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("…{}", &s[start..])
-}
-
 pub(crate) fn kill_group(pid: Option<u32>) {
     if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
         // SAFETY: kill(2) with a negative pid signals the process group the child leads
@@ -447,19 +325,6 @@ pub(crate) fn kill_group(pid: Option<u32>) {
             libc::kill(-pid, libc::SIGKILL);
         }
     }
-}
-
-pub(crate) enum Outcome {
-    Timeout,
-    Eof,
-    Overflow,
-    Exited(i32),
-    /// Exited non-zero, with what it printed on stdout.
-    ExitedWith(i32, String),
-    /// A jsonrpc tool whose script does not speak JSON-RPC.
-    Mismatch(String),
-    Protocol(String),
-    ToolError(String, Option<Value>),
 }
 
 /// Read a stream to the end, keeping at most `cap` bytes; true when more came.
