@@ -342,29 +342,8 @@ fn lint(tb: &Toolbox, idx: &Index, as_json: bool) -> Result<i32> {
 }
 
 fn format_time(secs: i64) -> String {
-    // ISO-like UTC date without pulling in a date crate: days since epoch → civil date.
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
-        rem / 3600,
-        (rem % 3600) / 60
-    )
-}
-
-/// Howard Hinnant's days-to-civil algorithm.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+    gix::date::Time::new(secs, 0)
+        .format_or_unix(gix::date::time::CustomFormat::new("%Y-%m-%d %H:%M"))
 }
 
 /// `toolsmith call NAME --args JSON`.

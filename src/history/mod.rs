@@ -131,16 +131,17 @@ pub struct Version {
     pub tools: Vec<String>,
 }
 
-/// The trailers of a commit message: (key, value) pairs of the last paragraph.
+/// The trailers of a commit message: (key, value) pairs of the last paragraph, as git's
+/// trailer rules (gix's parser) read them.
 pub fn trailers(message: &str) -> Vec<(String, String)> {
-    let last = message.trim_end().rsplit("\n\n").next().unwrap_or("");
-    last.lines()
-        .filter_map(|l| {
-            let (k, v) = l.split_once(": ")?;
-            let ok = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
-            ok.then(|| (k.to_string(), v.trim().to_string()))
+    gix::objs::commit::MessageRef::from_bytes(message.as_bytes())
+        .body()
+        .map(|body| {
+            body.trailers()
+                .map(|t| (t.token.to_string(), t.value.to_string()))
+                .collect()
         })
-        .collect()
+        .unwrap_or_default()
 }
 
 impl From<&CommitInfo> for Version {
@@ -166,24 +167,8 @@ impl From<&CommitInfo> for Version {
 
 /// `YYYY-MM-DDTHH:MM:SSZ` for seconds since the epoch (proleptic Gregorian, UTC).
 pub fn format_utc(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    gix::date::Time::new(secs, 0)
+        .format_or_unix(gix::date::time::CustomFormat::new("%Y-%m-%dT%H:%M:%SZ"))
 }
 
 /// The repository-relative directory of a tool, after validating its name.

@@ -57,20 +57,26 @@ pub struct Server {
 
 impl Default for Session {
     fn default() -> Session {
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        h.write_u128(nanos);
-        h.write_u32(std::process::id());
         Session {
-            id: format!("{:016x}", h.finish()),
+            id: session_id(),
             log_level: Mutex::default(),
             subscribed: Mutex::default(),
         }
     }
+}
+
+/// A random session id (128 bits from the OS): it names the session's commits (`Session:`
+/// trailer) that `undo_session` reverts, so it must not be guessable or repeat.
+fn session_id() -> String {
+    let mut b = [0u8; 16];
+    if getrandom::fill(&mut b).is_err() {
+        // Practically unreachable; still unique per process and call.
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        b[..8].copy_from_slice(&h.finish().to_le_bytes());
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 impl Server {

@@ -15,16 +15,13 @@ use std::sync::{Mutex, OnceLock};
 pub fn codec() -> &'static RequestStateCodec {
     static CODEC: OnceLock<RequestStateCodec> = OnceLock::new();
     CODEC.get_or_init(|| {
-        use sha2::Digest;
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        h.write_u128(nanos);
-        let seed = format!("{}-{}-{nanos}", h.finish(), std::process::id());
-        RequestStateCodec::new_unchecked(sha2::Sha256::digest(seed.as_bytes()).to_vec())
+        let mut key = [0u8; 32];
+        if let Err(e) = getrandom::fill(&mut key) {
+            // Without OS randomness the key would be guessable; no sealed state is better
+            // than forgeable state, so refuse to run rather than fall back.
+            panic!("the operating system's random source failed ({e}); cannot seal request state");
+        }
+        RequestStateCodec::new_unchecked(key.to_vec())
     })
 }
 

@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, Linker, Module, PoolingAllocationConfig, Store,
-    StoreLimits, StoreLimitsBuilder,
+    Config, Engine, InstanceAllocationStrategy, Linker, Module, PoolingAllocationConfig,
+    ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder,
 };
 use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
@@ -41,7 +41,50 @@ pub const MAX_MEMORY_MB: u64 = 1024;
 
 struct Ctx {
     wasi: WasiP1Ctx,
-    limits: StoreLimits,
+    limits: Limits,
+}
+
+/// The store's limits, remembering whether a memory request was refused: that is how a call
+/// that ran out of memory is told apart from any other trap (no matching of error text).
+struct Limits {
+    inner: StoreLimits,
+    memory_refused: bool,
+}
+
+impl ResourceLimiter for Limits {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let r = self.inner.memory_growing(current, desired, maximum);
+        if !matches!(r, Ok(true)) {
+            self.memory_refused = true;
+        }
+        r
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.inner.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.inner.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.inner.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.inner.memories()
+    }
 }
 
 /// A verified, compiled module ready to instantiate.
@@ -355,11 +398,14 @@ impl WasmRunner {
                     })?;
             }
         }
-        let limits = StoreLimitsBuilder::new()
-            .memory_size((mem_mb as usize) << 20)
-            .trap_on_grow_failure(true)
-            .instances(1)
-            .build();
+        let limits = Limits {
+            inner: StoreLimitsBuilder::new()
+                .memory_size((mem_mb as usize) << 20)
+                .trap_on_grow_failure(true)
+                .instances(1)
+                .build(),
+            memory_refused: false,
+        };
         let mut store = Store::new(
             &self.engine,
             Ctx {
@@ -376,6 +422,7 @@ impl WasmRunner {
             .instantiate(&mut store)
             .and_then(|i| i.get_typed_func::<(), ()>(&mut store, "_start"))
             .and_then(|f| f.call(&mut store, ()));
+        let memory_refused = store.data().limits.memory_refused;
         drop(store);
         let out = stdout.contents();
         let err = stderr.contents();
@@ -408,10 +455,7 @@ impl WasmRunner {
                     });
                 }
                 let text = format!("{e:#}");
-                if text.contains("forcing trap when growing memory")
-                    || text.contains("memory minimum size")
-                    || text.contains("exceeds memory limits")
-                {
+                if memory_refused {
                     return Err(RunError::Memory {
                         tool: name,
                         mb: mem_mb,
