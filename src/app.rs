@@ -466,8 +466,7 @@ pub fn check_arguments(tool: &Tool, args: &Value) -> Result<(), CallError> {
             problems: format!("arguments must be a JSON object, not {args}"),
         });
     }
-    let schema = Value::Object(tool.input_schema.clone());
-    let validator = match jsonschema::validator_for(&schema) {
+    let validator = match tool.validator.get(&tool.input_schema) {
         Ok(v) => v,
         Err(e) => {
             return Err(CallError::Broken {

@@ -234,6 +234,7 @@ pub async fn run(
         input_schema: Default::default(),
         output_schema: None,
         warnings: vec![],
+        validator: Default::default(),
     };
     let calls = AtomicUsize::new(0);
     let counting = CountingHost {

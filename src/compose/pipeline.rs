@@ -211,6 +211,7 @@ pub async fn create(
         output_schema: parsed.manifest.output_schema.clone(),
         manifest: parsed.manifest,
         warnings: vec![],
+        validator: Default::default(),
     };
     let dir = app.toolbox.tools_dir();
     let failures = crate::examples::check(app, &dir, &tool, host).await;

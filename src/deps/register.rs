@@ -408,6 +408,7 @@ pub async fn register(
         output_schema: m.output_schema.clone(),
         manifest: m,
         warnings: parsed.warnings,
+        validator: Default::default(),
     };
     let failures = crate::examples::check(app, &staging, &tool, host).await;
     let total = tool.manifest.examples.len();

@@ -6,6 +6,7 @@
 //! (by size and modification time).
 
 pub mod rank;
+pub mod schema;
 mod search;
 
 pub use search::{SearchHit, search};
@@ -30,6 +31,8 @@ pub struct Tool {
     /// The output schema, if declared.
     pub output_schema: Option<Map<String, Value>>,
     pub warnings: Vec<Diagnostic>,
+    /// `input_schema` compiled (on the first call, then kept with the entry).
+    pub validator: schema::CompiledSchema,
 }
 
 /// The state of one tool directory.
@@ -370,6 +373,7 @@ fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Status {
             input_schema,
             output_schema,
             warnings: parsed.warnings,
+            validator: Default::default(),
         })),
         (i, o) => Status::Broken(i.err().into_iter().chain(o.err()).collect()),
     }
