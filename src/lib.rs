@@ -17,6 +17,7 @@ pub mod manifest;
 pub mod mcp;
 pub mod memory;
 pub mod names;
+pub mod platform;
 pub mod runner;
 pub mod scaffold;
 pub mod share;

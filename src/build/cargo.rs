@@ -93,27 +93,6 @@ pub async fn build(
     }
 }
 
-/// Kills cargo's whole process group (cargo, rustc, linkers) unless disarmed.
-struct GroupKiller(Option<i32>);
-
-impl GroupKiller {
-    fn kill(&mut self) {
-        if let Some(pgid) = self.0.take() {
-            // SAFETY: killpg only sends a signal; the group is the one cargo was started in
-            // (process_group(0) makes its pid the group id) and it has not been reaped yet.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 /// The cargo command: `TOOLSMITH_CARGO`, else `cargo` on PATH.
 pub fn cargo_command() -> PathBuf {
     std::env::var_os("TOOLSMITH_CARGO")
@@ -180,15 +159,13 @@ async fn run(
         .current_dir(work)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = cmd.spawn().map_err(|e| BuildError::NoCargo {
+        .stderr(Stdio::piped());
+    // cargo, rustc and the linkers are one tree, killed together on a stop or a drop.
+    let mut child = crate::platform::ProcessTree::spawn(cmd).map_err(|e| BuildError::NoCargo {
         command: cargo.display().to_string(),
         message: e.to_string(),
     })?;
-    let mut killer = GroupKiller(child.id().map(|p| p as i32));
-    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+    let (Some(stdout), Some(stderr)) = (child.stdout(), child.stderr()) else {
         return Err(BuildError::Internal {
             message: "cargo's output pipes are missing".into(),
         });
@@ -214,11 +191,11 @@ async fn run(
     while out_open || err_open {
         tokio::select! {
             _ = cancel.cancelled() => {
-                killer.kill();
+                child.kill();
                 return Err(BuildError::Cancelled { tool: tool.to_string() });
             }
             _ = &mut deadline => {
-                killer.kill();
+                child.kill();
                 return Err(BuildError::Cargo {
                     tool: tool.to_string(),
                     message: format!("cargo ran longer than {} s and was stopped", BUILD_TIMEOUT.as_secs()),
@@ -252,12 +229,11 @@ async fn run(
     }
     let status = tokio::select! {
         _ = cancel.cancelled() => {
-            killer.kill();
+            child.kill();
             return Err(BuildError::Cancelled { tool: tool.to_string() });
         }
         s = child.wait() => s,
     };
-    killer.0 = None;
     let status = status.map_err(|e| BuildError::Internal {
         message: format!("waiting for cargo: {e}"),
     })?;

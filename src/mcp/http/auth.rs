@@ -116,7 +116,6 @@ pub fn load_token(
 
 fn write_new_token(path: &Path) -> Result<(), AuthError> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let err = |source| AuthError::WriteToken {
         path: path.to_path_buf(),
         source,
@@ -126,12 +125,7 @@ fn write_new_token(path: &Path) -> Result<(), AuthError> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(err)?;
     }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(err)?;
+    let mut f = crate::platform::create_private(path).map_err(err)?;
     writeln!(f, "{}", hex::encode(bytes)).map_err(err)?;
     Ok(())
 }
