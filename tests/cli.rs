@@ -195,3 +195,86 @@ fn the_default_toolbox_is_created_and_seeded_on_first_use() {
             .is_file()
     );
 }
+
+/// `doctor` reports what this machine has, one check per line with hints, and fails (exit 1)
+/// when no sandbox can run scripts — without creating or changing the toolbox.
+#[test]
+fn doctor_tells_what_works_and_what_is_missing() {
+    let (_tmp, dir) = example_box();
+    let run = |extra: &[(&str, &str)]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+        c.arg("--toolbox").arg(&dir).args(["doctor", "--json"]);
+        c.env("GIT_COMMITTER_NAME", "Doc Tor")
+            .env("GIT_COMMITTER_EMAIL", "doc@example.com");
+        for (k, v) in extra {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    let head = |d: &Path| git(d, &["rev-parse", "HEAD"]);
+    let before = head(&dir);
+
+    let o = run(&[]);
+    let checks: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let find = |v: &serde_json::Value, name: &str| -> Vec<serde_json::Value> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["check"] == name)
+            .cloned()
+            .collect()
+    };
+    let tb = &find(&checks, "toolbox")[0];
+    assert_eq!(tb["status"], "ok", "{tb}");
+    assert!(tb["detail"].as_str().unwrap().contains("7 tools"), "{tb}");
+    let id = &find(&checks, "git identity")[0];
+    assert!(
+        id["detail"]
+            .as_str()
+            .unwrap()
+            .contains("Doc Tor <doc@example.com>"),
+        "{id}"
+    );
+    // The real interpreter behind PATH is named (python3 is in the suite's requirements).
+    let py = &find(&checks, "python")[0];
+    assert_eq!(py["status"], "ok", "{py}");
+    assert!(
+        std::path::Path::new(py["detail"].as_str().unwrap().split(' ').next().unwrap())
+            .is_absolute()
+    );
+    assert!(find(&checks, "sandbox").iter().any(|c| c["status"] == "ok"));
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // No sandbox mechanism: a failing check with the fix and the opt-out.
+    let o = run(&[
+        ("TOOLSMITH_BWRAP", "/nonexistent"),
+        ("TOOLSMITH_SANDBOX_NO_FALLBACK", "1"),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let checks: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let fail = find(&checks, "sandbox")
+        .into_iter()
+        .find(|c| c["status"] == "fail")
+        .expect("a failing sandbox check");
+    assert!(
+        fail["detail"].as_str().unwrap().contains("are refused"),
+        "{fail}"
+    );
+    assert!(
+        fail["hint"]
+            .as_str()
+            .unwrap()
+            .contains("--allow-unsandboxed"),
+        "{fail}"
+    );
+
+    // A missing interpreter is a warning with how to install it; PATH without php.
+    let o = run(&[("PATH", "/nonexistent-bin")]);
+    let checks: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let php = &find(&checks, "php")[0];
+    assert_eq!(php["status"], "warn", "{php}");
+    assert!(php["hint"].as_str().unwrap().contains("php"), "{php}");
+
+    assert_eq!(head(&dir), before, "doctor wrote nothing");
+    assert_eq!(git(&dir, &["status", "--porcelain"]), "");
+}

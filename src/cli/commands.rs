@@ -108,6 +108,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             crate::runner::sandbox::log_status();
             super::serve::serve(open(explicit, &location)?, args)
         }
+        Command::Doctor => super::doctor::run(explicit.as_deref(), &location, cli.json),
         Command::Build { name, force } => {
             super::build::run(open(explicit, &location)?, &name, force, cli.json)
         }

@@ -5,6 +5,7 @@
 
 mod build;
 mod commands;
+mod doctor;
 mod history;
 mod output;
 mod scripts;
@@ -126,6 +127,9 @@ pub enum Command {
     Export(share::ExportArgs),
     /// Serve the toolbox over MCP (stdio by default).
     Serve(serve::ServeArgs),
+    /// What works on this machine: toolbox, git identity, interpreters (and their real
+    /// paths), the wasm32-wasip1 target, the sandbox, cgroups, free disk — with hints.
+    Doctor,
 }
 
 /// Template languages for `new`.

@@ -175,14 +175,14 @@ fn http_auth(addr: std::net::SocketAddr, args: &ServeArgs) -> Result<crate::mcp:
     }
     let (token, created) =
         auth::load_token(args.token_file.as_deref(), &auth_dir()).map_err(user)?;
-    if let Some(file) = &args.token_file {
-        if std::fs::metadata(file).is_ok_and(|m| crate::platform::readable_by_others(&m)) {
-            eprintln!(
-                "toolsmith: warning: {} is readable by other users; hint: chmod 600 {}",
-                file.display(),
-                file.display()
-            );
-        }
+    if let Some(file) = &args.token_file
+        && std::fs::metadata(file).is_ok_and(|m| crate::platform::readable_by_others(&m))
+    {
+        eprintln!(
+            "toolsmith: warning: {} is readable by other users; hint: chmod 600 {}",
+            file.display(),
+            file.display()
+        );
     }
     match created {
         Some(path) => eprintln!(

@@ -167,6 +167,14 @@ impl Toolbox {
         Toolbox::init(root, &seed, "toolsmith")
     }
 
+    /// The identity this toolbox's commits are made with (see `layout::signature`), and
+    /// whether it is toolsmith's fallback because git has none configured.
+    pub fn identity(&self) -> (crate::git::Signature, bool) {
+        let sig = layout::signature(self.root());
+        let fallback = sig.name == "toolsmith" && sig.email == "toolsmith@localhost";
+        (sig, fallback)
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }

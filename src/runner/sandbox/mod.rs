@@ -152,6 +152,18 @@ pub fn availability() -> Vec<(Mechanism, Result<(), String>)> {
     out
 }
 
+/// Whether a pids cgroup can be made here (to contain fork bombs beyond `RLIMIT_NPROC`).
+pub fn pids_cgroup_available() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        cgroup::PidsCgroup::new(1).is_some()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
 /// The mechanism for a tool with this sandbox mode, or why none may be used.
 pub fn choose(mode: SandboxMode) -> Result<Mechanism, SandboxError> {
     if mode == SandboxMode::None {

@@ -1,0 +1,415 @@
+//! `toolsmith doctor`: what works on this machine, one line per check, each with a hint when
+//! something is missing. It only reads: no toolbox is created, nothing is written.
+
+use super::output;
+use crate::runner::sandbox;
+use crate::toolbox::Toolbox;
+use anyhow::Result;
+use serde::Serialize;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Below this much free space in the cache, builds and environments may fail.
+const LOW_DISK: u64 = 2 << 30;
+
+#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Ok,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Serialize)]
+struct Check {
+    check: String,
+    status: Status,
+    detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<String>,
+}
+
+fn check(name: &str, status: Status, detail: impl Into<String>, hint: Option<String>) -> Check {
+    Check {
+        check: name.into(),
+        status,
+        detail: detail.into(),
+        hint,
+    }
+}
+
+/// Run every check and print them. Exit code 1 when a check failed.
+pub(super) fn run(explicit: Option<&Path>, location: &Path, as_json: bool) -> Result<i32> {
+    let mut checks = Vec::new();
+    toolbox_checks(explicit.unwrap_or(location), &mut checks);
+    checks.extend(interpreters());
+    checks.push(wasm_target());
+    checks.extend(sandbox_checks());
+    checks.push(disk());
+
+    if as_json {
+        output::json(&serde_json::to_value(&checks)?);
+    } else {
+        for c in &checks {
+            let mark = match c.status {
+                Status::Ok => "ok  ",
+                Status::Warn => "warn",
+                Status::Fail => "FAIL",
+            };
+            println!("{mark}  {:<12} {}", c.check, c.detail);
+            if let Some(h) = &c.hint {
+                println!("      {:<12} hint: {h}", "");
+            }
+        }
+    }
+    Ok(i32::from(checks.iter().any(|c| c.status == Status::Fail)))
+}
+
+fn toolbox_checks(dir: &Path, out: &mut Vec<Check>) {
+    if !dir.join(".git").exists() {
+        out.push(check(
+            "toolbox",
+            Status::Warn,
+            format!("none yet at {}", dir.display()),
+            Some("`toolsmith serve` or `toolsmith init` creates it".into()),
+        ));
+        return;
+    }
+    let tb = match Toolbox::open(dir) {
+        Ok(tb) => tb,
+        Err(e) => {
+            out.push(check(
+                "toolbox",
+                Status::Fail,
+                format!("{} cannot be opened: {e}", dir.display()),
+                e.hint(),
+            ));
+            return;
+        }
+    };
+    let idx = crate::index::Index::build(tb.root());
+    let (tools, broken) = (idx.tools().count(), idx.broken().count());
+    out.push(check(
+        "toolbox",
+        if broken > 0 { Status::Warn } else { Status::Ok },
+        format!(
+            "{} ({tools} tools{})",
+            dir.display(),
+            if broken > 0 {
+                format!(", {broken} broken")
+            } else {
+                String::new()
+            }
+        ),
+        (broken > 0).then(|| "`toolsmith lint` points at each problem".into()),
+    ));
+    match crate::git::check_write_state(tb.root()) {
+        Ok(()) => out.push(check("git state", Status::Ok, "writable", None)),
+        Err(e) => out.push(check(
+            "git state",
+            Status::Fail,
+            format!("writes are refused: {e}"),
+            Some(
+                "finish or abort what git is doing in the toolbox (`git status` says what)".into(),
+            ),
+        )),
+    }
+    let (sig, fallback) = tb.identity();
+    out.push(if fallback {
+        check(
+            "git identity",
+            Status::Warn,
+            "none configured: commits are made as toolsmith <toolsmith@localhost>",
+            Some("git config --global user.name \"Your Name\" && git config --global user.email you@example.com".into()),
+        )
+    } else {
+        check(
+            "git identity",
+            Status::Ok,
+            format!("{} <{}>", sig.name, sig.email),
+            None,
+        )
+    });
+}
+
+/// Each interpreter on PATH, and the real executable behind it (shims followed by asking the
+/// interpreter itself).
+fn interpreters() -> Vec<Check> {
+    const LANGS: &[(&str, &str, &[&str], &str)] = &[
+        (
+            "python",
+            "python3",
+            &[
+                "-c",
+                "import sys; print(sys.executable, sys.version.split()[0])",
+            ],
+            "apt-get install python3 (or brew install python)",
+        ),
+        (
+            "node",
+            "node",
+            &["-e", "console.log(process.execPath, process.version)"],
+            "apt-get install nodejs (or brew install node)",
+        ),
+        (
+            "ruby",
+            "ruby",
+            &[
+                "-e",
+                "require 'rbconfig'; puts [RbConfig.ruby, RUBY_VERSION].join(' ')",
+            ],
+            "apt-get install ruby (or brew install ruby)",
+        ),
+        (
+            "bash",
+            "bash",
+            &["-c", "echo \"$BASH $BASH_VERSION\""],
+            "apt-get install bash",
+        ),
+        (
+            "perl",
+            "perl",
+            &["-e", "print \"$^X $^V\\n\""],
+            "apt-get install perl",
+        ),
+        (
+            "php",
+            "php",
+            &["-r", "echo PHP_BINARY, ' ', PHP_VERSION, \"\\n\";"],
+            "apt-get install php-cli (or brew install php)",
+        ),
+    ];
+    let handles: Vec<_> = LANGS
+        .iter()
+        .map(|&(label, bin, args, install)| {
+            std::thread::spawn(move || match which::which(bin) {
+                Err(_) => check(
+                    label,
+                    Status::Warn,
+                    format!("`{bin}` is not on PATH: {label} tools cannot run"),
+                    Some(install.into()),
+                ),
+                Ok(path) => match ask(&path, args) {
+                    Some(real) => {
+                        let (exe, version) = real.split_once(' ').unwrap_or((&real, ""));
+                        let via = if Path::new(exe) == path {
+                            String::new()
+                        } else {
+                            format!(" (via {})", path.display())
+                        };
+                        check(label, Status::Ok, format!("{exe} {version}{via}"), None)
+                    }
+                    None => check(
+                        label,
+                        Status::Warn,
+                        format!("{} is on PATH but did not answer", path.display()),
+                        Some(format!(
+                            "run `{} --version` to see what is wrong",
+                            path.display()
+                        )),
+                    ),
+                },
+            })
+        })
+        .collect();
+    handles.into_iter().filter_map(|h| h.join().ok()).collect()
+}
+
+/// Run `exe args` (5 s at most) and return its first line of output.
+fn ask(exe: &Path, args: &[&str]) -> Option<String> {
+    let mut child = Command::new(exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let out = child.wait_with_output().ok()?;
+    let line = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()?
+        .trim()
+        .to_string();
+    (!line.is_empty()).then_some(line)
+}
+
+fn wasm_target() -> Check {
+    let target = crate::build::TARGET;
+    let cargo = crate::build::cargo_command();
+    let rustc_out = Command::new(&cargo)
+        .args(["--version"])
+        .stderr(Stdio::null())
+        .output();
+    if !rustc_out.is_ok_and(|o| o.status.success()) {
+        return check(
+            "rust/wasm",
+            Status::Warn,
+            format!(
+                "no cargo ({}): Rust tools cannot be built (scripts still work)",
+                cargo.display()
+            ),
+            Some(format!(
+                "install Rust with rustup (https://rustup.rs), then `rustup target add {target}`"
+            )),
+        );
+    }
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .any(|l| l.trim() == target)
+        });
+    match installed {
+        Some(true) => check(
+            "rust/wasm",
+            Status::Ok,
+            format!("cargo and the {target} target"),
+            None,
+        ),
+        Some(false) => check(
+            "rust/wasm",
+            Status::Warn,
+            format!("the {target} target is missing: Rust tools cannot be built"),
+            Some(format!("rustup target add {target}")),
+        ),
+        None => check(
+            "rust/wasm",
+            Status::Warn,
+            format!("cargo found, but no rustup to check for the {target} target"),
+            Some(format!(
+                "make sure the Rust standard library for {target} is installed"
+            )),
+        ),
+    }
+}
+
+fn sandbox_checks() -> Vec<Check> {
+    let mut out = Vec::new();
+    let avail = sandbox::availability();
+    let chosen = avail.iter().find(|(_, r)| r.is_ok()).map(|(m, _)| *m);
+    for (m, r) in &avail {
+        out.push(match r {
+            Ok(()) => check(
+                "sandbox",
+                Status::Ok,
+                format!(
+                    "{}{}",
+                    m.as_str(),
+                    if Some(*m) == chosen {
+                        " (used)"
+                    } else {
+                        " (available)"
+                    }
+                ),
+                None,
+            ),
+            Err(why) => check(
+                "sandbox",
+                Status::Warn,
+                format!("{} unavailable: {why}", m.as_str()),
+                None,
+            ),
+        });
+    }
+    if chosen.is_none() {
+        let platform = if cfg!(target_os = "linux") {
+            "on this Linux machine"
+        } else if cfg!(target_os = "macos") {
+            "on this Mac"
+        } else {
+            "on this platform (bubblewrap, Landlock and Seatbelt do not exist here)"
+        };
+        let hint = if cfg!(target_os = "linux") {
+            "apt-get install bubblewrap (and allow unprivileged user namespaces), or boot with Landlock enabled (lsm=landlock); or knowingly opt out with --allow-unsandboxed"
+        } else {
+            "script tools are refused; knowingly opt out with --allow-unsandboxed (WASM tools run sandboxed everywhere)"
+        };
+        out.push(check(
+            "sandbox",
+            if sandbox::unsandboxed_allowed() {
+                Status::Warn
+            } else {
+                Status::Fail
+            },
+            format!(
+                "no sandbox mechanism {platform}: script tools {}",
+                if sandbox::unsandboxed_allowed() {
+                    "run UNSANDBOXED (--allow-unsandboxed is set)"
+                } else {
+                    "are refused"
+                }
+            ),
+            Some(hint.into()),
+        ));
+    }
+    if cfg!(target_os = "linux") {
+        out.push(if sandbox::pids_cgroup_available() {
+            check("cgroup", Status::Ok, "pids cgroup: a script's processes are counted and killed as one", None)
+        } else {
+            check(
+                "cgroup",
+                Status::Warn,
+                "no writable pids cgroup: process counts are limited by RLIMIT_NPROC only",
+                Some("run toolsmith in a cgroup it may write (e.g. `systemd-run --user --scope -p Delegate=yes toolsmith serve`)".into()),
+            )
+        });
+    }
+    out
+}
+
+fn disk() -> Check {
+    let cache = crate::build::cache_root();
+    // The cache may not exist yet: measure the nearest existing ancestor.
+    let probe = cache
+        .ancestors()
+        .find(|p| p.exists())
+        .unwrap_or(Path::new("."));
+    match fs4::available_space(probe) {
+        Ok(free) if free < LOW_DISK => check(
+            "disk",
+            Status::Warn,
+            format!("{} free for the cache at {}", human(free), cache.display()),
+            Some("free some space, or point TOOLSMITH_CACHE at a larger disk".into()),
+        ),
+        Ok(free) => check(
+            "disk",
+            Status::Ok,
+            format!("{} free for the cache at {}", human(free), cache.display()),
+            None,
+        ),
+        Err(e) => check(
+            "disk",
+            Status::Warn,
+            format!("cannot tell the free space at {}: {e}", cache.display()),
+            None,
+        ),
+    }
+}
+
+fn human(bytes: u64) -> String {
+    let gib = bytes as f64 / f64::from(1u32 << 30);
+    if gib >= 1.0 {
+        format!("{gib:.1} GiB")
+    } else {
+        format!("{:.0} MiB", bytes as f64 / f64::from(1u32 << 20))
+    }
+}
