@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use toolsmith::app::App;
-use toolsmith::deps::register::{self, ScriptSpec};
+use toolsmith::register::{self, ScriptSpec};
 use toolsmith::runner::script::NoHost;
 use toolsmith::toolbox::{Actor, Toolbox};
 

@@ -4,15 +4,9 @@
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
-/// Names never part of a tool's source: build outputs, environments, caches.
-pub const IGNORED_NAMES: &[&str] = &[
-    "target",
-    ".venv",
-    "node_modules",
-    "__pycache__",
-    ".toolsmith",
-    ".git",
-];
+/// Names never part of a tool's source: build outputs, environments, caches (the one list,
+/// kept in `names`).
+pub const IGNORED_NAMES: &[&str] = crate::names::RESERVED_DIRS;
 
 /// "sha256:<hex>" of bytes.
 pub fn sha256_bytes(bytes: &[u8]) -> String {

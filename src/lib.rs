@@ -18,6 +18,7 @@ pub mod mcp;
 pub mod memory;
 pub mod names;
 pub mod platform;
+pub mod register;
 pub mod runner;
 pub mod scaffold;
 pub mod share;

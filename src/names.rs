@@ -106,7 +106,14 @@ pub const MAX_PATH_LEN: usize = 1024;
 
 /// Directory names that never belong to a tool's committed files: build output, environments,
 /// caches and git itself (they are ignored by git, so a file there would be silently lost).
-pub const RESERVED_DIRS: &[&str] = crate::hashing::IGNORED_NAMES;
+pub const RESERVED_DIRS: &[&str] = &[
+    "target",
+    ".venv",
+    "node_modules",
+    "__pycache__",
+    ".toolsmith",
+    ".git",
+];
 
 /// Why a file path inside a tool was refused.
 #[derive(Debug, Error, PartialEq, Eq)]

@@ -170,3 +170,80 @@ fn the_code_map_names_every_module() {
         "ARCHITECTURE.md names modules that do not exist: {gone:?}"
     );
 }
+
+/// The top-level module a source file belongs to (`src/runner/script.rs` → `runner`).
+fn top_module(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("src/")?;
+    let first = rest.split('/').next()?;
+    let m = first.strip_suffix(".rs").unwrap_or(first);
+    (m != "lib" && m != "main").then(|| m.to_string())
+}
+
+/// The top-level modules one file's code (tests excluded) names through `crate::`.
+fn uses(text: &str) -> std::collections::BTreeSet<String> {
+    let code = code_only(text);
+    let code = match code.find("#[cfg(test)]") {
+        Some(i) => &code[..i],
+        None => &code,
+    };
+    code.match_indices("crate::")
+        .filter_map(|(i, _)| {
+            let name: String = code[i + 7..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            (!name.is_empty()).then_some(name)
+        })
+        .collect()
+}
+
+/// No import cycles between top-level modules: each module's dependencies form a DAG, so
+/// each can be understood (and tested) from the ones below it.
+#[test]
+fn top_level_modules_have_no_import_cycles() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (p, t) in sources() {
+        let Some(m) = top_module(&p) else { continue };
+        let deps = graph.entry(m.clone()).or_default();
+        for u in uses(&t) {
+            if u != m {
+                deps.insert(u);
+            }
+        }
+    }
+    // A cycle exists iff a depth-first search meets a module still on its stack.
+    fn visit(
+        m: &str,
+        g: &BTreeMap<String, BTreeSet<String>>,
+        stack: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = stack.iter().position(|s| s == m) {
+            let mut cycle = stack[i..].to_vec();
+            cycle.push(m.to_string());
+            return Some(cycle);
+        }
+        if done.contains(m) {
+            return None;
+        }
+        stack.push(m.to_string());
+        for d in g.get(m).into_iter().flatten() {
+            if let Some(c) = visit(d, g, stack, done) {
+                return Some(c);
+            }
+        }
+        stack.pop();
+        done.insert(m.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    for m in graph.keys() {
+        if let Some(cycle) = visit(m, &graph, &mut Vec::new(), &mut done) {
+            panic!(
+                "import cycle between top-level modules: {}; move what both need below them",
+                cycle.join(" → ")
+            );
+        }
+    }
+}

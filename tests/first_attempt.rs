@@ -202,7 +202,7 @@ impl toolsmith::runner::script::Host for Quiet {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn editing_code_reuses_unchanged_dependencies() {
-    use toolsmith::deps::register::{ScriptSpec, register};
+    use toolsmith::register::{ScriptSpec, register};
     let (_tmp, tb) = toolbox();
     let root = tb.root().to_path_buf();
     let app = toolsmith::app::App::new(tb);

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Mutex;
 use toolsmith::app::{App, CallError};
-use toolsmith::deps::register::{self, RegisterError, ScriptSpec};
+use toolsmith::register::{self, RegisterError, ScriptSpec};
 use toolsmith::runner::RunError;
 use toolsmith::runner::script::Host;
 use toolsmith::toolbox::Actor;

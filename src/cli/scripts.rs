@@ -2,8 +2,8 @@
 //! (the same fields as the MCP `register_script` tool).
 
 use super::output::{self, UserError};
-use crate::deps::register::{self, ScriptSpec};
 use crate::manifest::{Example, Protocol, SandboxMode};
+use crate::register::{self, ScriptSpec};
 use crate::toolbox::{Actor, Toolbox};
 use anyhow::Result;
 use serde_json::{Value, json};

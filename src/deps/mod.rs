@@ -7,8 +7,6 @@
 //! built from another lockfile (after a clone, pull or update): each environment records the
 //! sha256 of the lockfile it was built from.
 
-pub mod register;
-
 use crate::hashing::sha256_bytes;
 use crate::manifest::Manifest;
 use std::collections::HashMap;

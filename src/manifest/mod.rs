@@ -198,6 +198,21 @@ pub enum Protocol {
     Plain,
 }
 
+impl Protocol {
+    /// The protocol of a script whose registration does not name one: a source that speaks
+    /// JSON-RPC (it mentions `jsonrpc`, as the template helpers do) or asks for a warm worker
+    /// is `jsonrpc`; anything else reads its arguments on stdin and prints the result
+    /// (`plain`). This makes the natural first script (read JSON, print JSON) work in every
+    /// language, and Bash, Perl and PHP scripts default to `plain` like their templates.
+    pub fn detect(source: &str, worker: bool) -> Protocol {
+        if worker || source.contains("jsonrpc") {
+            Protocol::Jsonrpc
+        } else {
+            Protocol::Plain
+        }
+    }
+}
+
 /// The languages toolsmith knows an interpreter for.
 pub const LANGUAGES: &[(&str, &[&str], &str)] = &[
     ("python", &["python3", "-u"], "py"),

@@ -3,16 +3,15 @@
 
 use super::script::Host;
 use super::{CallOutput, RunError, sandbox};
-use crate::deps;
 use crate::manifest::Protocol;
 use serde_json::Value;
 use std::path::Path;
 
-/// Whether a script's entry file speaks JSON-RPC (see `deps::register::detect_protocol`).
+/// Whether a script's entry file speaks JSON-RPC (see `Protocol::detect`).
 pub(crate) fn speaks_jsonrpc(dir: &Path, m: &crate::manifest::Manifest) -> bool {
     let entry = dir.join(m.run.entry.as_deref().unwrap_or("main"));
     std::fs::read_to_string(entry).map_or(true, |src| {
-        deps::register::detect_protocol(&src, m.run.worker) == Protocol::Jsonrpc
+        Protocol::detect(&src, m.run.worker) == Protocol::Jsonrpc
     })
 }
 

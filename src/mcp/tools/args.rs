@@ -5,7 +5,7 @@
 //! a "did you mean" for unknown keys. Also the compact output schemas.
 
 use super::core::error_result;
-use crate::deps::register::LANGUAGE_ALIASES;
+use crate::register::LANGUAGE_ALIASES;
 use rmcp::model::{CallToolResult, JsonObject};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;

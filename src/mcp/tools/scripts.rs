@@ -4,7 +4,7 @@
 
 use super::Ctx;
 use super::core::{define, error_result, hints, json_result, parse};
-use crate::deps::register::{self, ScriptSpec};
+use crate::register::{self, ScriptSpec};
 use crate::runner::script::Host;
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use serde_json::json;

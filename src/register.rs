@@ -3,8 +3,8 @@
 //! directory and run its examples there, then write it as one commit. Nothing is committed when
 //! any step fails.
 
-use super::{DepsError, Progress};
 use crate::app::App;
+use crate::deps::{self, DepsError, Progress};
 use crate::index::Tool;
 use crate::manifest::{
     self, Annotations, Capabilities, Dependencies, Example, Kind, LANGUAGES, Limits, Manifest,
@@ -224,19 +224,6 @@ fn default_entry(language: Option<&str>) -> String {
     }
 }
 
-/// The protocol of a script whose registration does not name one: a source that speaks
-/// JSON-RPC (it mentions `jsonrpc`, as the template helpers do) or asks for a warm worker is
-/// `jsonrpc`; anything else reads its arguments on stdin and prints the result (`plain`).
-/// This makes the natural first script (read JSON, print JSON) work in every language, and
-/// Bash, Perl and PHP scripts default to `plain` like their templates.
-pub fn detect_protocol(source: &str, worker: bool) -> Protocol {
-    if worker || source.contains("jsonrpc") {
-        Protocol::Jsonrpc
-    } else {
-        Protocol::Plain
-    }
-}
-
 /// The manifest a spec describes (not yet validated).
 pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
     let language = match (&spec.language, &spec.interpreter) {
@@ -268,8 +255,9 @@ pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
             language,
             interpreter: spec.interpreter.clone(),
             protocol: Some(
-                spec.protocol
-                    .unwrap_or_else(|| detect_protocol(&spec.source, spec.worker.unwrap_or(false))),
+                spec.protocol.unwrap_or_else(|| {
+                    Protocol::detect(&spec.source, spec.worker.unwrap_or(false))
+                }),
             ),
             worker: spec.worker.unwrap_or(false),
             sandbox: spec.sandbox,
@@ -336,9 +324,9 @@ pub async fn register(
     let entry = m.run.entry.clone().unwrap_or_default();
     let generated = [
         manifest::FILE_NAME,
-        super::PIP_LOCK,
-        super::NPM_LOCK,
-        super::NPM_MANIFEST,
+        deps::PIP_LOCK,
+        deps::NPM_LOCK,
+        deps::NPM_MANIFEST,
     ];
     if generated.contains(&entry.as_str()) {
         return Err(RegisterError::Invalid(format!(
@@ -367,7 +355,7 @@ pub async fn register(
     }
 
     // Dependencies first: a failed install commits nothing.
-    let lockfiles = super::resolve(tb.root(), &m, progress).await?;
+    let lockfiles = deps::resolve(tb.root(), &m, progress).await?;
 
     let mut files = vec![FileSpec::new(
         entry.clone(),
