@@ -1,6 +1,6 @@
 //! `toolsmith build NAME`: build a Rust tool's directory as it is on disk and commit it.
 
-use super::commands::CLI_ACTOR;
+use super::CLI_ACTOR;
 use super::output::{self, UserError};
 use crate::app::App;
 use crate::build::{self, BuildError};

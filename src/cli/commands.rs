@@ -1,7 +1,7 @@
 //! The CLI commands: open the toolbox, act, print.
 
 use super::output::{self, UserError};
-use super::{Cli, Command};
+use super::{CLI_ACTOR, Cli, Command};
 use crate::index::{self, Index, Status};
 use crate::manifest::Severity;
 use crate::toolbox::{self, FileSpec, Toolbox};
@@ -9,9 +9,6 @@ use crate::{guide, scaffold};
 use anyhow::Result;
 use serde_json::json;
 use std::path::PathBuf;
-
-/// The actor recorded in commits made from the command line.
-pub const CLI_ACTOR: &str = "cli";
 
 /// Run a parsed command line. Returns the process exit code.
 pub fn run(cli: Cli) -> Result<i32> {

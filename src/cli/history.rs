@@ -1,7 +1,7 @@
 //! CLI commands over a tool's history: `history`, `diff`, `rollback`, `restore`,
 //! `undo-session`.
 
-use super::commands::CLI_ACTOR;
+use super::CLI_ACTOR;
 use super::output::{self, UserError};
 use crate::history::{self, HistoryError};
 use crate::toolbox::Toolbox;

@@ -16,6 +16,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 pub use commands::run;
+
+/// The actor recorded in commits made from the command line.
+pub const CLI_ACTOR: &str = "cli";
 pub use output::UserError as UserErrorRef;
 
 /// toolsmith: a self-extending MCP server. An AI writes tools; toolsmith builds, stores,

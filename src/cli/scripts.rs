@@ -219,7 +219,7 @@ pub fn register(tb: Toolbox, args: &RegisterArgs, as_json: bool) -> Result<i32> 
         .build()?;
     let app = crate::app::App::new(tb);
     let progress = |_: f64, _: f64, m: String| eprintln!("{m}");
-    let actor = Actor::from(super::commands::CLI_ACTOR);
+    let actor = Actor::from(super::CLI_ACTOR);
     let out = rt.block_on(register::register(
         &app,
         &spec,

@@ -1,6 +1,6 @@
 //! CLI commands for sharing: `import`, `update`, `export`.
 
-use super::commands::CLI_ACTOR;
+use super::CLI_ACTOR;
 use super::output::{self, UserError};
 use crate::share::{self, ImportRequest, ShareError};
 use crate::toolbox::Toolbox;

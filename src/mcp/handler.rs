@@ -2,8 +2,9 @@
 //! resources, prompts, completion, logging level, and the two eras' notification channels.
 
 use super::host::McpHost;
+use super::resources::{TOOL_URI_PREFIX, TOOL_URI_TEMPLATE, read_text};
 use super::watch::GUIDE_URI;
-use super::{Server, Shared, convert, fixtures, tasks, tools};
+use super::{Server, convert, fixtures, tasks, tools};
 use crate::guide;
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
@@ -11,55 +12,10 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-const TOOL_URI_PREFIX: &str = "toolsmith://tools/";
-const TOOL_URI_TEMPLATE: &str = "toolsmith://tools/{name}";
 const PAGE: usize = 500;
 
 fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
     ctx.protocol_version().is_some_and(|v| !v.has_initialize())
-}
-
-/// The text of a toolsmith resource: (text, mime type).
-pub fn read_text(shared: &Shared, uri: &str) -> Option<(String, &'static str)> {
-    if uri == GUIDE_URI {
-        return Some((
-            guide::render_for(&shared.app.index(), &shared.app.toolbox),
-            "text/markdown",
-        ));
-    }
-    if let Some(name) = uri.strip_prefix(guide::SKILL_URI_PREFIX) {
-        let idx = shared.app.index();
-        return guide::skills(&idx)
-            .into_iter()
-            .find(|(n, _, _)| n == name)
-            .map(|(_, _, body)| (body, "text/markdown"));
-    }
-    let name = uri.strip_prefix(TOOL_URI_PREFIX)?;
-    crate::names::validate(name).ok()?;
-    let idx = shared.app.index();
-    let entry = idx.get(name)?;
-    let mut text = String::new();
-    let manifest =
-        std::fs::read_to_string(entry.dir.join(crate::manifest::FILE_NAME)).unwrap_or_default();
-    text.push_str(&format!(
-        "# tools/{name}/tool.toml\n\n```toml\n{manifest}```\n"
-    ));
-    if let Some(t) = entry.tool()
-        && let Some(entry_file) =
-            t.manifest
-                .run
-                .entry
-                .as_deref()
-                .or(if t.manifest.kind == crate::manifest::Kind::Wasm {
-                    Some("src/main.rs")
-                } else {
-                    None
-                })
-        && let Ok(src) = std::fs::read_to_string(entry.dir.join(entry_file))
-    {
-        text.push_str(&format!("\n# tools/{name}/{entry_file}\n\n```\n{src}```\n"));
-    }
-    Some((text, "text/markdown"))
 }
 
 impl Server {
@@ -208,7 +164,14 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         // Long work runs as a task for clients that declared the tasks extension.
-        let as_task = match tasks::support(&self.shared, &request) {
+        // (Conformance fixtures, test-only, say their own.)
+        let fixture = self
+            .shared
+            .fixtures
+            .then(|| fixtures::task_support(&request))
+            .flatten();
+        let support = fixture.unwrap_or_else(|| tasks::support(&self.shared, &request));
+        let as_task = match support {
             tasks::Support::Never => false,
             tasks::Support::Optional => tasks::opted_in(&ctx),
             tasks::Support::Required if tasks::opted_in(&ctx) => true,

@@ -293,7 +293,7 @@ impl Host for McpHost {
                         .get("uri")
                         .and_then(Value::as_str)
                         .unwrap_or_default();
-                    match super::handler::read_text(&self.shared, uri) {
+                    match super::resources::read_text(&self.shared, uri) {
                         Some((text, _)) => Ok(json!({"uri": uri, "text": text})),
                         None => Err((-32002, format!("no resource {uri}"))),
                     }

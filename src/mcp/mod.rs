@@ -12,6 +12,7 @@ mod handler;
 mod host;
 pub mod http;
 pub(crate) mod hub;
+mod resources;
 pub(crate) mod rounds;
 mod tasks;
 mod tools;

@@ -40,11 +40,6 @@ const WIND_DOWN: Duration = Duration::from_secs(10);
 /// `[run] long = true`.
 pub fn support(shared: &Shared, request: &CallToolRequestParams) -> Support {
     let name = request.name.as_ref();
-    if shared.fixtures
-        && let Some(s) = super::fixtures::task_support(request)
-    {
-        return s;
-    }
     let empty = JsonObject::new();
     let args = request.arguments.as_ref().unwrap_or(&empty);
     match name {

@@ -4,9 +4,9 @@
 //! current ones (aliases kept for one release), then validation against the same schema, with
 //! a "did you mean" for unknown keys. Also the compact output schemas.
 
-use super::core::error_result;
+use super::result::error_result;
 use crate::register::LANGUAGE_ALIASES;
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
@@ -261,6 +261,73 @@ fn owner_of<'a>(root: &'a Value, key: &str) -> Option<&'a str> {
                 .is_some_and(|p| p.contains_key(key))
         })
         .map(|(k, _)| k.as_str())
+}
+
+/// Annotations of a meta-tool (its title is the tool's `title`). Hints equal to MCP's
+/// defaults (not read-only, destructive, not idempotent, open world) are left out.
+pub fn hints(
+    read_only: bool,
+    destructive: bool,
+    idempotent: bool,
+    open_world: bool,
+) -> ToolAnnotations {
+    let mut a = ToolAnnotations::new();
+    if read_only {
+        a = a.read_only(true);
+    } else if !destructive {
+        a = a.destructive(false);
+    }
+    // Idempotence only means something for a tool that changes things.
+    if idempotent && !read_only {
+        a = a.idempotent(true);
+    }
+    if !open_world {
+        a = a.open_world(false);
+    }
+    a
+}
+
+/// A meta-tool definition: typed input schema, compact output schema, annotations. (No
+/// `title`: the names say it, and the default tools/list stays small.)
+pub fn define<T: JsonSchema>(
+    name: &'static str,
+    description: &'static str,
+    output_props: &[&str],
+    annotations: ToolAnnotations,
+) -> Tool {
+    Tool::new(name, description, schema_of::<T>())
+        .with_raw_output_schema(output(output_props))
+        .with_annotations(annotations)
+}
+
+/// Parse checked arguments into their typed struct.
+pub fn parse<T: serde::de::DeserializeOwned>(
+    tool: &str,
+    args: JsonObject,
+) -> Result<T, CallToolResult> {
+    serde_json::from_value(Value::Object(args)).map_err(|e| {
+        error_result(
+            format!("invalid {tool} arguments: {e}"),
+            Some(format!(
+                "{tool}'s input schema (tools/list) has every field"
+            )),
+        )
+    })
+}
+
+/// A string argument, if given.
+pub fn str_arg<'a>(args: &'a JsonObject, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str)
+}
+
+/// A required string argument, or an error result saying it is missing.
+pub fn required<'a>(args: &'a JsonObject, key: &str) -> Result<&'a str, CallToolResult> {
+    str_arg(args, key).ok_or_else(|| {
+        error_result(
+            format!("missing the string argument `{key}`"),
+            Some("see the tool's input schema".into()),
+        )
+    })
 }
 
 #[cfg(test)]

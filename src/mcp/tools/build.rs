@@ -2,7 +2,8 @@
 //! progress and log notifications while cargo runs and cancellation that stops cargo.
 
 use super::Ctx;
-use super::core::{define, error_result, hints, json_result};
+use super::args::{define, hints};
+use super::result::{error_result, json_result};
 use crate::build::{self, BuildError, BuildRequest};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use schemars::JsonSchema;

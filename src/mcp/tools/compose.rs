@@ -2,7 +2,8 @@
 //! `execute_code` (Python or JavaScript calling stored tools; only the final result returns).
 
 use super::Ctx;
-use super::core::{define, error_result, hints, json_result, parse, required};
+use super::args::{define, hints, parse, required};
+use super::result::{error_result, json_result};
 use crate::compose::{execute, pipeline};
 use crate::manifest::{self, Kind};
 use rmcp::model::{CallToolResult, JsonObject, Tool};

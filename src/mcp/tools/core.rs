@@ -1,13 +1,13 @@
 //! The core meta-tools: `list_tools`, `get_tool`, `search_tools`, `call_tool`, `delete_tool` —
 //! their MCP definitions (schemas, annotations) and what they do.
 
+use super::args::{define, hints, parse};
+use super::result::{call_result, error_result, json_result};
 use super::{Ctx, args};
-use crate::app::CallError;
 use crate::index::{self, Status};
 use crate::manifest::Kind;
 use crate::mcp::Shared;
-use crate::runner::CallOutput;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Map;
@@ -68,58 +68,6 @@ pub struct NameArgs {
     pub name: String,
 }
 
-/// Annotations of a meta-tool (its title is the tool's `title`). Hints equal to MCP's
-/// defaults (not read-only, destructive, not idempotent, open world) are left out.
-pub fn hints(
-    read_only: bool,
-    destructive: bool,
-    idempotent: bool,
-    open_world: bool,
-) -> ToolAnnotations {
-    let mut a = ToolAnnotations::new();
-    if read_only {
-        a = a.read_only(true);
-    } else if !destructive {
-        a = a.destructive(false);
-    }
-    // Idempotence only means something for a tool that changes things.
-    if idempotent && !read_only {
-        a = a.idempotent(true);
-    }
-    if !open_world {
-        a = a.open_world(false);
-    }
-    a
-}
-
-/// A meta-tool definition: typed input schema, compact output schema, annotations. (No
-/// `title`: the names say it, and the default tools/list stays small.)
-pub fn define<T: JsonSchema>(
-    name: &'static str,
-    description: &'static str,
-    output: &[&str],
-    annotations: ToolAnnotations,
-) -> Tool {
-    Tool::new(name, description, args::schema_of::<T>())
-        .with_raw_output_schema(args::output(output))
-        .with_annotations(annotations)
-}
-
-/// Parse checked arguments into their typed struct.
-pub fn parse<T: serde::de::DeserializeOwned>(
-    tool: &str,
-    args: JsonObject,
-) -> Result<T, CallToolResult> {
-    serde_json::from_value(Value::Object(args)).map_err(|e| {
-        error_result(
-            format!("invalid {tool} arguments: {e}"),
-            Some(format!(
-                "{tool}'s input schema (tools/list) has every field"
-            )),
-        )
-    })
-}
-
 /// The MCP definitions of the meta-tools.
 pub fn definitions() -> Vec<Tool> {
     vec![
@@ -154,59 +102,6 @@ pub fn definitions() -> Vec<Tool> {
             hints(false, true, true, false),
         ),
     ]
-}
-
-/// A failure the model should see, with what to do about it.
-pub fn error_result(message: impl std::fmt::Display, hint: Option<String>) -> CallToolResult {
-    let text = match hint {
-        Some(h) => format!("{message}\nhint: {h}"),
-        None => message.to_string(),
-    };
-    CallToolResult::error(vec![ContentBlock::text(text)])
-}
-
-/// A JSON result: structured content plus the same JSON as text.
-pub fn json_result(v: Value) -> CallToolResult {
-    let text = serde_json::to_string_pretty(&v).unwrap_or_else(|_| v.to_string());
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(v);
-    r
-}
-
-/// The MCP result of a stored tool's call.
-pub fn call_result(out: Result<CallOutput, CallError>) -> CallToolResult {
-    match out {
-        Ok(o) => {
-            let mut blocks = vec![ContentBlock::text(o.text)];
-            blocks.extend(
-                o.warnings
-                    .iter()
-                    .map(|w| ContentBlock::text(format!("warning: {w}"))),
-            );
-            let mut r = CallToolResult::success(blocks);
-            // MCP structured content must be an object; other JSON stays text.
-            if let Some(v @ Value::Object(_)) = o.structured {
-                r.structured_content = Some(v);
-            }
-            r
-        }
-        Err(e) => error_result(&e, e.hint()),
-    }
-}
-
-/// A string argument, if given.
-pub fn str_arg<'a>(args: &'a JsonObject, key: &str) -> Option<&'a str> {
-    args.get(key).and_then(Value::as_str)
-}
-
-/// A required string argument, or an error result saying it is missing.
-pub fn required<'a>(args: &'a JsonObject, key: &str) -> Result<&'a str, CallToolResult> {
-    str_arg(args, key).ok_or_else(|| {
-        error_result(
-            format!("missing the string argument `{key}`"),
-            Some("see the tool's input schema".into()),
-        )
-    })
 }
 
 /// Run a meta-tool. Returns None when `name` is not one.

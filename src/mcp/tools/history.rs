@@ -2,7 +2,8 @@
 //! `undo_session` — their MCP definitions and what they do (through `crate::history`).
 
 use super::Ctx;
-use super::core::{define, error_result, hints, json_result, parse};
+use super::args::{define, hints, parse};
+use super::result::{error_result, json_result};
 use crate::history::{self, HistoryError};
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use schemars::JsonSchema;

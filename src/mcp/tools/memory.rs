@@ -2,7 +2,8 @@
 //! same store scripts reach with `memory/get|set|list|delete`), and see how much is kept.
 
 use super::Ctx;
-use super::core::{define, error_result, hints, json_result, parse};
+use super::args::{define, hints, parse};
+use super::result::{error_result, json_result};
 use crate::memory::Memory;
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use schemars::JsonSchema;

@@ -8,6 +8,7 @@ pub mod compose;
 pub mod core;
 pub mod history;
 pub mod memory;
+pub mod result;
 pub mod scripts;
 pub mod share;
 
@@ -19,7 +20,7 @@ use rmcp::model::{CallToolResponse, JsonObject, Tool};
 use rmcp::service::RequestContext;
 use std::sync::Arc;
 
-pub use self::core::{call_result, error_result};
+pub use self::result::{call_result, error_result};
 
 /// Everything a meta-tool call may need.
 pub struct Ctx {

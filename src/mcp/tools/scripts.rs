@@ -3,7 +3,8 @@
 //! run before the commit, and progress notifications while pip or npm work.
 
 use super::Ctx;
-use super::core::{define, error_result, hints, json_result, parse};
+use super::args::{define, hints, parse};
+use super::result::{error_result, json_result};
 use crate::register::{self, ScriptSpec};
 use crate::runner::script::Host;
 use rmcp::model::{CallToolResult, JsonObject, Tool};

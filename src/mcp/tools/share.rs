@@ -2,8 +2,9 @@
 //! what they do (through `crate::share`).
 
 use super::Ctx;
-use super::core::{define, error_result, hints, json_result, parse};
+use super::args::{define, hints, parse};
 use super::history::blocking;
+use super::result::{error_result, json_result};
 use crate::share::{self, ImportRequest, ShareError};
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use schemars::JsonSchema;
