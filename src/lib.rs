@@ -7,6 +7,7 @@ pub mod build;
 pub mod cli;
 pub mod compose;
 pub mod deps;
+pub mod error;
 pub mod examples;
 pub mod git;
 pub mod guide;

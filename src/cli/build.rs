@@ -80,7 +80,7 @@ pub(super) fn run(tb: Toolbox, name: &str, force: bool, as_json: bool) -> Result
         }
         Err(e) => Err(anyhow::Error::new(UserError {
             hint: e.hint(),
-            message: e.to_string(),
+            message: crate::error::chain(&e),
         })),
     }
 }

@@ -376,7 +376,7 @@ pub(super) fn call(tb: Toolbox, name: &str, args: &str, as_json: bool) -> Result
         }
         Err(e) => Err(anyhow::Error::new(UserError {
             hint: e.hint(),
-            message: e.to_string(),
+            message: crate::error::chain(&e),
         })),
     }
 }

@@ -11,7 +11,7 @@ impl From<HistoryError> for UserError {
     fn from(e: HistoryError) -> Self {
         UserError {
             hint: e.hint(),
-            message: e.to_string(),
+            message: crate::error::chain(&e),
         }
     }
 }

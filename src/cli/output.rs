@@ -32,7 +32,7 @@ impl From<crate::toolbox::ToolboxError> for UserError {
     fn from(e: crate::toolbox::ToolboxError) -> Self {
         UserError {
             hint: e.hint(),
-            message: e.to_string(),
+            message: crate::error::chain(&e),
         }
     }
 }

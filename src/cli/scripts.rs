@@ -254,7 +254,7 @@ pub fn register(tb: Toolbox, args: &RegisterArgs, as_json: bool) -> Result<i32> 
         }
         Err(e) => Err(anyhow::Error::new(UserError {
             hint: e.hint(),
-            message: e.to_string(),
+            message: crate::error::chain(&e),
         })),
     }
 }

@@ -151,7 +151,7 @@ fn auth_dir() -> PathBuf {
 /// Authentication: OAuth, a token, or (loopback only) none.
 fn http_auth(addr: std::net::SocketAddr, args: &ServeArgs) -> Result<crate::mcp::http::auth::Auth> {
     use crate::mcp::http::auth::{self, Auth};
-    let user = |e: auth::AuthError| UserError::new(e.to_string(), e.hint());
+    let user = |e: auth::AuthError| UserError::new(crate::error::chain(&e), e.hint());
     if let Some(issuer) = &args.oauth_issuer {
         if addr.ip().is_unspecified() && args.public_url.is_none() {
             return Err(UserError::new(

@@ -11,7 +11,7 @@ impl From<ShareError> for UserError {
     fn from(e: ShareError) -> Self {
         UserError {
             hint: e.hint(),
-            message: e.to_string(),
+            message: crate::error::chain(&e),
         }
     }
 }

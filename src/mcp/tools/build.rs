@@ -3,7 +3,7 @@
 
 use super::Ctx;
 use super::args::{define, hints};
-use super::result::{error_result, json_result};
+use super::result::{error_result, failure, json_result};
 use crate::build::{self, BuildError, BuildRequest};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use schemars::JsonSchema;
@@ -62,13 +62,13 @@ pub async fn call(name: &str, mut args: JsonObject, ctx: Ctx) -> Option<CallTool
             }
             json_result(serde_json::to_value(&outcome).unwrap_or(Value::Null))
         }
-        Err(e) => failure(&e),
+        Err(e) => build_failure(&e),
     })
 }
 
 /// An error result; compile errors also carry the diagnostics as structured content.
-fn failure(e: &BuildError) -> CallToolResult {
-    let mut r = error_result(e, e.hint());
+fn build_failure(e: &BuildError) -> CallToolResult {
+    let mut r = failure(e, e.hint());
     if let BuildError::Compile { diagnostics, .. } = e {
         let list: Vec<Value> = diagnostics
             .iter()

@@ -3,7 +3,7 @@
 
 use super::Ctx;
 use super::args::{define, hints, parse, required};
-use super::result::{error_result, json_result};
+use super::result::{error_result, failure, json_result};
 use crate::compose::{execute, pipeline};
 use crate::manifest::{self, Kind};
 use rmcp::model::{CallToolResult, JsonObject, Tool};
@@ -107,7 +107,7 @@ async fn pipeline_tool(ctx: &Ctx, args: JsonObject) -> Result<CallToolResult, Ca
                 })?;
             let out = pipeline::create(app, &spec, &ctx.actor, &ctx.host, commit_anyway)
                 .await
-                .map_err(|e| error_result(&e, e.hint()))?;
+                .map_err(|e| failure(&e, e.hint()))?;
             ctx.changed();
             Ok(json_result(
                 json!({"created": out.name, "action": out.action, "commit": out.commit, "call_as": out.name}),
@@ -124,7 +124,7 @@ async fn pipeline_tool(ctx: &Ctx, args: JsonObject) -> Result<CallToolResult, Ca
         }
         PipelineAction::Show => {
             let name = required(&args, "name")?;
-            let t = app.tool(name).map_err(|e| error_result(&e, e.hint()))?;
+            let t = app.tool(name).map_err(|e| failure(&e, e.hint()))?;
             if t.manifest.kind != Kind::Pipeline {
                 return Err(error_result(
                     format!("{name:?} is a {} tool, not a pipeline", t.manifest.kind),
@@ -137,7 +137,7 @@ async fn pipeline_tool(ctx: &Ctx, args: JsonObject) -> Result<CallToolResult, Ca
         }
         PipelineAction::Delete => {
             let name = required(&args, "name")?.to_string();
-            let t = app.tool(&name).map_err(|e| error_result(&e, e.hint()))?;
+            let t = app.tool(&name).map_err(|e| failure(&e, e.hint()))?;
             if t.manifest.kind != Kind::Pipeline {
                 return Err(error_result(
                     format!("{name:?} is not a pipeline"),
@@ -149,7 +149,7 @@ async fn pipeline_tool(ctx: &Ctx, args: JsonObject) -> Result<CallToolResult, Ca
             let out = tokio::task::spawn_blocking(move || tb.delete_tool(&name, actor))
                 .await
                 .map_err(|e| error_result(e, None))?
-                .map_err(|e| error_result(&e, e.hint()))?;
+                .map_err(|e| failure(&e, e.hint()))?;
             ctx.changed();
             Ok(json_result(
                 json!({"deleted": out.name, "commit": out.commit}),
@@ -180,6 +180,6 @@ async fn execute_code(ctx: &Ctx, args: JsonObject) -> Result<CallToolResult, Cal
         Ok(done) => Ok(json_result(
             json!({"result": done.output.structured.unwrap_or(Value::String(done.output.text)), "tool_calls": done.tool_calls}),
         )),
-        Err(e) => Err(error_result(&e, e.hint())),
+        Err(e) => Err(failure(&e, e.hint())),
     }
 }

@@ -2,7 +2,7 @@
 //! their MCP definitions (schemas, annotations) and what they do.
 
 use super::args::{define, hints, parse};
-use super::result::{call_result, error_result, json_result};
+use super::result::{call_result, error_result, failure, json_result};
 use super::{Ctx, args};
 use crate::index::{self, Status};
 use crate::manifest::Kind;
@@ -322,7 +322,7 @@ async fn delete_tool(ctx: &Ctx, a: NameArgs) -> Result<CallToolResult, CallToolR
     let out = tokio::task::spawn_blocking(move || tb.delete_tool(&name, &actor))
         .await
         .map_err(|e| error_result(e, None))?
-        .map_err(|e| error_result(&e, e.hint()))?;
+        .map_err(|e| failure(&e, e.hint()))?;
     ctx.changed();
     Ok(json_result(
         json!({"deleted": out.name, "commit": out.commit}),

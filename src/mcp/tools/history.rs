@@ -3,7 +3,7 @@
 
 use super::Ctx;
 use super::args::{define, hints, parse};
-use super::result::{error_result, json_result};
+use super::result::{error_result, failure, json_result};
 use crate::history::{self, HistoryError};
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use schemars::JsonSchema;
@@ -207,7 +207,7 @@ async fn undo(ctx: &Ctx, a: UndoArgs) -> Result<CallToolResult, CallToolResult> 
         Some(s) => s,
         None => {
             let e = HistoryError::NoSession;
-            return Err(error_result(&e, e.hint()));
+            return Err(failure(&e, e.hint()));
         }
     };
     let tb = ctx.shared.app.toolbox.clone();
@@ -228,8 +228,7 @@ pub(crate) fn get_tool_at(
     rev: &str,
     include_source: bool,
 ) -> Result<CallToolResult, CallToolResult> {
-    let at =
-        history::tool_at(&shared.app.toolbox, name, rev).map_err(|e| error_result(&e, e.hint()))?;
+    let at = history::tool_at(&shared.app.toolbox, name, rev).map_err(|e| failure(&e, e.hint()))?;
     let mut v = json!({"name": name, "revision": rev, "commit": at.commit});
     match at.manifest_text().map(|t| {
         crate::manifest::parse(

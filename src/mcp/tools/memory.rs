@@ -3,7 +3,7 @@
 
 use super::Ctx;
 use super::args::{define, hints, parse};
-use super::result::{error_result, json_result};
+use super::result::{error_result, failure, json_result};
 use crate::memory::Memory;
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use schemars::JsonSchema;
@@ -79,7 +79,7 @@ pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResu
 }
 
 fn run(mem: &Memory, a: MemoryArgs) -> Result<CallToolResult, CallToolResult> {
-    let fail = |e: crate::memory::MemoryError| error_result(&e, e.hint());
+    let fail = |e: crate::memory::MemoryError| failure(&e, e.hint());
     let key = || {
         a.key.as_deref().ok_or_else(|| {
             error_result(

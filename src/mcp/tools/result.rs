@@ -15,6 +15,11 @@ pub fn error_result(message: impl std::fmt::Display, hint: Option<String>) -> Ca
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
+/// A failure from an error: its message with every cause (see `crate::error::chain`).
+pub fn failure(e: &(dyn std::error::Error + 'static), hint: Option<String>) -> CallToolResult {
+    error_result(crate::error::chain(e), hint)
+}
+
 /// A JSON result: structured content plus the same JSON as text.
 pub fn json_result(v: Value) -> CallToolResult {
     let text = serde_json::to_string_pretty(&v).unwrap_or_else(|_| v.to_string());
@@ -40,6 +45,6 @@ pub fn call_result(out: Result<CallOutput, CallError>) -> CallToolResult {
             }
             r
         }
-        Err(e) => error_result(&e, e.hint()),
+        Err(e) => failure(&e, e.hint()),
     }
 }

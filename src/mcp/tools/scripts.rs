@@ -4,7 +4,7 @@
 
 use super::Ctx;
 use super::args::{define, hints, parse};
-use super::result::{error_result, json_result};
+use super::result::{error_result, failure, json_result};
 use crate::register::{self, ScriptSpec};
 use crate::runner::script::Host;
 use rmcp::model::{CallToolResult, JsonObject, Tool};
@@ -54,6 +54,6 @@ pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResu
             }
             json_result(v)
         }
-        Err(e) => error_result(&e, e.hint()),
+        Err(e) => failure(&e, e.hint()),
     })
 }
