@@ -20,4 +20,5 @@ pub mod names;
 pub mod runner;
 pub mod scaffold;
 pub mod share;
+pub mod sync;
 pub mod toolbox;

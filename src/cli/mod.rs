@@ -10,6 +10,7 @@ mod output;
 mod scripts;
 mod serve;
 mod share;
+mod team;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -124,6 +125,8 @@ pub enum Command {
     Update(share::UpdateArgs),
     /// Push tools to a git remote, or write a Gist-shaped JSON file.
     Export(share::ExportArgs),
+    /// Fetch, integrate (fast-forward or one merge commit) and push, in one step.
+    Sync(team::SyncArgs),
     /// Serve the toolbox over MCP (stdio by default).
     Serve(serve::ServeArgs),
 }

@@ -16,6 +16,23 @@ pub enum Source {
     Remove,
     /// The directory at the prefix as it is on disk now (missing means removed).
     InPlace,
+    /// One regular file: the prefix is a file path and its content is this (staged) file,
+    /// renamed to the prefix after [`Staged::publish`].
+    File(PathBuf),
+}
+
+/// How the new commit joins the branch's history.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Join {
+    /// A new commit on top of HEAD (every ordinary write).
+    #[default]
+    OnHead,
+    /// A merge: a new commit whose parents are HEAD and `other`; the tree built from the
+    /// staged files must be exactly `tree` (the merge computed beforehand).
+    Merge { other: String, tree: String },
+    /// A fast-forward: the branch moves to `commit` (a descendant of HEAD, checked by the
+    /// caller), whose tree the tree built from the staged files must equal. No new commit.
+    FastForward { commit: String },
 }
 
 /// A commit written to the object database but not yet on the branch.
@@ -29,6 +46,8 @@ pub struct Staged<'l> {
     commit: Option<ObjectId>,
     index_changed: bool,
     sig: Signature,
+    /// The action recorded in the reflog ("commit", "toolsmith sync", ...).
+    reflog_action: String,
 }
 
 impl Staged<'_> {
@@ -67,7 +86,8 @@ impl Staged<'_> {
                         mode: RefLog::AndReference,
                         force_create_reflog: false,
                         message: format!(
-                            "commit{}: {summary}",
+                            "{}{}: {summary}",
+                            self.reflog_action,
                             if self.parent.is_none() {
                                 " (initial)"
                             } else {
@@ -122,6 +142,32 @@ pub fn stage_commit<'l>(
     sig: &Signature,
     strict: bool,
 ) -> Result<Staged<'l>, GitError> {
+    stage_commit_joined(
+        held,
+        repo_dir,
+        changes,
+        message,
+        sig,
+        strict,
+        &Join::OnHead,
+        "commit",
+    )
+}
+
+/// [`stage_commit`], joining history as `join` says (a merge commit with two parents, or a
+/// fast-forward to an existing commit), with `reflog_action` in the reflog ("commit" for a
+/// change made here; anything else marks content that came from elsewhere).
+#[allow(clippy::too_many_arguments)]
+pub fn stage_commit_joined<'l>(
+    held: &'l ProcessLock,
+    repo_dir: &Path,
+    changes: &[(String, Source)],
+    message: &str,
+    sig: &Signature,
+    strict: bool,
+    join: &Join,
+    reflog_action: &str,
+) -> Result<Staged<'l>, GitError> {
     let message = normalize_message(message)?;
     check_signature(sig)?;
     let names: Vec<&str> = changes.iter().map(|(p, _)| p.as_str()).collect();
@@ -174,6 +220,7 @@ pub fn stage_commit<'l>(
             Source::Remove => Vec::new(),
             Source::InPlace => adder.scan_prefix(prefix, None, &index)?,
             Source::Dir(dir) => adder.scan_prefix(prefix, Some(&dir), &index)?,
+            Source::File(file) => vec![adder.add_file(prefix, &file, &index)?],
         };
         if !files.is_empty() {
             populated.push(prefix.clone());
@@ -186,20 +233,54 @@ pub fn stage_commit<'l>(
     drop(adder);
     let tree = editor.write(&format!("the tree for {}", prefixes.join(", ")))?;
 
-    let commit = if tree == base_tree {
-        None
-    } else {
-        let signature = gix::actor::Signature {
-            name: sig.name.as_str().into(),
-            email: sig.email.as_str().into(),
-            time: gix::date::Time::now_local_or_utc(),
-        };
-        let mut time_buf = gix::date::parse::TimeBuf::default();
-        let sig_ref = signature.to_ref(&mut time_buf);
-        let c = repo
-            .new_commit_as(sig_ref, sig_ref, &message, tree, parent)
-            .ctx(&workdir, || "write the commit object".into())?;
-        Some(c.id)
+    let parse = |hex: &str| {
+        ObjectId::from_hex(hex.as_bytes()).map_err(|_| GitError::InvalidPath {
+            path: hex.to_string(),
+            reason: "not a full commit or tree id",
+        })
+    };
+    let commit = match join {
+        Join::OnHead if tree == base_tree => None,
+        Join::OnHead => Some(sign::write_commit(
+            &repo,
+            &workdir,
+            sig,
+            &message,
+            tree,
+            parent.as_slice(),
+        )?),
+        Join::Merge {
+            other,
+            tree: expected,
+        } => {
+            let expected = parse(expected)?;
+            if tree != expected {
+                return Err(GitError::TreeMismatch {
+                    expected: expected.to_string(),
+                    built: tree.to_string(),
+                });
+            }
+            let mut parents: Vec<ObjectId> = parent.into_iter().collect();
+            parents.push(parse(other)?);
+            Some(sign::write_commit(
+                &repo, &workdir, sig, &message, tree, &parents,
+            )?)
+        }
+        Join::FastForward { commit } => {
+            let id = parse(commit)?;
+            let theirs = repo
+                .find_commit(id)
+                .and_then(|c| c.tree_id())
+                .ctx(&workdir, || format!("read the tree of commit {id}"))?
+                .detach();
+            if tree != theirs {
+                return Err(GitError::TreeMismatch {
+                    expected: theirs.to_string(),
+                    built: tree.to_string(),
+                });
+            }
+            Some(id)
+        }
     };
     let index_changed = replace_index_entries(&mut index, &prefixes, &populated, &added);
     Ok(Staged {
@@ -212,6 +293,7 @@ pub fn stage_commit<'l>(
         commit,
         index_changed,
         sig: sig.clone(),
+        reflog_action: reflog_action.to_string(),
     })
 }
 

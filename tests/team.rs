@@ -1,0 +1,278 @@
+//! Team toolboxes across machines: clones of one toolbox through a bare repository served by a
+//! real `git daemon` on 127.0.0.1, following it with `sync` (fast-forward, merge, conflicts
+//! settled each way, `--watch`), with the git CLI as the oracle after every step.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use toolsmith::sync::{self, Side, SyncError, SyncRequest};
+use toolsmith::toolbox::{Actor, FileSpec, Toolbox};
+
+/// A bare repository served by `git daemon` on loopback, and the clones of it.
+struct Team {
+    tmp: tempfile::TempDir,
+    daemon: Child,
+    url: String,
+}
+
+impl Drop for Team {
+    fn drop(&mut self) {
+        let _ = self.daemon.kill();
+        let _ = self.daemon.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Team {
+    /// A toolbox `a` made by toolsmith, pushed to a bare repository behind a git daemon.
+    fn new() -> (Team, Toolbox) {
+        let tmp = tempfile::tempdir().unwrap();
+        let bare = tmp.path().join("team.git");
+        git(
+            tmp.path(),
+            &["init", "--quiet", "--bare", "-b", "main", "team.git"],
+        );
+        git(&bare, &["config", "daemon.receivepack", "true"]);
+        let port = free_port();
+        let daemon = Command::new("git")
+            .args([
+                "daemon",
+                "--reuseaddr",
+                "--export-all",
+                "--enable=receive-pack",
+                "--listen=127.0.0.1",
+            ])
+            .arg(format!("--port={port}"))
+            .arg(format!("--base-path={}", tmp.path().display()))
+            .arg(tmp.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("git daemon starts");
+        let url = format!("git://127.0.0.1:{port}/team.git");
+        let team = Team { tmp, daemon, url };
+        // Wait until the daemon answers.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let ok = Command::new("git")
+                .args(["ls-remote", &team.url])
+                .output()
+                .is_ok_and(|o| o.status.success());
+            if ok {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "git daemon did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let a = Toolbox::init(&team.dir("a"), &[], "test").unwrap();
+        git(a.root(), &["remote", "add", "origin", &team.url]);
+        git(
+            a.root(),
+            &["push", "--quiet", "origin", "HEAD:refs/heads/main"],
+        );
+        (team, a)
+    }
+
+    fn dir(&self, name: &str) -> PathBuf {
+        self.tmp.path().join(name)
+    }
+
+    /// Another machine: a clone of the team repository, opened by toolsmith.
+    fn clone(&self, name: &str) -> Toolbox {
+        git(self.tmp.path(), &["clone", "--quiet", &self.url, name]);
+        let dir = self.dir(name);
+        git(&dir, &["config", "user.name", name]);
+        git(
+            &dir,
+            &["config", "user.email", &format!("{name}@example.com")],
+        );
+        Toolbox::open(&dir).unwrap()
+    }
+}
+
+fn write(tb: &Toolbox, name: &str, body: &str) {
+    let files = vec![
+        FileSpec::new(
+            "tool.toml",
+            script_manifest(name, &format!("{name}: {body}")),
+        ),
+        FileSpec::new(
+            "main.py",
+            format!(
+                "import json, sys\nargs = json.load(sys.stdin)\n# {body}\nprint(json.dumps({{\"said\": {body:?}}}))\n"
+            ),
+        ),
+    ];
+    tb.write_tool(name, &files, "test").unwrap();
+}
+
+fn sync_lib(tb: &Toolbox, take: &[(&str, Side)]) -> Result<sync::SyncOutcome, SyncError> {
+    let req = SyncRequest {
+        remote: None,
+        take: take.iter().map(|(n, s)| (n.to_string(), *s)).collect(),
+    };
+    sync::sync(tb, &req, &Actor::from("test"))
+}
+
+fn head(tb: &Toolbox) -> String {
+    git(tb.root(), &["rev-parse", "HEAD"]).trim().to_string()
+}
+
+fn main_py(tb: &Toolbox, name: &str) -> String {
+    std::fs::read_to_string(tb.root().join("tools").join(name).join("main.py")).unwrap()
+}
+
+fn cli(tb: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .arg("--toolbox")
+        .arg(tb)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn three_clones_merge_different_tools_and_settle_conflicts_each_way() {
+    let (team, a) = Team::new();
+    let b = team.clone("b");
+    let c = team.clone("c");
+
+    // Different tools on two machines: a pushes, b merges (one merge commit), c fast-forwards.
+    write(&a, "alpha", "from a");
+    write(&b, "beta", "from b");
+    let o = sync_lib(&a, &[]).unwrap();
+    assert_eq!((o.action, o.pushed), ("pushed", true));
+    let o = sync_lib(&b, &[]).unwrap();
+    assert_eq!(o.action, "merge", "{o:?}");
+    assert_eq!(o.changed_tools, vec!["alpha".to_string()]);
+    let parents = git(b.root(), &["log", "-1", "--format=%P"]);
+    assert_eq!(
+        parents.split_whitespace().count(),
+        2,
+        "a merge commit: {parents}"
+    );
+    assert_clean(b.root());
+    let o = sync_lib(&c, &[]).unwrap();
+    assert_eq!(o.action, "fast-forward");
+    assert_eq!(head(&c), head(&b), "c fast-forwarded to b's merge");
+    for tb in [&b, &c] {
+        assert!(tb.root().join("tools/alpha/main.py").exists());
+        assert!(tb.root().join("tools/beta/main.py").exists());
+        assert_clean(tb.root());
+    }
+    assert_eq!(sync_lib(&a, &[]).unwrap().action, "fast-forward");
+    assert_eq!(sync_lib(&a, &[]).unwrap().action, "up-to-date");
+    assert_clean(a.root());
+
+    // The same tool changed on both sides: nothing changes, the conflict names both versions.
+    write(&a, "alpha", "a's rewrite");
+    write(&b, "alpha", "b's rewrite");
+    sync_lib(&a, &[]).unwrap();
+    let before = head(&b);
+    let e = sync_lib(&b, &[]).unwrap_err();
+    let SyncError::Conflict { conflicts } = &e else {
+        panic!("expected a conflict, got {e}");
+    };
+    assert_eq!(conflicts.len(), 1);
+    assert_eq!(conflicts[0].name, "alpha");
+    let text = e.to_string();
+    assert!(
+        text.contains("alpha: a's rewrite") && text.contains("alpha: b's rewrite"),
+        "both versions' summaries: {text}"
+    );
+    assert!(
+        e.hint().unwrap().contains("--take alpha=ours"),
+        "{:?}",
+        e.hint()
+    );
+    assert_eq!(head(&b), before, "nothing half-merged");
+    assert!(main_py(&b, "alpha").contains("b's rewrite"));
+    assert_clean(b.root());
+
+    // Settled as ours: b keeps its version, and a follows it.
+    let o = sync_lib(&b, &[("alpha", Side::Ours)]).unwrap();
+    assert_eq!(o.action, "merge");
+    assert!(main_py(&b, "alpha").contains("b's rewrite"));
+    assert_clean(b.root());
+    sync_lib(&a, &[]).unwrap();
+    assert!(main_py(&a, "alpha").contains("b's rewrite"));
+    assert_clean(a.root());
+
+    // Again, settled as theirs through the CLI: c takes the remote's version.
+    sync_lib(&c, &[]).unwrap();
+    write(&a, "alpha", "a again");
+    write(&c, "alpha", "c again");
+    sync_lib(&a, &[]).unwrap();
+    let out = cli(c.root(), &["sync"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("alpha") && err.contains("hint:"), "{err}");
+    assert_clean(c.root());
+    let out = cli(c.root(), &["sync", "--take", "alpha=theirs"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(main_py(&c, "alpha").contains("a again"));
+    assert_clean(c.root());
+    assert_eq!(
+        git(&team.dir("team.git"), &["rev-parse", "main"]).trim(),
+        head(&c),
+        "c pushed its merge"
+    );
+
+    // A change waiting uncommitted where the remote changes the same tool: refused, kept.
+    sync_lib(&b, &[]).unwrap();
+    write(&a, "beta", "a edits beta");
+    sync_lib(&a, &[]).unwrap();
+    let edit = b.root().join("tools/beta/main.py");
+    std::fs::write(&edit, "print('hand edit')\n").unwrap();
+    let e = sync_lib(&b, &[]).unwrap_err();
+    assert!(matches!(e, SyncError::LocalChanges { .. }), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(&edit).unwrap(),
+        "print('hand edit')\n"
+    );
+    git(b.root(), &["checkout", "--", "tools/beta"]);
+    sync_lib(&b, &[]).unwrap();
+    assert_clean(b.root());
+}
+
+#[test]
+fn sync_watch_keeps_a_machine_following() {
+    let (team, a) = Team::new();
+    let b = team.clone("b");
+    let mut watcher = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .arg("--toolbox")
+        .arg(b.root())
+        .args(["sync", "--watch", "1s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    write(&a, "gamma", "followed");
+    sync_lib(&a, &[]).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !b.root().join("tools/gamma/main.py").exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+    assert!(
+        b.root().join("tools/gamma/main.py").exists(),
+        "b followed a"
+    );
+    assert_clean(b.root());
+}
