@@ -22,3 +22,4 @@ pub mod scaffold;
 pub mod share;
 pub mod sync;
 pub mod toolbox;
+pub mod trust;

@@ -276,3 +276,226 @@ fn sync_watch_keeps_a_machine_following() {
     );
     assert_clean(b.root());
 }
+
+/// An ed25519 key pair for tests; returns (private key path, public key line).
+fn keygen(dir: &Path, who: &str) -> (PathBuf, String) {
+    let key = dir.join(format!("{who}_key"));
+    let out = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", who, "-f"])
+        .arg(&key)
+        .output()
+        .expect("ssh-keygen runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    (key, public.trim().to_string())
+}
+
+fn sign_with(tb: &Toolbox, key: &Path) {
+    git(tb.root(), &["config", "gpg.format", "ssh"]);
+    git(
+        tb.root(),
+        &["config", "user.signingkey", &key.display().to_string()],
+    );
+    git(tb.root(), &["config", "commit.gpgsign", "true"]);
+}
+
+fn standing(tb: &Toolbox, name: &str) -> toolsmith::trust::Standing {
+    toolsmith::trust::standing(tb, name).unwrap()
+}
+
+fn is_held(tb: &Toolbox, name: &str) -> bool {
+    matches!(standing(tb, name), toolsmith::trust::Standing::Held(_))
+}
+
+#[test]
+fn signed_changes_run_unsigned_or_unknown_are_held_until_trusted() {
+    use toolsmith::trust::{Standing, Trusted};
+    let (team, a) = Team::new();
+    let (alice_key, alice_pub) = keygen(team.tmp.path(), "alice");
+    let (mallory_key, mallory_pub) = keygen(team.tmp.path(), "mallory");
+    // The team's allowed_signers, committed by hand on a.
+    std::fs::write(
+        a.root().join("allowed_signers"),
+        format!("alice@example.com {alice_pub}\n"),
+    )
+    .unwrap();
+    git(a.root(), &["add", "allowed_signers"]);
+    git(
+        a.root(),
+        &[
+            "-c",
+            "user.name=a",
+            "-c",
+            "user.email=a@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "team keys",
+        ],
+    );
+    sync_lib(&a, &[]).unwrap();
+    let b = team.clone("b");
+    let c = team.clone("c");
+    sign_with(&a, &alice_key);
+
+    // A signed change from an allowed key runs at once on another machine.
+    write(&a, "signed_tool", "by alice");
+    let signers = team.tmp.path().join("signers");
+    std::fs::write(&signers, format!("alice@example.com {alice_pub}\n")).unwrap();
+    let allowed = format!("gpg.ssh.allowedSignersFile={}", signers.display());
+    git(a.root(), &["-c", &allowed, "verify-commit", "HEAD"]);
+    sync_lib(&a, &[]).unwrap();
+    let o = sync_lib(&b, &[]).unwrap();
+    assert_eq!(o.changed_tools, vec!["signed_tool".to_string()]);
+    assert!(o.held.is_empty(), "{o:?}");
+    assert!(
+        matches!(standing(&b, "signed_tool"), Standing::Trusted(Trusted::Signed { ref signer, .. }) if signer == "alice@example.com"),
+        "{:?}",
+        standing(&b, "signed_tool")
+    );
+    let out = cli(
+        b.root(),
+        &["call", "signed_tool", "--args", r#"{"text":"x"}"#],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("by alice"));
+    assert_clean(b.root());
+
+    // An unsigned change is held: listed and readable, calls refused with what to do.
+    sync_lib(&c, &[]).unwrap();
+    write(&c, "plain_tool", "unsigned");
+    sync_lib(&c, &[]).unwrap();
+    let o = sync_lib(&b, &[]).unwrap();
+    assert_eq!(o.held, vec!["plain_tool".to_string()]);
+    let Standing::Held(h) = standing(&b, "plain_tool") else {
+        panic!("plain_tool should be held");
+    };
+    assert_eq!(h.reason, "not signed");
+    let out = cli(
+        b.root(),
+        &["call", "plain_tool", "--args", r#"{"text":"x"}"#],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("held")
+            && err.contains("toolsmith review plain_tool")
+            && err.contains("toolsmith trust plain_tool"),
+        "{err}"
+    );
+    let out = cli(b.root(), &["list"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("plain_tool"));
+    let out = cli(b.root(), &["guide"]);
+    let guide = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        guide.contains("## Held tools") && guide.contains("`plain_tool`"),
+        "{guide}"
+    );
+
+    // A key not in allowed_signers — even one the same commit adds to allowed_signers.
+    sign_with(&c, &mallory_key);
+    std::fs::write(
+        c.root().join("allowed_signers"),
+        format!("alice@example.com {alice_pub}\nmallory@example.com {mallory_pub}\n"),
+    )
+    .unwrap();
+    git(c.root(), &["add", "allowed_signers"]);
+    git(c.root(), &["commit", "-q", "-m", "add my key"]);
+    write(&c, "signed_tool", "by mallory");
+    sync_lib(&c, &[]).unwrap();
+    let before = main_py(&b, "signed_tool");
+    let o = sync_lib(&b, &[]).unwrap();
+    assert!(o.changed_files.contains(&"allowed_signers".to_string()));
+    assert_eq!(o.held, vec!["signed_tool".to_string()], "{o:?}");
+    let Standing::Held(h) = standing(&b, "signed_tool") else {
+        panic!("mallory's version should be held");
+    };
+    assert_eq!(h.reason, "signed by a key not in allowed_signers");
+    assert!(!before.contains("mallory"));
+    assert_clean(b.root());
+
+    // Review shows the diff since the last trusted version; trust lets it run.
+    let out = cli(b.root(), &["review", "signed_tool"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let review = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        review.contains("-# by alice") && review.contains("+# by mallory"),
+        "{review}"
+    );
+    let out = cli(b.root(), &["trust", "signed_tool"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = cli(
+        b.root(),
+        &["call", "signed_tool", "--args", r#"{"text":"x"}"#],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("by mallory"));
+    // Trust is bound to that exact content: the next unsigned change is held again.
+    write(&c, "signed_tool", "mallory again");
+    sync_lib(&c, &[]).unwrap();
+    sync_lib(&b, &[]).unwrap();
+    assert!(is_held(&b, "signed_tool"));
+    assert!(is_held(&b, "plain_tool"), "never trusted here");
+
+    // A `git pull` by hand ends up held the same way; a person's own `git commit` does not.
+    write(&c, "pulled_tool", "pulled by hand");
+    sync_lib(&c, &[]).unwrap();
+    git(
+        b.root(),
+        &["pull", "--quiet", "--no-rebase", "origin", "main"],
+    );
+    assert!(is_held(&b, "pulled_tool"));
+    std::fs::write(b.root().join("tools/pulled_tool/main.py"), "print('{}')\n").unwrap();
+    git(b.root(), &["commit", "-q", "-am", "my own fix"]);
+    assert!(!is_held(&b, "pulled_tool"));
+    assert_clean(b.root());
+
+    // An import is held until trusted; b's own writes never are.
+    let out = cli(
+        b.root(),
+        &[
+            "import",
+            &a.root().display().to_string(),
+            "--path",
+            "tools/signed_tool",
+            "--name",
+            "imported",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(is_held(&b, "imported"));
+    write(&b, "own_tool", "mine");
+    assert!(!is_held(&b, "own_tool"));
+    // Rewriting a held tool here makes it ours; rolling back to the held version (as an AI
+    // could) does not trust that version.
+    let held_version = head(&b);
+    write(&b, "plain_tool", "b's own");
+    assert!(!is_held(&b, "plain_tool"));
+    toolsmith::history::rollback_tool(&b, "plain_tool", &held_version, "test").unwrap();
+    assert!(is_held(&b, "plain_tool"));
+    assert_clean(b.root());
+}

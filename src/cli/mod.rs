@@ -127,6 +127,10 @@ pub enum Command {
     Export(share::ExportArgs),
     /// Fetch, integrate (fast-forward or one merge commit) and push, in one step.
     Sync(team::SyncArgs),
+    /// Show what changed in a tool since the last version trusted on this machine.
+    Review(team::ReviewArgs),
+    /// Trust a tool's current version on this machine (a held tool then runs).
+    Trust(team::TrustArgs),
     /// Serve the toolbox over MCP (stdio by default).
     Serve(serve::ServeArgs),
 }

@@ -5,6 +5,7 @@ use super::commands::CLI_ACTOR;
 use super::output::{self, UserError};
 use crate::sync::{self, Side, SyncError, SyncRequest};
 use crate::toolbox::Toolbox;
+use crate::trust::{self, TrustError};
 use anyhow::Result;
 use std::time::Duration;
 
@@ -102,5 +103,98 @@ fn print_outcome(o: &sync::SyncOutcome, json: bool) -> Result<()> {
     for f in &o.changed_files {
         println!("  changed file {f}");
     }
+    for h in &o.held {
+        println!(
+            "  held {h}: its new version is not signed by an allowed key; `toolsmith review {h}`, then `toolsmith trust {h}`"
+        );
+    }
     Ok(())
+}
+
+/// `toolsmith review NAME`
+#[derive(Debug, clap::Args)]
+pub struct ReviewArgs {
+    pub name: String,
+}
+
+/// `toolsmith trust NAME` or `toolsmith trust --signers`
+#[derive(Debug, clap::Args)]
+pub struct TrustArgs {
+    /// The tool whose current version to trust on this machine.
+    #[arg(required_unless_present = "signers")]
+    pub name: Option<String>,
+    /// Accept the committed allowed_signers file as it is now.
+    #[arg(long, conflicts_with = "name")]
+    pub signers: bool,
+}
+
+impl From<TrustError> for UserError {
+    fn from(e: TrustError) -> Self {
+        UserError {
+            hint: e.hint(),
+            message: e.to_string(),
+        }
+    }
+}
+
+pub fn review(tb: &Toolbox, a: &ReviewArgs, json: bool) -> Result<i32> {
+    let r = trust::review(tb, &a.name).map_err(UserError::from)?;
+    if json {
+        output::json(&serde_json::to_value(&r)?);
+        return Ok(0);
+    }
+    match &r.held {
+        Some(h) => println!("{h}"),
+        None => println!("tool {} is trusted on this machine", r.name),
+    }
+    match &r.since {
+        Some(c) => println!(
+            "changes since the last version trusted here ({}):",
+            &c[..c.len().min(10)]
+        ),
+        None => println!(
+            "no version of {} was ever trusted here; the whole tool:",
+            r.name
+        ),
+    }
+    for c in &r.commits {
+        println!(
+            "  {} {} ({})",
+            &c.commit[..c.commit.len().min(10)],
+            c.summary,
+            c.author
+        );
+    }
+    println!();
+    print!("{}", r.diff);
+    if r.held.is_some() {
+        eprintln!("trust it with `toolsmith trust {}`", r.name);
+    }
+    Ok(0)
+}
+
+pub fn trust(tb: &Toolbox, a: &TrustArgs, json: bool) -> Result<i32> {
+    if a.signers {
+        let blob = trust::trust_signers(tb).map_err(UserError::from)?;
+        if json {
+            output::json(&serde_json::json!({"signers": blob}));
+        } else {
+            match blob {
+                Some(b) => println!("accepted allowed_signers {}", &b[..b.len().min(10)]),
+                None => println!("this toolbox has no allowed_signers file"),
+            }
+        }
+        return Ok(0);
+    }
+    let name = a.name.clone().unwrap_or_default();
+    let tree = trust::trust(tb, &name).map_err(UserError::from)?;
+    if json {
+        output::json(&serde_json::json!({"name": name, "tree": tree}));
+    } else {
+        println!(
+            "trusted {name} (version {}) on this machine",
+            &tree[..tree.len().min(10)]
+        );
+    }
+    Ok(0)
 }

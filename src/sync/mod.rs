@@ -93,6 +93,8 @@ pub struct SyncOutcome {
     pub pushed: bool,
     /// Conflicts settled by `take`.
     pub taken: Vec<(String, Side)>,
+    /// Changed tools whose new version is held until a person trusts it (`crate::trust`).
+    pub held: Vec<String>,
 }
 
 /// What went wrong in a sync.
@@ -188,6 +190,17 @@ pub fn sync(tb: &Toolbox, req: &SyncRequest, actor: &Actor) -> Result<SyncOutcom
     let branch = current_branch(tb)?;
     for _ in 0..ATTEMPTS {
         let mut out = integrate_once(tb, &remote, &branch, req, actor)?;
+        out.held = out
+            .changed_tools
+            .iter()
+            .filter(|t| {
+                matches!(
+                    crate::trust::standing(tb, t),
+                    Ok(crate::trust::Standing::Held(_)) | Err(_)
+                )
+            })
+            .cloned()
+            .collect();
         if out.action == "up-to-date" {
             return Ok(out);
         }
@@ -227,6 +240,7 @@ fn integrate_once(
         changed_files: Vec::new(),
         pushed: false,
         taken: Vec::new(),
+        held: Vec::new(),
     };
     let Some(theirs) = theirs else {
         return Ok(out);
