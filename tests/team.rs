@@ -499,3 +499,70 @@ fn signed_changes_run_unsigned_or_unknown_are_held_until_trusted() {
     assert!(is_held(&b, "plain_tool"));
     assert_clean(b.root());
 }
+
+fn python() -> PathBuf {
+    let p = std::env::var_os("TOOLSMITH_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python")
+        });
+    assert!(
+        p.exists(),
+        "the Python venv with the mcp SDK is missing at {}: run ./scripts/setup.sh",
+        p.display()
+    );
+    p
+}
+
+#[test]
+fn a_running_server_follows_a_sync_and_refuses_held_tools_over_mcp() {
+    let (team, a) = Team::new();
+    let b = team.clone("b");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/team_sync.py");
+    let out = Command::new(python())
+        .arg(script)
+        .args(["--toolsmith", env!("CARGO_BIN_EXE_toolsmith"), "--toolbox"])
+        .arg(b.root())
+        .arg("--other")
+        .arg(a.root())
+        .env("TOOLSMITH_CACHE", team.tmp.path().join("cache"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "team_sync.py failed:\nstdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(stdout.lines().last().unwrap_or("")).expect("a JSON summary");
+    assert_eq!(s["cli_sync_notifications"], 1, "{s}");
+    assert_eq!(s["meta_sync_notifications"], 1, "{s}");
+    assert_eq!(s["listed"], true, "{s}");
+    assert_eq!(s["held_call"]["is_error"], true, "{s}");
+    let text = s["held_call"]["text"].as_str().unwrap();
+    assert!(
+        text.contains("held")
+            && text.contains("toolsmith review from_afar")
+            && text.contains("toolsmith trust from_afar"),
+        "{text}"
+    );
+    assert_eq!(s["get_tool_ok"], true, "{s}");
+    assert_eq!(s["guide_held"], true, "{s}");
+    assert_eq!(s["sync_result"]["action"], "fast-forward", "{s}");
+    assert_eq!(
+        s["sync_result"]["held"],
+        serde_json::json!(["second_afar"]),
+        "{s}"
+    );
+    assert_eq!(s["trusted_call"]["is_error"], false, "{s}");
+    assert!(
+        s["trusted_call"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Hello, x!"),
+        "{s}"
+    );
+    assert_clean(b.root());
+    assert_clean(a.root());
+}
