@@ -163,6 +163,8 @@ pub enum GitError {
         path: String,
         kind: &'static str,
     },
+    #[error("HEAD moved from {expected} to {actual} meanwhile; nothing was changed")]
+    HeadMoved { expected: String, actual: String },
     #[error("could not sign the commit with {key}: {message}")]
     Sign { key: String, message: String },
     #[error(

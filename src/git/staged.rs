@@ -27,12 +27,18 @@ pub enum Join {
     /// A new commit on top of HEAD (every ordinary write).
     #[default]
     OnHead,
-    /// A merge: a new commit whose parents are HEAD and `other`; the tree built from the
-    /// staged files must be exactly `tree` (the merge computed beforehand).
-    Merge { other: String, tree: String },
-    /// A fast-forward: the branch moves to `commit` (a descendant of HEAD, checked by the
-    /// caller), whose tree the tree built from the staged files must equal. No new commit.
-    FastForward { commit: String },
+    /// A merge: a new commit whose parents are HEAD (which must still be `ours`) and `other`;
+    /// the tree built from the staged files must be exactly `tree` (the merge computed
+    /// beforehand).
+    Merge {
+        ours: String,
+        other: String,
+        tree: String,
+    },
+    /// A fast-forward: the branch moves from `ours` (which HEAD must still be) to `commit`, a
+    /// descendant of it (checked by the caller), whose tree the tree built from the staged
+    /// files must equal. No new commit.
+    FastForward { ours: String, commit: String },
 }
 
 /// A commit written to the object database but not yet on the branch.
@@ -239,6 +245,16 @@ pub fn stage_commit_joined<'l>(
             reason: "not a full commit or tree id",
         })
     };
+    let moved = |ours: &str| -> Result<(), GitError> {
+        let expected = parse(ours)?;
+        if parent != Some(expected) {
+            return Err(GitError::HeadMoved {
+                expected: expected.to_string(),
+                actual: parent.map(|p| p.to_string()).unwrap_or_default(),
+            });
+        }
+        Ok(())
+    };
     let commit = match join {
         Join::OnHead if tree == base_tree => None,
         Join::OnHead => Some(sign::write_commit(
@@ -250,9 +266,11 @@ pub fn stage_commit_joined<'l>(
             parent.as_slice(),
         )?),
         Join::Merge {
+            ours,
             other,
             tree: expected,
         } => {
+            moved(ours)?;
             let expected = parse(expected)?;
             if tree != expected {
                 return Err(GitError::TreeMismatch {
@@ -266,7 +284,8 @@ pub fn stage_commit_joined<'l>(
                 &repo, &workdir, sig, &message, tree, &parents,
             )?)
         }
-        Join::FastForward { commit } => {
+        Join::FastForward { ours, commit } => {
+            moved(ours)?;
             let id = parse(commit)?;
             let theirs = repo
                 .find_commit(id)

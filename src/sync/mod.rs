@@ -189,7 +189,13 @@ pub fn sync(tb: &Toolbox, req: &SyncRequest, actor: &Actor) -> Result<SyncOutcom
     crate::git::check_write_state(tb.root()).map_err(ToolboxError::from)?;
     let branch = current_branch(tb)?;
     for _ in 0..ATTEMPTS {
-        let mut out = integrate_once(tb, &remote, &branch, req, actor)?;
+        let mut out = match integrate_once(tb, &remote, &branch, req, actor) {
+            // A write here landed between reading HEAD and integrating: start over.
+            Err(SyncError::Toolbox(ToolboxError::Git(crate::git::GitError::HeadMoved {
+                ..
+            }))) => continue,
+            other => other?,
+        };
         out.held = out
             .changed_tools
             .iter()
@@ -261,6 +267,7 @@ fn integrate_once(
             "rev-parse",
         )?;
         let join = crate::git::Join::FastForward {
+            ours: ours.clone(),
             commit: theirs.clone(),
         };
         (tree, join, String::new())
@@ -274,6 +281,7 @@ fn integrate_once(
             actor.trailers()
         );
         let join = crate::git::Join::Merge {
+            ours: ours.clone(),
             other: theirs.clone(),
             tree: tree.clone(),
         };
