@@ -50,7 +50,8 @@ pub fn parse_take(s: &str) -> Result<(String, Side), String> {
 /// What to sync.
 #[derive(Debug, Clone, Default)]
 pub struct SyncRequest {
-    /// A configured remote's name, a URL or a path (default `origin`).
+    /// A configured remote's name, a URL or a path (default: the branch's upstream remote, else
+    /// `origin`).
     pub remote: Option<String>,
     /// Conflicting tools (or top-level files) settled in advance.
     pub take: Vec<(String, Side)>,
@@ -182,12 +183,22 @@ const ATTEMPTS: usize = 3;
 
 /// Fetch, integrate and push.
 pub fn sync(tb: &Toolbox, req: &SyncRequest, actor: &Actor) -> Result<SyncOutcome, SyncError> {
-    let remote = req.remote.clone().unwrap_or_else(|| "origin".into());
+    crate::git::check_write_state(tb.root()).map_err(ToolboxError::from)?;
+    let branch = current_branch(tb)?;
+    // Default: the branch's upstream remote, else origin.
+    let remote = req.remote.clone().unwrap_or_else(|| {
+        remote::git(
+            tb.root(),
+            &["config", "--get", &format!("branch.{branch}.remote")],
+            "config",
+        )
+        .ok()
+        .filter(|r| !r.is_empty() && r != ".")
+        .unwrap_or_else(|| "origin".into())
+    });
     if remote.is_empty() || remote.starts_with('-') {
         return Err(SyncError::BadRemote(remote));
     }
-    crate::git::check_write_state(tb.root()).map_err(ToolboxError::from)?;
-    let branch = current_branch(tb)?;
     for _ in 0..ATTEMPTS {
         let mut out = match integrate_once(tb, &remote, &branch, req, actor) {
             // A write here landed between reading HEAD and integrating: start over.
