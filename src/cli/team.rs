@@ -21,7 +21,7 @@ impl From<SyncError> for UserError {
 /// `toolsmith sync [REMOTE] [--take NAME=ours|theirs]... [--watch INTERVAL]`
 #[derive(Debug, clap::Args)]
 pub struct SyncArgs {
-    /// A configured remote, a URL or a path (default: origin).
+    /// A configured remote, a URL or a path (default: the branch's upstream, else origin).
     pub remote: Option<String>,
     /// Settle a conflicting tool (or top-level file): NAME=ours or NAME=theirs. Repeatable.
     #[arg(long, value_name = "NAME=SIDE", value_parser = sync::parse_take)]

@@ -19,12 +19,12 @@
 //! (roll forward), otherwise the staged directories are dropped (roll back).
 
 use super::trusted::Provenance;
-use super::{FileSpec, Toolbox, ToolboxError, io_err, layout};
+use super::{FileSpec, Toolbox, ToolboxError, io_err, layout, write_files};
 use crate::git;
 use crate::index::TOOLS_DIR;
 use crate::names;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The new state of one tool directory.
 #[derive(Debug, Clone)]
@@ -579,23 +579,4 @@ fn check_top_level(path: &str) -> Result<(), ToolboxError> {
             reason: "only single top-level files (not tools/ or .git) are integrated".into(),
         })
     }
-}
-
-/// Write `files` into `dir` (created), after checking every path with the one rule set.
-pub fn write_files(dir: &Path, files: &[FileSpec]) -> Result<(), ToolboxError> {
-    std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
-    for f in files {
-        let path = dir.join(names::check_file_path(&f.path)?);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(io_err("create", parent))?;
-        }
-        std::fs::write(&path, &f.contents).map_err(io_err("write", &path))?;
-        #[cfg(unix)]
-        if f.executable {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-                .map_err(io_err("chmod", &path))?;
-        }
-    }
-    Ok(())
 }

@@ -14,11 +14,11 @@ mod trusted;
 mod verify;
 mod write;
 
-pub use apply::{Change, JOURNAL_FILE, write_files};
+pub use apply::{Change, JOURNAL_FILE};
 pub use layout::{default_location, seed_files};
 pub use trusted::{ALLOWED_SIGNERS, Provenance, TRUSTED_FILE, Trusted};
 pub use verify::{Drift, SETTINGS_FILE, UncommittedPolicy};
-pub use write::{Actor, FileSpec, WriteOutcome, message};
+pub use write::{Actor, FileSpec, WriteOutcome, message, write_files};
 
 use crate::git;
 use crate::index::TOOLS_DIR;
