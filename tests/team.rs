@@ -566,3 +566,110 @@ fn a_running_server_follows_a_sync_and_refuses_held_tools_over_mcp() {
     assert_clean(b.root());
     assert_clean(a.root());
 }
+
+fn git_env(dir: &Path, env: &[(&str, &Path)], args: &[&str], stdin: Option<&[u8]>) -> String {
+    use std::io::Write;
+    let mut cmd = Command::new("git");
+    cmd.arg("-C").arg(dir).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(bytes) = stdin {
+        child.stdin.take().unwrap().write_all(bytes).unwrap();
+    }
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn an_integration_interrupted_after_the_branch_moved_is_finished_on_open() {
+    // A sync that crashed after moving the branch (a tool and a top-level file changed) but
+    // before the staged copies were moved into place and the index written: the next open
+    // finishes it from the journal, and git agrees.
+    let tmp = tempfile::tempdir().unwrap();
+    let tb = Toolbox::init(&tmp.path().join("box"), &[], "test").unwrap();
+    write(&tb, "x", "version one");
+    let root = tb.root().to_path_buf();
+    let v2_main = b"print('version two')\n".to_vec();
+    let v2_toml = script_manifest("x", "x: version two").into_bytes();
+    let readme = b"# The team's toolbox\n".to_vec();
+    // The staged copies, as Toolbox::integrate leaves them.
+    let staging = root.join("tools/.staging-x-999999-1");
+    std::fs::create_dir_all(&staging).unwrap();
+    std::fs::write(staging.join("main.py"), &v2_main).unwrap();
+    std::fs::write(staging.join("tool.toml"), &v2_toml).unwrap();
+    std::fs::write(
+        root.join(".git/toolsmith.staging-README.md-999999-1"),
+        &readme,
+    )
+    .unwrap();
+    // The commit, made with git plumbing, and the branch moved to it.
+    let index = tmp.path().join("tmp-index");
+    let env = [("GIT_INDEX_FILE", index.as_path())];
+    git_env(&root, &env, &["read-tree", "HEAD"], None);
+    for (path, bytes) in [
+        ("tools/x/main.py", &v2_main),
+        ("tools/x/tool.toml", &v2_toml),
+        ("README.md", &readme),
+    ] {
+        let blob = git_env(&root, &[], &["hash-object", "-w", "--stdin"], Some(bytes));
+        let info = format!("100644,{blob},{path}");
+        git_env(
+            &root,
+            &env,
+            &["update-index", "--add", "--cacheinfo", &info],
+            None,
+        );
+    }
+    let tree = git_env(&root, &env, &["write-tree"], None);
+    let commit = git_env(
+        &root,
+        &[],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit-tree",
+            &tree,
+            "-p",
+            "HEAD",
+            "-m",
+            "sync: merge",
+        ],
+        None,
+    );
+    git(&root, &["update-ref", "refs/heads/main", &commit]);
+    let journal = serde_json::json!({
+        "pid": 999999,
+        "commit": commit,
+        "moves": [{"tool": "x", "staging": ".staging-x-999999-1", "trash": ".trash-x-999999-1", "keep_env": true}],
+        "prefixes": ["tools/x", "README.md"],
+        "branch": "refs/heads/main",
+        "files": [{"path": "README.md", "staging": "toolsmith.staging-README.md-999999-1"}],
+    });
+    std::fs::write(root.join(".git/toolsmith-journal"), journal.to_string()).unwrap();
+
+    let tb = Toolbox::open(&root).unwrap();
+    assert_eq!(
+        std::fs::read(root.join("tools/x/main.py")).unwrap(),
+        v2_main
+    );
+    assert_eq!(std::fs::read(root.join("README.md")).unwrap(), readme);
+    assert!(!root.join(".git/toolsmith-journal").exists());
+    assert!(!staging.exists());
+    assert_eq!(head(&tb), commit);
+    assert_clean(&root);
+}

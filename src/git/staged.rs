@@ -326,8 +326,8 @@ pub fn branch_target(repo_dir: &Path, branch: &str) -> Result<Option<String>, Gi
     Ok(r.and_then(|mut r| r.peel_to_id().ok().map(|id| id.to_hex().to_string())))
 }
 
-/// Make the index entries under `prefixes` match the files on disk (no commit): used after a
-/// crash between moving a branch and writing the index.
+/// Make the index entries under `prefixes` (directories, or single files) match the files on
+/// disk (no commit): used after a crash between moving a branch and writing the index.
 pub fn refresh_index(
     held: &ProcessLock,
     repo_dir: &Path,
@@ -352,7 +352,14 @@ pub fn refresh_index(
     let mut added = Vec::new();
     let mut populated = Vec::new();
     for prefix in &prefixes {
-        let files = adder.scan_prefix(prefix, None, &index)?;
+        // A top-level file an integration wrote is a prefix too.
+        let abs = workdir.join(prefix);
+        let is_file = std::fs::symlink_metadata(&abs).is_ok_and(|m| m.is_file());
+        let files = if is_file {
+            vec![adder.add_file(prefix, &abs, &index)?]
+        } else {
+            adder.scan_prefix(prefix, None, &index)?
+        };
         if !files.is_empty() {
             populated.push(prefix.clone());
         }
