@@ -348,6 +348,7 @@ fn signed_changes_run_unsigned_or_unknown_are_held_until_trusted() {
     std::fs::write(&signers, format!("alice@example.com {alice_pub}\n")).unwrap();
     let allowed = format!("gpg.ssh.allowedSignersFile={}", signers.display());
     git(a.root(), &["-c", &allowed, "verify-commit", "HEAD"]);
+    assert_clean(a.root());
     sync_lib(&a, &[]).unwrap();
     let o = sync_lib(&b, &[]).unwrap();
     assert_eq!(o.changed_tools, vec!["signed_tool".to_string()]);
