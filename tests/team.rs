@@ -549,6 +549,7 @@ fn a_running_server_follows_a_sync_and_refuses_held_tools_over_mcp() {
         "{text}"
     );
     assert_eq!(s["get_tool_ok"], true, "{s}");
+    assert_eq!(s["get_tool_held"]["reason"], "not signed", "{s}");
     assert_eq!(s["guide_held"], true, "{s}");
     assert_eq!(s["sync_result"]["action"], "fast-forward", "{s}");
     assert_eq!(

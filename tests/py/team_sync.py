@@ -73,6 +73,7 @@ async def main():
         summary["held_call"] = {"is_error": bool(r.is_error), "text": text_of(r)}
         r = await client.call_tool("get_tool", {"name": "from_afar"})
         summary["get_tool_ok"] = not r.is_error
+        summary["get_tool_held"] = (r.structured_content or {}).get("held")
         guide = (await client.read_resource("toolsmith://guide")).contents[0].text
         summary["guide_held"] = "## Held tools" in guide and "`from_afar`" in guide
 
