@@ -419,7 +419,11 @@ fn signed_changes_run_unsigned_or_unknown_are_held_until_trusted() {
     let Standing::Held(h) = standing(&b, "signed_tool") else {
         panic!("mallory's version should be held");
     };
-    assert_eq!(h.reason, "signed by a key not in allowed_signers");
+    assert!(
+        h.reason.contains("mallory@example.com") && h.reason.contains("not accepted"),
+        "{}",
+        h.reason
+    );
     assert!(!before.contains("mallory"));
     assert_clean(b.root());
 
@@ -458,7 +462,56 @@ fn signed_changes_run_unsigned_or_unknown_are_held_until_trusted() {
     assert!(is_held(&b, "signed_tool"));
     assert!(is_held(&b, "plain_tool"), "never trusted here");
 
+    // A signature by a key in no version of allowed_signers at all.
+    let (eve_key, _) = keygen(team.tmp.path(), "eve");
+    sign_with(&c, &eve_key);
+    write(&c, "eve_tool", "by eve");
+    sync_lib(&c, &[]).unwrap();
+    sync_lib(&b, &[]).unwrap();
+    let Standing::Held(h) = standing(&b, "eve_tool") else {
+        panic!("eve's tool should be held");
+    };
+    assert_eq!(h.reason, "signed by a key not in allowed_signers");
+
+    // Alice (accepted) signs a new allowed_signers that adds bob and drops mallory: accepted
+    // here although mallory's change before it was not, so bob's signed change runs at once.
+    let (bob_key, bob_pub) = keygen(team.tmp.path(), "bob");
+    sync_lib(&a, &[]).unwrap();
+    std::fs::write(
+        a.root().join("allowed_signers"),
+        format!("alice@example.com {alice_pub}\nbob@example.com {bob_pub}\n"),
+    )
+    .unwrap();
+    git(a.root(), &["add", "allowed_signers"]);
+    git(
+        a.root(),
+        &[
+            "-c",
+            "user.name=a",
+            "-c",
+            "user.email=a@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "add bob, drop mallory",
+        ],
+    );
+    sync_lib(&a, &[]).unwrap();
+    sync_lib(&c, &[]).unwrap();
+    sign_with(&c, &bob_key);
+    write(&c, "bob_tool", "by bob");
+    sync_lib(&c, &[]).unwrap();
+    let o = sync_lib(&b, &[]).unwrap();
+    assert!(o.held.is_empty(), "{o:?}");
+    assert!(
+        matches!(standing(&b, "bob_tool"), Standing::Trusted(Trusted::Signed { ref signer, .. }) if signer == "bob@example.com"),
+        "{:?}",
+        standing(&b, "bob_tool")
+    );
+    assert_clean(b.root());
+
     // A `git pull` by hand ends up held the same way; a person's own `git commit` does not.
+    git(c.root(), &["config", "commit.gpgsign", "false"]);
     write(&c, "pulled_tool", "pulled by hand");
     sync_lib(&c, &[]).unwrap();
     git(

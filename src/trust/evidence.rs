@@ -118,8 +118,9 @@ pub fn signed_by(root: &Path, commit: &str, signers: &[u8]) -> Result<Option<Str
 
 /// The `allowed_signers` this machine accepts now: HEAD's version when it is recorded as
 /// accepted; else, starting from the newest version that is, each later change is accepted
-/// only when its commit was made here or is signed by a key of the version before it. A
-/// teammate's account adding its own key without such a signature changes nothing here.
+/// only when its commit was made here or is signed by a key of the last accepted version
+/// (changes that are not are skipped). A teammate's account adding its own key without such a
+/// signature changes nothing here.
 pub fn effective_signers(tb: &Toolbox) -> Result<Vec<u8>, TrustError> {
     let root = tb.root();
     let trusted = tb.trusted();
@@ -156,11 +157,12 @@ pub fn effective_signers(tb: &Toolbox) -> Result<Vec<u8>, TrustError> {
         let accepted = c.parents == 1
             && (committed_here(root, &c.id) || signed_by(root, &c.id, &current)?.is_some());
         if !accepted {
+            // Skipped: a later change signed by an accepted key may still be accepted.
             tracing::warn!(
                 commit = %c.id,
-                "{ALLOWED_SIGNERS} was changed by a commit neither made here nor signed by an allowed key; using the version before it"
+                "{ALLOWED_SIGNERS} was changed by a commit neither made here nor signed by an allowed key; that version is not used"
             );
-            break;
+            continue;
         }
         current = read(&c.id)?;
         if let Some(b) = &versions[j] {

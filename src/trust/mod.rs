@@ -172,12 +172,21 @@ fn judge(tb: &Toolbox, name: &str, path: &str) -> Result<Standing, TrustError> {
             signer,
         }));
     }
-    let signed = evidence::has_signature(root, &c.id);
-    Ok(held(if signed {
-        "signed by a key not in allowed_signers"
-    } else {
-        "not signed"
-    }))
+    if !evidence::has_signature(root, &c.id) {
+        return Ok(held("not signed"));
+    }
+    // Say so when the key is in the committed allowed_signers, but that version of the file
+    // is one this machine has not accepted.
+    let committed =
+        crate::git::file_at(root, "HEAD", crate::toolbox::ALLOWED_SIGNERS)?.unwrap_or_default();
+    if committed != signers
+        && let Some(signer) = evidence::signed_by(root, &c.id, &committed)?
+    {
+        return Ok(held(&format!(
+            "signed by {signer}, whose key is only in an allowed_signers change this machine has not accepted; check that change, then `toolsmith trust --signers`"
+        )));
+    }
+    Ok(held("signed by a key not in allowed_signers"))
 }
 
 /// The call gate (`App::run_tool_at`): Ok for a trusted stored tool (or anything that is not
