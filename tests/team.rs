@@ -248,6 +248,41 @@ fn three_clones_merge_different_tools_and_settle_conflicts_each_way() {
     git(b.root(), &["checkout", "--", "tools/beta"]);
     sync_lib(&b, &[]).unwrap();
     assert_clean(b.root());
+
+    // A top-level file both sides changed, and a tool deleted on one side while changed on the
+    // other: listed as conflicts (the deleted side says so), settled together.
+    sync_lib(&a, &[]).unwrap();
+    for (tb, text) in [(&a, "# a's toolbox\n"), (&b, "# b's toolbox\n")] {
+        std::fs::write(tb.root().join("README.md"), text).unwrap();
+        git(tb.root(), &["commit", "-q", "-am", "readme"]);
+    }
+    tb_delete(&a, "beta");
+    write(&b, "beta", "b keeps beta");
+    sync_lib(&a, &[]).unwrap();
+    let e = sync_lib(&b, &[]).unwrap_err();
+    let SyncError::Conflict { conflicts } = &e else {
+        panic!("expected conflicts, got {e}");
+    };
+    let names: Vec<&str> = conflicts.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, vec!["README.md", "beta"], "{e}");
+    let beta = conflicts.iter().find(|c| c.name == "beta").unwrap();
+    assert!(beta.theirs.is_none() && beta.ours.is_some(), "{beta:?}");
+    assert!(e.to_string().contains("theirs: deleted"), "{e}");
+    assert_clean(b.root());
+    sync_lib(&b, &[("README.md", Side::Theirs), ("beta", Side::Ours)]).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(b.root().join("README.md")).unwrap(),
+        "# a's toolbox\n"
+    );
+    assert!(main_py(&b, "beta").contains("b keeps beta"));
+    assert_clean(b.root());
+    sync_lib(&a, &[]).unwrap();
+    assert!(main_py(&a, "beta").contains("b keeps beta"));
+    assert_clean(a.root());
+}
+
+fn tb_delete(tb: &Toolbox, name: &str) {
+    tb.delete_tool(name, "test").unwrap();
 }
 
 #[test]
