@@ -40,6 +40,8 @@ pub enum CallError {
     TooDeep { name: String, max: usize },
     #[error("refused: {details}, and this toolbox's policy refuses such calls")]
     Uncommitted { name: String, details: String },
+    #[error("refused: {0}")]
+    Held(#[from] Box<crate::trust::Held>),
 }
 
 impl CallError {
@@ -63,6 +65,7 @@ impl CallError {
                 "commit the change (`git add tools/{name} && git commit`) or drop it (`git checkout HEAD -- tools/{name}`); to allow such calls, set `[policy] uncommitted = \"warn\"` in {}",
                 crate::toolbox::SETTINGS_FILE
             )),
+            CallError::Held(h) => Some(h.hint()),
         }
     }
 }
@@ -321,6 +324,7 @@ impl App {
         let dir = dir.to_path_buf();
         check_arguments(&tool, &args)?;
         let warning = self.verify_stored(&dir, &tool)?;
+        crate::trust::gate(&self.toolbox, &dir, &tool)?;
         if let Some(w) = &warning {
             tracing::warn!("{w}");
             host.log("warning", w);

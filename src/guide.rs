@@ -113,6 +113,21 @@ pub fn render_for(index: &Index, toolbox: &crate::toolbox::Toolbox) -> String {
         }
         g.push('\n');
     }
+    let held = crate::trust::held_tools(toolbox, index);
+    if !held.is_empty() {
+        let _ = writeln!(
+            g,
+            "## Held tools\n\nThese tools' current versions came from elsewhere (a sync, a pull or an import) unsigned by an allowed key: they can be read and diffed, but calls are refused until a person on this machine runs `toolsmith review NAME` and `toolsmith trust NAME`. No meta-tool can trust them.\n"
+        );
+        for h in &held {
+            let _ = writeln!(
+                g,
+                "- `{}`: {} (commit {} by {})",
+                h.name, h.reason, h.short, h.author
+            );
+        }
+        g.push('\n');
+    }
     g
 }
 

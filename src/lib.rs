@@ -23,4 +23,6 @@ pub mod register;
 pub mod runner;
 pub mod scaffold;
 pub mod share;
+pub mod sync;
 pub mod toolbox;
+pub mod trust;

@@ -28,6 +28,7 @@ pub const RESERVED_NAMES: &[&str] = &[
     "memory",
     "execute_code",
     "undo_session",
+    "sync",
     "git",
     "con",
     "nul",

@@ -360,7 +360,8 @@ fn the_tool_list_ranks_instead_of_falling_off_a_cliff() {
         "{guide}"
     );
     assert!(
-        s["meta_bytes"].as_u64().unwrap() < 12_000,
+        // About 12 KB: 20 meta-tools (`sync` added ~460 bytes).
+        s["meta_bytes"].as_u64().unwrap() < 12_500,
         "meta-tool definitions: {} bytes",
         s["meta_bytes"]
     );

@@ -378,7 +378,8 @@ async fn plain_git_clone_change_pull_shows_the_new_behaviour() {
         ],
     );
     git(&other, &["push", "-q", "origin", "HEAD:main"]);
-    // Pull here: the next call runs the new code.
+    // Pull here: the pulled, unsigned change is held until a person trusts it (docs/team.md);
+    // then the next call runs the new code.
     git(
         tb.root(),
         &[
@@ -392,6 +393,12 @@ async fn plain_git_clone_change_pull_shows_the_new_behaviour() {
         ],
     );
     assert_clean(tb.root());
+    let held = call(&app, "json_format", json!({"json": "1"})).await;
+    assert!(
+        held.as_ref().is_err_and(|e| e.contains("held")),
+        "a pulled unsigned change is held: {held:?}"
+    );
+    toolsmith::trust::trust(&tb, "json_format").unwrap();
     assert_eq!(
         call(&app, "json_format", json!({"json": "1"}))
             .await

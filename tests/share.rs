@@ -50,6 +50,8 @@ fn req(source: &str, path: Option<&str>, name: Option<&str>) -> ImportRequest {
 }
 
 async fn call(tb: &Toolbox, name: &str, args: serde_json::Value) -> serde_json::Value {
+    // Imported tools are held until a person trusts them (tests/team.rs checks that).
+    toolsmith::trust::trust(tb, name).unwrap();
     let app = App::new(tb.clone());
     let out = app.call(name, args, &NoHost).await.expect("the call works");
     out.structured.unwrap_or(json!(out.text))

@@ -122,6 +122,9 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Import(a) => super::share::import(&open(explicit, &location)?, &a, cli.json),
         Command::Update(a) => super::share::update(&open(explicit, &location)?, &a, cli.json),
         Command::Export(a) => super::share::export(&open(explicit, &location)?, &a, cli.json),
+        Command::Sync(a) => super::team::sync(&open(explicit, &location)?, &a, cli.json),
+        Command::Review(a) => super::team::review(&open(explicit, &location)?, &a, cli.json),
+        Command::Trust(a) => super::team::trust(&open(explicit, &location)?, &a, cli.json),
         Command::Delete { name } => {
             let tb = open(explicit, &location)?;
             let out = tb.delete_tool(&name, CLI_ACTOR).map_err(UserError::from)?;

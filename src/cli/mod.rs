@@ -11,6 +11,7 @@ mod output;
 mod scripts;
 mod serve;
 mod share;
+mod team;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -128,6 +129,12 @@ pub enum Command {
     Update(share::UpdateArgs),
     /// Push tools to a git remote, or write a Gist-shaped JSON file.
     Export(share::ExportArgs),
+    /// Fetch, integrate (fast-forward or one merge commit) and push, in one step.
+    Sync(team::SyncArgs),
+    /// Show what changed in a tool since the last version trusted on this machine.
+    Review(team::ReviewArgs),
+    /// Trust a tool's current version on this machine (a held tool then runs).
+    Trust(team::TrustArgs),
     /// Serve the toolbox over MCP (stdio by default).
     Serve(serve::ServeArgs),
     /// What works on this machine: toolbox, git identity, interpreters (and their real

@@ -73,7 +73,36 @@ pub fn resolve(repo_dir: &Path, rev: &str) -> Result<String, GitError> {
     Ok(resolve_commit(&repo, rev)?.to_hex().to_string())
 }
 
-/// The files under `prefix` (`""` for the whole tree) in commit `rev`: path relative to
+/// The root tree of `rev`: a commit (or anything peeling to one), or a tree id.
+fn root_tree<'r>(
+    repo: &'r gix::Repository,
+    workdir: &Path,
+    rev: &str,
+) -> Result<(ObjectId, gix::Tree<'r>), GitError> {
+    let unknown = |source| GitError::UnknownRevision {
+        rev: rev.to_owned(),
+        repo: workdir.to_owned(),
+        source,
+    };
+    match resolve_commit(repo, rev) {
+        Ok(id) => {
+            let tree = repo
+                .find_commit(id)
+                .and_then(|c| c.tree())
+                .ctx(workdir, || format!("read the tree of commit {id}"))?;
+            Ok((id, tree))
+        }
+        Err(e) => {
+            let Ok(id) = ObjectId::from_hex(rev.as_bytes()) else {
+                return Err(e);
+            };
+            let tree = repo.find_tree(id).map_err(unknown)?;
+            Ok((id, tree))
+        }
+    }
+}
+
+/// The files under `prefix` (`""` for the whole tree) in commit `rev` (or tree id): path relative to
 /// `prefix`, contents as stored in git, executable bit; sorted by path. Empty if `prefix` does
 /// not exist in that commit. Symbolic links and submodules are reported as errors rather than
 /// silently dropped.
@@ -89,11 +118,7 @@ pub fn read_tree_at(
     };
     let repo = open(repo_dir)?;
     let workdir = workdir_of(&repo)?;
-    let commit_id = resolve_commit(&repo, rev)?;
-    let root = repo
-        .find_commit(commit_id)
-        .and_then(|c| c.tree())
-        .ctx(&workdir, || format!("read the tree of commit {commit_id}"))?;
+    let (commit_id, root) = root_tree(&repo, &workdir, rev)?;
     let tree = if prefix.is_empty() {
         root
     } else {
@@ -179,4 +204,64 @@ pub fn changed_paths(repo_dir: &Path, prefix: &str) -> Result<Vec<String>, GitEr
     out.sort();
     out.dedup();
     Ok(out)
+}
+
+/// The object id (hex) of the entry at `path` (a tree for a directory, a blob for a file) in
+/// commit `rev`, or None when the path does not exist there.
+pub fn entry_id_at(repo_dir: &Path, rev: &str, path: &str) -> Result<Option<String>, GitError> {
+    let path = normalize_rela_path(path)?;
+    let repo = open(repo_dir)?;
+    let workdir = workdir_of(&repo)?;
+    let commit_id = resolve_commit(&repo, rev)?;
+    let mut cache = HashMap::new();
+    Ok(
+        entry_at_commit(&repo, &workdir, commit_id, &path, &mut cache)?
+            .map(|(id, _)| id.to_hex().to_string()),
+    )
+}
+
+/// The subdirectories directly in tree `tree` (hex id): (name, tree id), in tree order.
+pub fn tree_entries(repo_dir: &Path, tree: &str) -> Result<Vec<(String, String)>, GitError> {
+    let repo = open(repo_dir)?;
+    let workdir = workdir_of(&repo)?;
+    let id = ObjectId::from_hex(tree.as_bytes()).map_err(|_| GitError::InvalidPath {
+        path: tree.to_string(),
+        reason: "not a full tree id",
+    })?;
+    let tree = repo
+        .find_tree(id)
+        .ctx(&workdir, || format!("read tree {id}"))?;
+    let decoded = tree
+        .decode()
+        .ctx(&workdir, || format!("decode tree {id}"))?;
+    Ok(decoded
+        .entries
+        .iter()
+        .filter(|e| e.mode.is_tree())
+        .map(|e| {
+            (
+                e.filename.to_str_lossy().into_owned(),
+                e.oid.to_hex().to_string(),
+            )
+        })
+        .collect())
+}
+
+/// The bytes of the file at `path` in commit `rev`, or None when it is not a file there.
+pub fn file_at(repo_dir: &Path, rev: &str, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+    let path = normalize_rela_path(path)?;
+    let repo = open(repo_dir)?;
+    let workdir = workdir_of(&repo)?;
+    let (commit_id, root) = root_tree(&repo, &workdir, rev)?;
+    let entry = root
+        .lookup_entry(path.split('/').map(str::as_bytes))
+        .ctx(&workdir, || format!("look up {path} in {commit_id}"))?;
+    match entry {
+        Some(e) if e.mode().is_blob() => Ok(Some(
+            repo.find_blob(e.object_id())
+                .ctx(&workdir, || format!("read {path} in {commit_id}"))?
+                .take_data(),
+        )),
+        _ => Ok(None),
+    }
 }

@@ -27,16 +27,20 @@ mod history;
 mod index;
 mod locks;
 mod repo;
+mod sign;
 mod staged;
 mod state;
 mod validate;
 
 pub use locks::{Holder, ProcessLock, STALE_AGE, process_alive};
-pub use staged::{Source, Staged, branch_target, check_write_state, refresh_index, stage_commit};
+pub use staged::{
+    Join, Source, Staged, branch_target, check_write_state, refresh_index, stage_commit,
+    stage_commit_joined,
+};
 pub use state::UnsafeState;
 
 use blobs::*;
-pub use history::{changed_paths, log, read_tree_at, resolve};
+pub use history::{changed_paths, entry_id_at, file_at, log, read_tree_at, resolve, tree_entries};
 use index::*;
 use repo::*;
 use validate::*;
@@ -159,6 +163,14 @@ pub enum GitError {
         path: String,
         kind: &'static str,
     },
+    #[error("HEAD moved from {expected} to {actual} meanwhile; nothing was changed")]
+    HeadMoved { expected: String, actual: String },
+    #[error("could not sign the commit with {key}: {message}")]
+    Sign { key: String, message: String },
+    #[error(
+        "the tree built from the staged files ({built}) is not the tree to integrate ({expected}); nothing was changed"
+    )]
+    TreeMismatch { expected: String, built: String },
     #[error("could not {action} in {}", repo.display())]
     Git {
         action: String,

@@ -16,6 +16,29 @@ pub enum Source {
     Remove,
     /// The directory at the prefix as it is on disk now (missing means removed).
     InPlace,
+    /// One regular file: the prefix is a file path and its content is this (staged) file,
+    /// renamed to the prefix after [`Staged::publish`].
+    File(PathBuf),
+}
+
+/// How the new commit joins the branch's history.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Join {
+    /// A new commit on top of HEAD (every ordinary write).
+    #[default]
+    OnHead,
+    /// A merge: a new commit whose parents are HEAD (which must still be `ours`) and `other`;
+    /// the tree built from the staged files must be exactly `tree` (the merge computed
+    /// beforehand).
+    Merge {
+        ours: String,
+        other: String,
+        tree: String,
+    },
+    /// A fast-forward: the branch moves from `ours` (which HEAD must still be) to `commit`, a
+    /// descendant of it (checked by the caller), whose tree the tree built from the staged
+    /// files must equal. No new commit.
+    FastForward { ours: String, commit: String },
 }
 
 /// A commit written to the object database but not yet on the branch.
@@ -29,6 +52,8 @@ pub struct Staged<'l> {
     commit: Option<ObjectId>,
     index_changed: bool,
     sig: Signature,
+    /// The action recorded in the reflog ("commit", "toolsmith sync", ...).
+    reflog_action: String,
 }
 
 impl Staged<'_> {
@@ -67,7 +92,8 @@ impl Staged<'_> {
                         mode: RefLog::AndReference,
                         force_create_reflog: false,
                         message: format!(
-                            "commit{}: {summary}",
+                            "{}{}: {summary}",
+                            self.reflog_action,
                             if self.parent.is_none() {
                                 " (initial)"
                             } else {
@@ -122,6 +148,32 @@ pub fn stage_commit<'l>(
     sig: &Signature,
     strict: bool,
 ) -> Result<Staged<'l>, GitError> {
+    stage_commit_joined(
+        held,
+        repo_dir,
+        changes,
+        message,
+        sig,
+        strict,
+        &Join::OnHead,
+        "commit",
+    )
+}
+
+/// [`stage_commit`], joining history as `join` says (a merge commit with two parents, or a
+/// fast-forward to an existing commit), with `reflog_action` in the reflog ("commit" for a
+/// change made here; anything else marks content that came from elsewhere).
+#[allow(clippy::too_many_arguments)]
+pub fn stage_commit_joined<'l>(
+    held: &'l ProcessLock,
+    repo_dir: &Path,
+    changes: &[(String, Source)],
+    message: &str,
+    sig: &Signature,
+    strict: bool,
+    join: &Join,
+    reflog_action: &str,
+) -> Result<Staged<'l>, GitError> {
     let message = normalize_message(message)?;
     check_signature(sig)?;
     let names: Vec<&str> = changes.iter().map(|(p, _)| p.as_str()).collect();
@@ -174,6 +226,7 @@ pub fn stage_commit<'l>(
             Source::Remove => Vec::new(),
             Source::InPlace => adder.scan_prefix(prefix, None, &index)?,
             Source::Dir(dir) => adder.scan_prefix(prefix, Some(&dir), &index)?,
+            Source::File(file) => vec![adder.add_file(prefix, &file, &index)?],
         };
         if !files.is_empty() {
             populated.push(prefix.clone());
@@ -186,20 +239,67 @@ pub fn stage_commit<'l>(
     drop(adder);
     let tree = editor.write(&format!("the tree for {}", prefixes.join(", ")))?;
 
-    let commit = if tree == base_tree {
-        None
-    } else {
-        let signature = gix::actor::Signature {
-            name: sig.name.as_str().into(),
-            email: sig.email.as_str().into(),
-            time: gix::date::Time::now_local_or_utc(),
-        };
-        let mut time_buf = gix::date::parse::TimeBuf::default();
-        let sig_ref = signature.to_ref(&mut time_buf);
-        let c = repo
-            .new_commit_as(sig_ref, sig_ref, &message, tree, parent)
-            .ctx(&workdir, || "write the commit object".into())?;
-        Some(c.id)
+    let parse = |hex: &str| {
+        ObjectId::from_hex(hex.as_bytes()).map_err(|_| GitError::InvalidPath {
+            path: hex.to_string(),
+            reason: "not a full commit or tree id",
+        })
+    };
+    let moved = |ours: &str| -> Result<(), GitError> {
+        let expected = parse(ours)?;
+        if parent != Some(expected) {
+            return Err(GitError::HeadMoved {
+                expected: expected.to_string(),
+                actual: parent.map(|p| p.to_string()).unwrap_or_default(),
+            });
+        }
+        Ok(())
+    };
+    let commit = match join {
+        Join::OnHead if tree == base_tree => None,
+        Join::OnHead => Some(sign::write_commit(
+            &repo,
+            &workdir,
+            sig,
+            &message,
+            tree,
+            parent.as_slice(),
+        )?),
+        Join::Merge {
+            ours,
+            other,
+            tree: expected,
+        } => {
+            moved(ours)?;
+            let expected = parse(expected)?;
+            if tree != expected {
+                return Err(GitError::TreeMismatch {
+                    expected: expected.to_string(),
+                    built: tree.to_string(),
+                });
+            }
+            let mut parents: Vec<ObjectId> = parent.into_iter().collect();
+            parents.push(parse(other)?);
+            Some(sign::write_commit(
+                &repo, &workdir, sig, &message, tree, &parents,
+            )?)
+        }
+        Join::FastForward { ours, commit } => {
+            moved(ours)?;
+            let id = parse(commit)?;
+            let theirs = repo
+                .find_commit(id)
+                .and_then(|c| c.tree_id())
+                .ctx(&workdir, || format!("read the tree of commit {id}"))?
+                .detach();
+            if tree != theirs {
+                return Err(GitError::TreeMismatch {
+                    expected: theirs.to_string(),
+                    built: tree.to_string(),
+                });
+            }
+            Some(id)
+        }
     };
     let index_changed = replace_index_entries(&mut index, &prefixes, &populated, &added);
     Ok(Staged {
@@ -212,6 +312,7 @@ pub fn stage_commit<'l>(
         commit,
         index_changed,
         sig: sig.clone(),
+        reflog_action: reflog_action.to_string(),
     })
 }
 
@@ -225,8 +326,8 @@ pub fn branch_target(repo_dir: &Path, branch: &str) -> Result<Option<String>, Gi
     Ok(r.and_then(|mut r| r.peel_to_id().ok().map(|id| id.to_hex().to_string())))
 }
 
-/// Make the index entries under `prefixes` match the files on disk (no commit): used after a
-/// crash between moving a branch and writing the index.
+/// Make the index entries under `prefixes` (directories, or single files) match the files on
+/// disk (no commit): used after a crash between moving a branch and writing the index.
 pub fn refresh_index(
     held: &ProcessLock,
     repo_dir: &Path,
@@ -251,7 +352,14 @@ pub fn refresh_index(
     let mut added = Vec::new();
     let mut populated = Vec::new();
     for prefix in &prefixes {
-        let files = adder.scan_prefix(prefix, None, &index)?;
+        // A top-level file an integration wrote is a prefix too.
+        let abs = workdir.join(prefix);
+        let is_file = std::fs::symlink_metadata(&abs).is_ok_and(|m| m.is_file());
+        let files = if is_file {
+            vec![adder.add_file(prefix, &abs, &index)?]
+        } else {
+            adder.scan_prefix(prefix, None, &index)?
+        };
         if !files.is_empty() {
             populated.push(prefix.clone());
         }

@@ -18,12 +18,13 @@
 //! branch points to the journal's commit the swaps are completed and the index refreshed
 //! (roll forward), otherwise the staged directories are dropped (roll back).
 
-use super::{FileSpec, Toolbox, ToolboxError, io_err, layout};
+use super::trusted::Provenance;
+use super::{FileSpec, Toolbox, ToolboxError, io_err, layout, write_files};
 use crate::git;
 use crate::index::TOOLS_DIR;
 use crate::names;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The new state of one tool directory.
 #[derive(Debug, Clone)]
@@ -74,6 +75,17 @@ struct Journal {
     prefixes: Vec<String>,
     /// The branch's full name, e.g. refs/heads/main.
     branch: String,
+    /// Top-level files (outside `tools/`) the write replaces (an integration only).
+    #[serde(default)]
+    files: Vec<FileMove>,
+}
+
+/// One top-level file of an integration: its staged copy (a file name in the git directory)
+/// is renamed into place, or the file is removed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct FileMove {
+    path: String,
+    staging: Option<String>,
 }
 
 impl Toolbox {
@@ -100,10 +112,59 @@ impl Toolbox {
 
     /// Apply `changes` (one per tool) as one commit with `message`. Returns the commit, or
     /// None when the tree did not change. All or nothing: on any error, nothing changed.
+    /// Content made here (see [`Provenance`]) is recorded as trusted on this machine.
     pub fn apply(
         &self,
         changes: &[(String, Change)],
         message: &str,
+    ) -> Result<Option<String>, ToolboxError> {
+        let provenance = Provenance::of_message(message);
+        let action = match provenance {
+            Provenance::Local => "toolsmith",
+            Provenance::Received => "toolsmith receive",
+            Provenance::Restored => "toolsmith restore",
+        };
+        let commit = self.write(changes, &[], message, &git::Join::OnHead, action)?;
+        if commit.is_some() && provenance == Provenance::Local {
+            let names: Vec<String> = changes
+                .iter()
+                .filter(|(_, c)| !matches!(c, Change::Remove))
+                .map(|(n, _)| n.clone())
+                .collect();
+            if let Err(e) = self.record_trusted(&names) {
+                tracing::warn!(error = %e, "the change was committed but could not be recorded as trusted here");
+            }
+        }
+        Ok(commit)
+    }
+
+    /// Integrate another line of history (a sync): the tool directories and top-level files
+    /// that differ get their new content (`files`: a top-level file name and its content, or
+    /// None to remove it), and the branch joins history as `join` says — fast-forwarded to an
+    /// existing commit, or a merge commit with two parents — after checking that the tree built
+    /// from the staged content is exactly the one to integrate. The same ordering, journal and
+    /// lock as [`Toolbox::apply`]; nothing is recorded as trusted (the content came from
+    /// elsewhere).
+    pub fn integrate(
+        &self,
+        changes: &[(String, Change)],
+        files: &[(String, Option<FileSpec>)],
+        message: &str,
+        join: &git::Join,
+    ) -> Result<Option<String>, ToolboxError> {
+        for (path, _) in files {
+            check_top_level(path)?;
+        }
+        self.write(changes, files, message, join, "toolsmith sync")
+    }
+
+    fn write(
+        &self,
+        changes: &[(String, Change)],
+        files: &[(String, Option<FileSpec>)],
+        message: &str,
+        join: &git::Join,
+        action: &str,
     ) -> Result<Option<String>, ToolboxError> {
         let mut seen = std::collections::HashSet::new();
         for (name, change) in changes {
@@ -122,6 +183,7 @@ impl Toolbox {
         }
         // 1. Stage outside the lock.
         let mut staged_dirs: Vec<(String, PathBuf)> = Vec::new();
+        let mut staged_files: Vec<(String, PathBuf)> = Vec::new();
         let result = (|| {
             for (name, change) in changes {
                 if let Change::Write { files, .. } = change {
@@ -130,32 +192,81 @@ impl Toolbox {
                     write_files(&dir, files)?;
                 }
             }
+            for (path, spec) in files {
+                if let Some(spec) = spec {
+                    let staged = self.staged_file(path);
+                    staged_files.push((path.clone(), staged.clone()));
+                    std::fs::write(&staged, &spec.contents).map_err(io_err("write", &staged))?;
+                    #[cfg(unix)]
+                    if spec.executable {
+                        use std::os::unix::fs::PermissionsExt;
+                        std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o755))
+                            .map_err(io_err("chmod", &staged))?;
+                    }
+                }
+            }
             let lock = self.lock()?;
             self.finish_journal(&lock)?;
-            self.apply_locked(&lock, changes, &staged_dirs, message)
+            let plan = Plan {
+                changes,
+                staged_dirs: &staged_dirs,
+                files,
+                staged_files: &staged_files,
+                message,
+                join,
+                action,
+            };
+            self.apply_locked(&lock, &plan)
         })();
         for (_, dir) in &staged_dirs {
             if dir.exists() {
                 let _ = std::fs::remove_dir_all(dir);
             }
         }
+        for (_, file) in &staged_files {
+            let _ = std::fs::remove_file(file);
+        }
         result
+    }
+
+    /// A hidden place for the staged copy of a top-level file (in the git directory, on the
+    /// same file system as the work tree, never seen by `git status`).
+    fn staged_file(&self, path: &str) -> PathBuf {
+        let hidden = self.hidden("staging", path);
+        let unique = hidden
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.root.join(".git").join(format!("toolsmith{unique}"))
     }
 
     fn apply_locked(
         &self,
         lock: &git::ProcessLock,
-        changes: &[(String, Change)],
-        staged_dirs: &[(String, PathBuf)],
-        message: &str,
+        plan: &Plan<'_>,
     ) -> Result<Option<String>, ToolboxError> {
+        let Plan {
+            changes,
+            staged_dirs,
+            files,
+            staged_files,
+            message,
+            join,
+            action,
+        } = *plan;
         let dir_of = |name: &str| {
             staged_dirs
                 .iter()
                 .find(|(n, _)| n == name)
                 .map(|(_, d)| d.clone())
         };
-        let sources: Vec<(String, git::Source)> = changes
+        let file_of = |path: &str| {
+            staged_files
+                .iter()
+                .find(|(p, _)| p == path)
+                .map(|(_, f)| f.clone())
+        };
+        let mut sources: Vec<(String, git::Source)> = changes
             .iter()
             .map(|(name, change)| {
                 let source = match change {
@@ -168,9 +279,17 @@ impl Toolbox {
                 (format!("{TOOLS_DIR}/{name}"), source)
             })
             .collect();
+        for (path, _) in files {
+            let source = file_of(path)
+                .map(git::Source::File)
+                .unwrap_or(git::Source::Remove);
+            sources.push((path.clone(), source));
+        }
         // 2. Tree and commit object from the staged content; nothing visible moves yet.
         let sig = layout::signature(&self.root);
-        let staged = git::stage_commit(lock, &self.root, &sources, message, &sig, true)?;
+        let staged = git::stage_commit_joined(
+            lock, &self.root, &sources, message, &sig, true, join, action,
+        )?;
         let branch = self.branch()?;
         let target = staged
             .commit()
@@ -205,6 +324,14 @@ impl Toolbox {
             moves,
             prefixes: sources.iter().map(|(p, _)| p.clone()).collect(),
             branch,
+            files: files
+                .iter()
+                .map(|(path, _)| FileMove {
+                    path: path.clone(),
+                    staging: file_of(path)
+                        .and_then(|f| f.file_name().map(|n| n.to_string_lossy().into_owned())),
+                })
+                .collect(),
         };
         // 3. Journal the intent, 4. move the branch and write the index.
         self.write_journal(&journal)?;
@@ -324,6 +451,28 @@ impl Toolbox {
                 std::fs::remove_dir_all(&trash).map_err(io_err("remove", &trash))?;
             }
         }
+        let git_dir = self.root.join(".git");
+        for f in &journal.files {
+            check_top_level(&f.path)?;
+            let fin = self.root.join(&f.path);
+            let staging = f.staging.as_ref().map(|s| git_dir.join(s));
+            if landed {
+                match &staging {
+                    Some(s) if s.exists() => {
+                        std::fs::rename(s, &fin).map_err(io_err("move into place", &fin))?
+                    }
+                    Some(_) => {}
+                    None => match std::fs::remove_file(&fin) {
+                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                            return Err(io_err("remove", &fin)(e));
+                        }
+                        _ => {}
+                    },
+                }
+            } else if let Some(s) = &staging {
+                let _ = std::fs::remove_file(s);
+            }
+        }
         if landed && refresh {
             let refs: Vec<&str> = journal.prefixes.iter().map(String::as_str).collect();
             git::refresh_index(lock, &self.root, &refs)?;
@@ -404,21 +553,30 @@ impl Toolbox {
     }
 }
 
-/// Write `files` into `dir` (created), after checking every path with the one rule set.
-pub fn write_files(dir: &Path, files: &[FileSpec]) -> Result<(), ToolboxError> {
-    std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
-    for f in files {
-        let path = dir.join(names::check_file_path(&f.path)?);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(io_err("create", parent))?;
-        }
-        std::fs::write(&path, &f.contents).map_err(io_err("write", &path))?;
-        #[cfg(unix)]
-        if f.executable {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-                .map_err(io_err("chmod", &path))?;
-        }
+/// What one write does (the arguments of [`Toolbox::apply_locked`]).
+#[derive(Clone, Copy)]
+struct Plan<'a> {
+    changes: &'a [(String, Change)],
+    staged_dirs: &'a [(String, PathBuf)],
+    files: &'a [(String, Option<FileSpec>)],
+    staged_files: &'a [(String, PathBuf)],
+    message: &'a str,
+    join: &'a git::Join,
+    action: &'a str,
+}
+
+/// A top-level file an integration may write: one safe file name, not `tools` or `.git`.
+fn check_top_level(path: &str) -> Result<(), ToolboxError> {
+    let ok = names::check_file_path(path).is_ok()
+        && !path.contains('/')
+        && path != TOOLS_DIR
+        && !path.eq_ignore_ascii_case(".git");
+    if ok {
+        Ok(())
+    } else {
+        Err(ToolboxError::BadPath {
+            path: path.to_string(),
+            reason: "only single top-level files (not tools/ or .git) are integrated".into(),
+        })
     }
-    Ok(())
 }

@@ -10,13 +10,15 @@
 
 mod apply;
 mod layout;
+mod trusted;
 mod verify;
 mod write;
 
-pub use apply::{Change, JOURNAL_FILE, write_files};
+pub use apply::{Change, JOURNAL_FILE};
 pub use layout::{default_location, seed_files};
+pub use trusted::{ALLOWED_SIGNERS, Provenance, TRUSTED_FILE, Trusted};
 pub use verify::{Drift, SETTINGS_FILE, UncommittedPolicy};
-pub use write::{Actor, FileSpec, WriteOutcome, message};
+pub use write::{Actor, FileSpec, WriteOutcome, message, write_files};
 
 use crate::git;
 use crate::index::TOOLS_DIR;
@@ -126,6 +128,9 @@ impl Toolbox {
         let tb = Toolbox { root };
         std::fs::create_dir_all(tb.tools_dir()).map_err(io_err("create", &tb.tools_dir()))?;
         tb.recover()?;
+        if let Err(e) = tb.ensure_trust_baseline() {
+            tracing::warn!(error = %e, "cannot record this machine's trust baseline");
+        }
         Ok(tb)
     }
 

@@ -1,8 +1,10 @@
 //! The public writes of a toolbox (`write_tool`, `commit_tool`, `delete_tool`), the commit
-//! message and the actor recorded in it; all go through [`Toolbox::apply`].
+//! message and the actor recorded in it; all go through [`Toolbox::apply`]. And writing a
+//! tool's files into a directory (the staging step of every write).
 
-use super::{Change, Toolbox, ToolboxError};
+use super::{Change, Toolbox, ToolboxError, io_err};
 use crate::manifest;
+use crate::names;
 use std::path::Path;
 
 /// One file of a tool directory to write.
@@ -187,4 +189,23 @@ fn read_summary(dir: &Path, name: &str) -> Option<String> {
     manifest::parse(Path::new(""), Some(name), &text)
         .ok()
         .map(|p| p.manifest.summary().to_string())
+}
+
+/// Write `files` into `dir` (created), after checking every path with the one rule set.
+pub fn write_files(dir: &Path, files: &[FileSpec]) -> Result<(), ToolboxError> {
+    std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
+    for f in files {
+        let path = dir.join(names::check_file_path(&f.path)?);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io_err("create", parent))?;
+        }
+        std::fs::write(&path, &f.contents).map_err(io_err("write", &path))?;
+        #[cfg(unix)]
+        if f.executable {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                .map_err(io_err("chmod", &path))?;
+        }
+    }
+    Ok(())
 }

@@ -274,6 +274,9 @@ async def skills(client, summary, a):
     summary["imported"] = sorted(t["name"] for t in out["tools"])
     summary["notes"] = {t["name"]: t["notes"] for t in out["tools"]}
     summary["refused"] = out.get("refused", [])
+    # Imported tools are held until a person on this machine trusts them (tests/team.rs).
+    for t in out["tools"]:
+        subprocess.run([a.toolsmith, "--toolbox", a.toolbox, "trust", t["name"]], check=True, stdout=subprocess.DEVNULL)
     res = await client.list_resources()
     summary["resources"] = sorted(str(x.uri) for x in res.resources)
     r = await client.read_resource("toolsmith://skills/brand-guidelines")

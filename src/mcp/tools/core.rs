@@ -272,6 +272,9 @@ fn get_tool(shared: &Shared, a: GetArgs) -> Result<CallToolResult, CallToolResul
         }
     };
     v["version"] = version.unwrap_or(Value::Null);
+    if let Ok(crate::trust::Standing::Held(h)) = crate::trust::standing(&shared.app.toolbox, name) {
+        v["held"] = json!({"reason": h.reason, "commit": h.commit, "hint": h.hint()});
+    }
     let files = source_files(&entry.dir);
     v["files"] = if include_source {
         json!(files)

@@ -11,6 +11,7 @@ pub mod memory;
 pub mod result;
 pub mod scripts;
 pub mod share;
+pub mod team;
 
 use super::Shared;
 use super::host::McpHost;
@@ -56,6 +57,7 @@ fn build_definitions() -> Vec<Tool> {
     v.extend(memory::definitions());
     v.extend(history::definitions());
     v.extend(share::definitions());
+    v.extend(team::definitions());
     v
 }
 
@@ -103,6 +105,9 @@ pub async fn call(name: &str, mut args: JsonObject, ctx: Ctx) -> Option<CallTool
     }
     if share::NAMES.contains(&name) {
         return share::call(name, args, ctx).await.map(Into::into);
+    }
+    if team::NAMES.contains(&name) {
+        return team::call(name, args, ctx).await.map(Into::into);
     }
     None
 }

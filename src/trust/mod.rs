@@ -1,0 +1,381 @@
+//! The trust policy: a tool whose current version arrived from elsewhere (sync, `git pull`,
+//! import, update) and is not signed by an allowed key is **held** — listed, readable and
+//! diffable, but its calls are refused until a person on this machine reviews it (`toolsmith
+//! review NAME`) and trusts it (`toolsmith trust NAME`). See docs/trust.md for the threat model.
+//!
+//! A tool's current version is its tree at HEAD (`tools/<name>`). It is trusted when
+//! 1. this machine's record holds that exact tree (toolsmith wrote it here, a person trusted it,
+//!    or it was there when toolsmith first opened the toolbox here — `toolbox::Trusted`); or
+//! 2. the commit that brought it (the last to change the tool) has one parent and either was
+//!    made here with `git commit` (HEAD's reflog says so) or carries an SSH signature that
+//!    verifies against the `allowed_signers` this machine accepts (`evidence`).
+//!
+//! Everything else is held: a merge that combined both sides' changes of one tool, an
+//! unsigned commit, a signature by a key not allowed. Nothing an AI can call records trust:
+//! only the `trust` command does.
+
+mod evidence;
+
+use crate::index::{Index, TOOLS_DIR};
+use crate::toolbox::Toolbox;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+pub use evidence::Commit;
+
+/// What went wrong while judging trust.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustError {
+    #[error("git failed: {0}")]
+    Git(String),
+    #[error(transparent)]
+    Toolbox(#[from] crate::toolbox::ToolboxError),
+    #[error(transparent)]
+    History(#[from] crate::history::HistoryError),
+    #[error("there is no committed tool named {0:?}")]
+    NoSuchTool(String),
+}
+
+impl From<crate::git::GitError> for TrustError {
+    fn from(e: crate::git::GitError) -> TrustError {
+        TrustError::Toolbox(e.into())
+    }
+}
+
+impl TrustError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            TrustError::Git(_) => Some("the git CLI must be installed".into()),
+            TrustError::Toolbox(e) => e.hint(),
+            TrustError::History(e) => e.hint(),
+            TrustError::NoSuchTool(_) => Some("`toolsmith list` shows the tools".into()),
+        }
+    }
+}
+
+/// Why a version is trusted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "why", rename_all = "snake_case")]
+pub enum Trusted {
+    /// Not committed at all (a directory made by hand): a local change.
+    Uncommitted,
+    /// In this machine's record (made here, trusted here, or the baseline).
+    Recorded,
+    /// Committed here with `git commit`.
+    CommittedHere { commit: String },
+    /// Signed by an allowed key.
+    Signed { commit: String, signer: String },
+}
+
+/// A tool whose calls are refused until a person trusts it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[error(
+    "tool {name} is held: its current version came from elsewhere ({reason}; commit {short} by {author}: {summary:?}) and nobody on this machine has trusted it"
+)]
+pub struct Held {
+    pub name: String,
+    /// The commit that brought the current version.
+    pub commit: String,
+    #[serde(skip)]
+    pub short: String,
+    pub author: String,
+    pub summary: String,
+    /// "not signed", "signed by a key not in allowed_signers", "a merge combined both sides".
+    pub reason: String,
+}
+
+impl Held {
+    /// What to do, for the error a client sees.
+    pub fn hint(&self) -> String {
+        format!(
+            "a person on this machine reviews it with `toolsmith review {0}` and, if it is good, runs `toolsmith trust {0}`; until then the tool can be read (get_tool) and diffed (diff_tool) but not called",
+            self.name
+        )
+    }
+}
+
+/// A tool's standing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    Trusted(Trusted),
+    Held(Held),
+}
+
+type Key = (std::path::PathBuf, String, String, u64, Option<String>);
+static CACHE: Mutex<Option<HashMap<Key, Standing>>> = Mutex::new(None);
+
+/// The standing of tool `name` as committed at HEAD.
+pub fn standing(tb: &Toolbox, name: &str) -> Result<Standing, TrustError> {
+    crate::names::validate(name).map_err(crate::toolbox::ToolboxError::from)?;
+    let root = tb.root();
+    let path = format!("{TOOLS_DIR}/{name}");
+    let Some(tree) = head_tree(root, name) else {
+        return Ok(Standing::Trusted(Trusted::Uncommitted));
+    };
+    let record = tb.trusted();
+    if record.has_tool(name, &tree) {
+        return Ok(Standing::Trusted(Trusted::Recorded));
+    }
+    // Judging the rest costs git processes: remember it per version, record state and signers.
+    let record_len = std::fs::metadata(root.join(".git").join(crate::toolbox::TRUSTED_FILE))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    let signers = crate::git::entry_id_at(root, "HEAD", crate::toolbox::ALLOWED_SIGNERS)
+        .ok()
+        .flatten();
+    let key: Key = (
+        root.to_path_buf(),
+        name.to_string(),
+        tree.clone(),
+        record_len,
+        signers,
+    );
+    if let Ok(c) = CACHE.lock()
+        && let Some(s) = c.as_ref().and_then(|m| m.get(&key))
+    {
+        return Ok(s.clone());
+    }
+    let s = judge(tb, name, &path)?;
+    if let Ok(mut c) = CACHE.lock() {
+        c.get_or_insert_with(HashMap::new).insert(key, s.clone());
+    }
+    Ok(s)
+}
+
+fn judge(tb: &Toolbox, name: &str, path: &str) -> Result<Standing, TrustError> {
+    let root = tb.root();
+    let Some(c) = evidence::changes_of(root, path, 1)?.into_iter().next() else {
+        return Ok(Standing::Trusted(Trusted::Uncommitted));
+    };
+    let held = |reason: &str| {
+        Standing::Held(Held {
+            name: name.to_string(),
+            short: c.id[..c.id.len().min(10)].to_string(),
+            commit: c.id.clone(),
+            author: c.author.clone(),
+            summary: c.summary.clone(),
+            reason: reason.to_string(),
+        })
+    };
+    if c.parents > 1 {
+        return Ok(held("a merge combined changes from both sides"));
+    }
+    if evidence::committed_here(root, &c.id) {
+        tb.record_trusted(&[name.to_string()])?;
+        return Ok(Standing::Trusted(Trusted::CommittedHere { commit: c.id }));
+    }
+    let signers = evidence::effective_signers(tb)?;
+    if let Some(signer) = evidence::signed_by(root, &c.id, &signers)? {
+        return Ok(Standing::Trusted(Trusted::Signed {
+            commit: c.id,
+            signer,
+        }));
+    }
+    if !evidence::has_signature(root, &c.id) {
+        return Ok(held("not signed"));
+    }
+    // Say so when the key is in the committed allowed_signers, but that version of the file
+    // is one this machine has not accepted.
+    let committed =
+        crate::git::file_at(root, "HEAD", crate::toolbox::ALLOWED_SIGNERS)?.unwrap_or_default();
+    if committed != signers
+        && let Some(signer) = evidence::signed_by(root, &c.id, &committed)?
+    {
+        return Ok(held(&format!(
+            "signed by {signer}, whose key is only in an allowed_signers change this machine has not accepted; check that change, then `toolsmith trust --signers`"
+        )));
+    }
+    Ok(held("signed by a key not in allowed_signers"))
+}
+
+/// The call gate (`App::run_tool_at`): Ok for a trusted stored tool (or anything that is not
+/// a stored tool, e.g. a build's work directory); the reason when the tool is held. When the
+/// standing cannot be judged, the call is refused (fail closed).
+pub fn gate(
+    tb: &Toolbox,
+    dir: &std::path::Path,
+    tool: &crate::index::Tool,
+) -> Result<(), Box<Held>> {
+    let name = &tool.manifest.name;
+    if dir != tb.tools_dir().join(name) {
+        return Ok(());
+    }
+    match standing(tb, name) {
+        Ok(Standing::Trusted(_)) => Ok(()),
+        Ok(Standing::Held(h)) => Err(Box::new(h)),
+        Err(e) => Err(Box::new(Held {
+            name: name.clone(),
+            commit: String::new(),
+            short: "unknown".into(),
+            author: "unknown".into(),
+            summary: String::new(),
+            reason: format!("its trust could not be checked: {e}"),
+        })),
+    }
+}
+
+/// Every held tool of `index`.
+pub fn held_tools(tb: &Toolbox, index: &Index) -> Vec<Held> {
+    let Some(trees) = head_trees(tb.root()) else {
+        return Vec::new();
+    };
+    let record = tb.trusted();
+    index
+        .tools()
+        .filter(|t| {
+            let name = &t.manifest.name;
+            trees
+                .get(name)
+                .is_some_and(|tree| !record.has_tool(name, tree))
+        })
+        .filter_map(|t| match standing(tb, &t.manifest.name) {
+            Ok(Standing::Held(h)) => Some(h),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What identifies the state of HEAD cheaply: `.git/HEAD`, and the inode and mtime of the
+/// branch file and packed-refs (a ref is rewritten through a new file: a new inode).
+fn head_stamp(root: &std::path::Path) -> Option<Stamp> {
+    let git = root.join(".git");
+    let head = std::fs::read_to_string(git.join("HEAD")).ok()?;
+    let mut files = vec![git.join("packed-refs")];
+    if let Some(r) = head.trim().strip_prefix("ref: ") {
+        files.push(git.join(r));
+    }
+    let meta = files
+        .iter()
+        .map(|f| {
+            std::fs::metadata(f).ok().and_then(|m| {
+                #[cfg(unix)]
+                let id = std::os::unix::fs::MetadataExt::ino(&m);
+                #[cfg(not(unix))]
+                let id = m.len();
+                Some((id, m.modified().ok()?))
+            })
+        })
+        .collect();
+    Some((head, meta))
+}
+
+/// `.git/HEAD`'s text and (inode, mtime) of the branch file and packed-refs.
+type Stamp = (String, Vec<Option<(u64, std::time::SystemTime)>>);
+type Trees = std::sync::Arc<HashMap<String, String>>;
+type TreeCache = Mutex<HashMap<std::path::PathBuf, (Stamp, Trees)>>;
+static TREES: std::sync::OnceLock<TreeCache> = std::sync::OnceLock::new();
+
+/// Every tool's tree at HEAD (name → tree id), read once per state of HEAD.
+fn head_trees(root: &std::path::Path) -> Option<Trees> {
+    let stamp = head_stamp(root)?;
+    let cache = TREES.get_or_init(Default::default);
+    if let Ok(c) = cache.lock()
+        && let Some((s, t)) = c.get(root)
+        && *s == stamp
+    {
+        return Some(t.clone());
+    }
+    let tools = crate::git::entry_id_at(root, "HEAD", TOOLS_DIR).ok()??;
+    let trees: Trees = std::sync::Arc::new(
+        crate::git::tree_entries(root, &tools)
+            .ok()?
+            .into_iter()
+            .collect(),
+    );
+    if let Ok(mut c) = cache.lock() {
+        c.insert(root.to_path_buf(), (stamp, trees.clone()));
+    }
+    Some(trees)
+}
+
+fn head_tree(root: &std::path::Path, name: &str) -> Option<String> {
+    head_trees(root)?.get(name).cloned()
+}
+
+/// What `toolsmith review NAME` shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Review {
+    pub name: String,
+    pub held: Option<Held>,
+    /// The last version trusted here (a commit), or None when no version ever was.
+    pub since: Option<String>,
+    /// The commits since then that changed the tool.
+    pub commits: Vec<ReviewCommit>,
+    /// Unified diff from the last trusted version to HEAD.
+    pub diff: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReviewCommit {
+    pub commit: String,
+    pub author: String,
+    pub summary: String,
+}
+
+/// The diff of tool `name` since the last version trusted on this machine.
+pub fn review(tb: &Toolbox, name: &str) -> Result<Review, TrustError> {
+    let root = tb.root();
+    let path = format!("{TOOLS_DIR}/{name}");
+    let held = match standing(tb, name)? {
+        Standing::Held(h) => Some(h),
+        Standing::Trusted(_) => None,
+    };
+    let history = evidence::changes_of(root, &path, 500)?;
+    if history.is_empty() {
+        return Err(TrustError::NoSuchTool(name.to_string()));
+    }
+    let record = tb.trusted();
+    let signers = evidence::effective_signers(tb)?;
+    let mut since = None;
+    let mut commits = Vec::new();
+    for c in &history {
+        let tree = crate::git::entry_id_at(root, &c.id, &path)?;
+        let trusted = tree.as_ref().is_some_and(|t| record.has_tool(name, t))
+            || (c.parents == 1
+                && (evidence::committed_here(root, &c.id)
+                    || evidence::signed_by(root, &c.id, &signers)?.is_some()));
+        if trusted {
+            since = Some(c.id.clone());
+            break;
+        }
+        commits.push(ReviewCommit {
+            commit: c.id.clone(),
+            author: c.author.clone(),
+            summary: c.summary.clone(),
+        });
+    }
+    let diff = match &since {
+        Some(base) => crate::history::diff_tool(tb, name, base, "HEAD")?.unified,
+        None => {
+            let head = crate::history::tool_at(tb, name, "HEAD")?;
+            crate::history::diff_files(&[], &head.files).1
+        }
+    };
+    Ok(Review {
+        name: name.to_string(),
+        held,
+        since,
+        commits,
+        diff,
+    })
+}
+
+/// Record the current version of `name` (its tree at HEAD) as trusted on this machine.
+pub fn trust(tb: &Toolbox, name: &str) -> Result<String, TrustError> {
+    let recorded = tb.record_trusted(&[name.to_string()])?;
+    recorded
+        .into_iter()
+        .next()
+        .map(|(_, tree)| tree)
+        .ok_or_else(|| TrustError::NoSuchTool(name.to_string()))
+}
+
+/// Accept the `allowed_signers` at HEAD on this machine. Returns its blob id (None: no file).
+pub fn trust_signers(tb: &Toolbox) -> Result<Option<String>, TrustError> {
+    let blob = crate::git::entry_id_at(tb.root(), "HEAD", crate::toolbox::ALLOWED_SIGNERS)?;
+    if let Some(b) = &blob {
+        tb.record_signers(b)?;
+    }
+    Ok(blob)
+}
