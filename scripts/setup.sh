@@ -20,9 +20,10 @@ if command -v rustup >/dev/null 2>&1; then
   done
 fi
 
-# Debian packages the script runners and sandbox tests need.
+# Debian packages the script runners, sandbox tests and OCI tests (the reference registry) need.
 need=()
-for pair in ruby:ruby php:php-cli bwrap:bubblewrap perl:perl node:nodejs python3:python3; do
+for pair in ruby:ruby php:php-cli bwrap:bubblewrap perl:perl node:nodejs python3:python3 \
+    docker-registry:docker-registry; do
   cmd="${pair%%:*}"; pkg="${pair#*:}"
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done

@@ -17,7 +17,7 @@ pub const NAMES: &[&str] = &["import_tool", "update_tool", "export_tool"];
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImportArgs {
-    /// Git URL or path, or Gist
+    /// Git URL or path, Gist, or oci://REGISTRY/REPO:TAG (or @sha256:DIGEST)
     pub source: String,
     #[serde(rename = "ref")]
     pub reference: Option<String>,
@@ -44,6 +44,8 @@ pub struct ExportArgs {
     pub remote: Option<String>,
     pub branch: Option<String>,
     pub gist: Option<bool>,
+    /// Publish the one tool in `names` as an OCI artifact: REGISTRY/REPO:TAG
+    pub oci: Option<String>,
 }
 
 /// The MCP definitions.
@@ -51,7 +53,7 @@ pub fn definitions() -> Vec<Tool> {
     vec![
         define::<ImportArgs>(
             "import_tool",
-            "Import tools or Agent Skills from git or a Gist (validated, never run); lists what it refused.",
+            "Import tools or Agent Skills from git, a Gist or an OCI registry (validated, never run); lists what it refused.",
             &["tools", "skills", "refused", "commit"],
             hints(false, false, false, true),
         ),
@@ -63,7 +65,7 @@ pub fn definitions() -> Vec<Tool> {
         ),
         define::<ExportArgs>(
             "export_tool",
-            "Push tools to a git remote, or one as a Gist.",
+            "Push tools to a git remote, or one as a Gist or an OCI artifact.",
             &["commit", "files"],
             hints(false, false, true, true),
         ),
@@ -130,6 +132,21 @@ async fn update(ctx: &Ctx, a: UpdateArgs) -> Result<CallToolResult, CallToolResu
 async fn export(ctx: &Ctx, a: ExportArgs) -> Result<CallToolResult, CallToolResult> {
     let names = a.names.unwrap_or_default();
     let tb = ctx.shared.app.toolbox.clone();
+    if let Some(target) = a.oci {
+        let [name] = names.as_slice() else {
+            return Err(error_result(
+                "an OCI export takes exactly one tool in `names`",
+                Some("pass names: [\"TOOL\"], oci: \"REGISTRY/REPO:TAG\"".into()),
+            ));
+        };
+        let name = name.clone();
+        let out = blocking(
+            move || share::export_oci(&tb, &name, &target),
+            ShareError::hint,
+        )
+        .await?;
+        return Ok(json_result(to_json(out)));
+    }
     if a.gist.unwrap_or(false) {
         let [name] = names.as_slice() else {
             return Err(error_result(
