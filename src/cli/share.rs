@@ -40,7 +40,7 @@ pub struct UpdateArgs {
     /// Apply the update (default: only show it).
     #[arg(long)]
     pub apply: bool,
-    /// With --apply: the reviewed origin commit; refused if the origin moved on.
+    /// With --apply: the reviewed origin commit (or OCI digest); refused if the origin moved on.
     #[arg(long)]
     pub commit: Option<String>,
 }

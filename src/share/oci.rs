@@ -54,6 +54,23 @@ pub fn parse_reference(text: &str) -> Result<Reference, ShareError> {
     if !has_host {
         return Err(bad("it names no registry host"));
     }
+    let name = raw[first.len()..].split('@').next().unwrap_or("");
+    let repo = match name.rsplit_once('/') {
+        Some((dirs, last)) => format!("{dirs}/{}", last.split(':').next().unwrap_or("")),
+        None => name.to_string(),
+    };
+    if repo.chars().any(|c| c.is_ascii_uppercase()) {
+        return Err(bad("the repository must be lowercase"));
+    }
+    if let Some((_, digest)) = raw.split_once('@') {
+        let hex = digest.strip_prefix("sha256:").unwrap_or("");
+        let ok = hex.len() == 64 && hex.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'));
+        if !ok {
+            return Err(bad(
+                "after '@' comes a digest: sha256: and 64 lowercase hex digits",
+            ));
+        }
+    }
     Reference::try_from(raw).map_err(|e| bad(&e.to_string()))
 }
 

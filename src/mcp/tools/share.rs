@@ -32,7 +32,7 @@ pub struct ImportArgs {
 pub struct UpdateArgs {
     pub name: String,
     pub apply: Option<bool>,
-    /// The reviewed origin commit
+    /// The reviewed origin commit (or OCI digest)
     pub commit: Option<String>,
 }
 
