@@ -271,6 +271,21 @@ pub fn rows() -> Vec<(String, String, &'static str)> {
         "≤ 100 ms",
     ));
 
+    let cli = time(5, || {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+            .arg("--toolbox")
+            .arg(&root)
+            .args(["history", PROBE, "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    });
+    rows.push((
+        format!("scale: `toolsmith history {PROBE}` (new process, memo on disk)"),
+        ms(cli),
+        "≤ 100 ms",
+    ));
+
     let old = versions.last().unwrap().commit.clone();
     let newest = versions.first().unwrap().commit.clone();
     let mut flip = false;
@@ -284,6 +299,14 @@ pub fn rows() -> Vec<(String, String, &'static str)> {
         format!("scale: rollback_tool {PROBE}"),
         ms(rollback),
         "≤ 200 ms",
+    ));
+    let t = Instant::now();
+    toolsmith::history::tool_history(&tb, PROBE, 50).unwrap();
+    let after = t.elapsed();
+    rows.push((
+        format!("scale: tool_history {PROBE} after the rollbacks (memo catches up)"),
+        ms(after),
+        "≤ 100 ms",
     ));
 
     let index = Index::build(&root);
