@@ -112,7 +112,7 @@ pub fn pack(name: &str, m: &Manifest, files: &[FileAt]) -> Result<Packed, ShareE
         });
     }
     let artifact_path = m.artifact();
-    let module = file(&artifact_path).ok_or_else(|| {
+    let module = file(artifact_path).ok_or_else(|| {
         packing_error(
             name,
             format!(
