@@ -496,4 +496,21 @@ fn tool_history_from_the_memo_matches_a_full_walk_across_merges() {
     gitc(&["commit", "-qam", "word_count again"]);
     check("after a reset");
     assert_clean(root);
+
+    // A shallow clone: the walk ends at the boundary instead of failing.
+    let shallow = root.parent().unwrap().join("shallow");
+    git(
+        root.parent().unwrap(),
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "2",
+            &format!("file://{}", root.display()),
+            shallow.to_str().unwrap(),
+        ],
+    );
+    let sb = Toolbox::open(&shallow).unwrap();
+    let v = history::tool_history(&sb, "word_count", 10).unwrap();
+    assert!(!v.is_empty(), "{v:?}");
 }

@@ -249,8 +249,18 @@ fn update(memo: &mut Memo, repo: &gix::Repository) -> Result<(Option<u32>, bool)
     let mut queued: std::collections::HashSet<ObjectId> = std::collections::HashSet::new();
     let mut stack = vec![head];
     queued.insert(head);
+    // Parents missing from the object database (a shallow clone's boundary) end the walk
+    // there, like a root commit.
+    let mut missing: std::collections::HashSet<ObjectId> = std::collections::HashSet::new();
     while let Some(id) = stack.pop() {
-        let commit = repo.find_commit(id).map_err(err)?;
+        let commit = match repo.find_commit(id) {
+            Ok(c) => c,
+            Err(_) if id != head => {
+                missing.insert(id);
+                continue;
+            }
+            Err(e) => return Err(err(e)),
+        };
         let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
         let time = commit.time().map_err(err)?.seconds;
         let tree = commit.tree_id().map_err(err)?.detach();
@@ -265,6 +275,9 @@ fn update(memo: &mut Memo, repo: &gix::Repository) -> Result<(Option<u32>, bool)
                 stack.push(p);
             }
         }
+    }
+    for f in &mut fresh {
+        f.parents.retain(|p| !missing.contains(p));
     }
     // Parents first, so every node's parents are stored before it.
     let tools_of: HashMap<ObjectId, Option<ObjectId>> =
