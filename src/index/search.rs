@@ -64,13 +64,15 @@ struct Doc {
 #[derive(Debug, Default)]
 pub struct SearchIndex {
     docs: Vec<Doc>,
-    /// Token → (tool, field) pairs, each pair once.
-    vocab: std::collections::HashMap<String, Vec<(u32, u8)>>,
+    /// Token → (tool, field) pairs, each pair once; a vector, as queries scan it whole.
+    vocab: Vec<(String, Vec<(u32, u8)>)>,
 }
 
 impl SearchIndex {
     pub(super) fn build(index: &Index) -> SearchIndex {
         let mut si = SearchIndex::default();
+        let mut vocab: std::collections::HashMap<String, Vec<(u32, u8)>> =
+            std::collections::HashMap::new();
         for tool in index.tools() {
             let id = si.docs.len() as u32;
             let m = &tool.manifest;
@@ -95,13 +97,15 @@ impl SearchIndex {
             ];
             for (f, toks) in fields.into_iter().enumerate() {
                 for t in toks {
-                    let postings = si.vocab.entry(t).or_default();
+                    let postings = vocab.entry(t).or_default();
                     if postings.last() != Some(&(id, f as u8)) {
                         postings.push((id, f as u8));
                     }
                 }
             }
         }
+        si.vocab = vocab.into_iter().collect();
+        si.vocab.sort_by(|a, b| a.0.cmp(&b.0));
         si
     }
 }
@@ -129,8 +133,11 @@ pub fn search(index: &Index, query: &str, limit: usize) -> Vec<SearchHit> {
     let whole = terms.join(" ");
     let whole_name = query.trim().to_lowercase();
     let si = index.search_index();
-    // Per tool: the best score of each term in each field.
-    let mut best: std::collections::HashMap<u32, Vec<[f64; 5]>> = std::collections::HashMap::new();
+    // Per tool: the best score of each term in each field, dense (tool × term × field).
+    let width = terms.len() * FIELDS.len();
+    let mut best = vec![0.0f64; si.docs.len() * width];
+    let mut touched: Vec<u32> = Vec::new();
+    let mut seen = vec![false; si.docs.len()];
     for (ti, term) in terms.iter().enumerate() {
         for (tok, postings) in &si.vocab {
             let factor = match_factor(term, tok);
@@ -138,25 +145,28 @@ pub fn search(index: &Index, query: &str, limit: usize) -> Vec<SearchHit> {
                 continue;
             }
             for &(id, f) in postings {
-                let per_term = best
-                    .entry(id)
-                    .or_insert_with(|| vec![[0.0; 5]; terms.len()]);
+                if !seen[id as usize] {
+                    seen[id as usize] = true;
+                    touched.push(id);
+                }
                 let s = FIELDS[f as usize].1 * factor;
-                let slot = &mut per_term[ti][f as usize];
+                let slot = &mut best[id as usize * width + ti * FIELDS.len() + f as usize];
                 if s > *slot {
                     *slot = s;
                 }
             }
         }
     }
-    let mut hits: Vec<SearchHit> = best
+    // Scores first; strings are copied only for the hits returned.
+    let mut scored: Vec<(f64, u32, Vec<&'static str>)> = touched
         .into_iter()
-        .filter_map(|(id, per_term)| {
+        .filter_map(|id| {
             let doc = &si.docs[id as usize];
+            let row = &best[id as usize * width..(id as usize + 1) * width];
             let mut total = 0.0;
             let mut matched_terms = 0usize;
             let mut matched = Vec::new();
-            for fields in &per_term {
+            for fields in row.chunks(FIELDS.len()) {
                 let term_total: f64 = fields.iter().sum();
                 for (f, s) in fields.iter().enumerate() {
                     if *s > 0.0 && !matched.contains(&FIELDS[f].0) {
@@ -168,7 +178,13 @@ pub fn search(index: &Index, query: &str, limit: usize) -> Vec<SearchHit> {
                 }
                 total += term_total;
             }
-            if doc.name == whole || doc.name.replace(['_', '-'], " ") == whole {
+            let spaced = doc.name.len() == whole.len()
+                && doc
+                    .name
+                    .bytes()
+                    .map(|b| if b == b'_' || b == b'-' { b' ' } else { b })
+                    .eq(whole.bytes());
+            if doc.name == whole || spaced {
                 total += 50.0;
             }
             // Favour tools that match every term over tools that match one term strongly.
@@ -177,20 +193,26 @@ pub fn search(index: &Index, query: &str, limit: usize) -> Vec<SearchHit> {
             if doc.name == whole_name {
                 score += 50.0;
             }
-            (score > 0.0).then(|| SearchHit {
+            let score = (score * 100.0).round() / 100.0;
+            (score > 0.0).then_some((score, id, matched))
+        })
+        .collect();
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| si.docs[a.1 as usize].name.cmp(&si.docs[b.1 as usize].name))
+    });
+    scored.truncate(limit);
+    scored
+        .into_iter()
+        .map(|(score, id, matched)| {
+            let doc = &si.docs[id as usize];
+            SearchHit {
                 name: doc.name.clone(),
                 kind: doc.kind.clone(),
                 summary: doc.summary.clone(),
-                score: (score * 100.0).round() / 100.0,
+                score,
                 matched,
-            })
+            }
         })
-        .collect();
-    hits.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.name.cmp(&b.name))
-    });
-    hits.truncate(limit);
-    hits
+        .collect()
 }
