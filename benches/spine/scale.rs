@@ -42,7 +42,15 @@ pub fn toolbox() -> PathBuf {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-scale");
     let root = base.join("box");
     let done = base.join(format!("complete-{TOOLS}-{COMMITS}-v1"));
-    if done.exists() {
+    if let Ok(tip) = std::fs::read_to_string(&done) {
+        // Back to the generated history: an earlier run committed its rollbacks on top.
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(&root)
+            .args(["reset", "--hard", "-q", tip.trim()])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "git reset --hard {tip} in {}", root.display());
         return root;
     }
     let _ = std::fs::remove_dir_all(&base);
@@ -118,7 +126,14 @@ pub fn toolbox() -> PathBuf {
         .unwrap()
         .success();
     assert!(ok, "git reset --hard");
-    std::fs::write(&done, "").unwrap();
+    let tip = Command::new("git")
+        .arg("-C")
+        .arg(tb.root())
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .unwrap()
+        .stdout;
+    std::fs::write(&done, tip).unwrap();
     eprintln!("generated in {:.1} s", t.elapsed().as_secs_f64());
     root
 }
