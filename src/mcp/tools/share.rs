@@ -17,7 +17,7 @@ pub const NAMES: &[&str] = &["import_tool", "update_tool", "export_tool"];
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImportArgs {
-    /// Git URL or path, Gist, or oci://REGISTRY/REPO:TAG (or @sha256:DIGEST)
+    /// Git URL/path, Gist or oci://REF
     pub source: String,
     #[serde(rename = "ref")]
     pub reference: Option<String>,
@@ -32,7 +32,7 @@ pub struct ImportArgs {
 pub struct UpdateArgs {
     pub name: String,
     pub apply: Option<bool>,
-    /// The reviewed origin commit (or OCI digest)
+    /// The reviewed origin commit or digest
     pub commit: Option<String>,
 }
 
@@ -44,7 +44,7 @@ pub struct ExportArgs {
     pub remote: Option<String>,
     pub branch: Option<String>,
     pub gist: Option<bool>,
-    /// Publish the one tool in `names` as an OCI artifact: REGISTRY/REPO:TAG
+    /// REGISTRY/REPO:TAG
     pub oci: Option<String>,
 }
 
@@ -53,7 +53,7 @@ pub fn definitions() -> Vec<Tool> {
     vec![
         define::<ImportArgs>(
             "import_tool",
-            "Import tools or Agent Skills from git, a Gist or an OCI registry (validated, never run); lists what it refused.",
+            "Import tools or Agent Skills from git, a Gist or oci:// (validated, never run); lists what it refused.",
             &["tools", "skills", "refused", "commit"],
             hints(false, false, false, true),
         ),
@@ -65,7 +65,7 @@ pub fn definitions() -> Vec<Tool> {
         ),
         define::<ExportArgs>(
             "export_tool",
-            "Push tools to a git remote, or one as a Gist or an OCI artifact.",
+            "Push tools to a git remote, or one as a Gist or OCI artifact.",
             &["commit", "files"],
             hints(false, false, true, true),
         ),
