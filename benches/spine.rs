@@ -1,7 +1,12 @@
 //! Benchmarks of the toolbox spine; prints a table. Run: `cargo bench --bench spine`.
 //!
 //! Cold index of 1,000 and 10,000 tools, incremental re-index after one tool changed, a full
-//! refresh that finds one change, and one commit with 1,000 tools present.
+//! refresh that finds one change, and one commit with 1,000 tools present; then history at
+//! scale (`scale`): 10,000 tools and 100,000 commits. `TOOLSMITH_BENCH_SCALE=only` runs just
+//! the scale rows, `=skip` leaves them out.
+
+#[path = "spine/scale.rs"]
+mod scale;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -60,6 +65,17 @@ fn git(dir: &Path, args: &[&str]) {
 }
 
 fn main() {
+    let mode = std::env::var("TOOLSMITH_BENCH_SCALE").unwrap_or_default();
+    if mode != "only" {
+        spine_rows();
+    }
+    if mode != "skip" {
+        println!("\n| history at scale | measured | target |\n|---|---|---|");
+        scale::rows();
+    }
+}
+
+fn spine_rows() {
     let mut rows: Vec<(String, Duration, &str)> = Vec::new();
     for n in [1_000usize, 10_000] {
         let tmp = tempfile::tempdir().unwrap();

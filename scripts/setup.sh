@@ -20,10 +20,11 @@ if command -v rustup >/dev/null 2>&1; then
   done
 fi
 
-# Debian packages the script runners and sandbox tests need (ssh-keygen and git, with its
-# git-daemon, for the team tests: signed commits, clones over git://).
+# Debian packages the script runners and sandbox tests need, ssh-keygen and git (with its
+# git-daemon) for the team tests, and the reference OCI registry for the OCI tests.
 need=()
-for pair in ruby:ruby php:php-cli bwrap:bubblewrap perl:perl node:nodejs python3:python3 ssh-keygen:openssh-client git:git; do
+for pair in ruby:ruby php:php-cli bwrap:bubblewrap perl:perl node:nodejs python3:python3 \
+    ssh-keygen:openssh-client git:git docker-registry:docker-registry; do
   cmd="${pair%%:*}"; pkg="${pair#*:}"
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done

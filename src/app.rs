@@ -165,6 +165,19 @@ impl App {
         }
     }
 
+    /// The index if it is built within `timeout`, else None (it goes on building).
+    pub fn index_within(&self, timeout: std::time::Duration) -> Option<Arc<Index>> {
+        let (lock, cvar) = &*self.ready;
+        let ready = match lock.lock() {
+            Ok(r) => cvar
+                .wait_timeout_while(r, timeout, |r| !*r)
+                .map(|(r, _)| *r)
+                .unwrap_or(true),
+            Err(_) => true,
+        };
+        ready.then(|| self.index())
+    }
+
     /// A snapshot of the index (cheap: an Arc).
     pub fn index(&self) -> Arc<Index> {
         self.wait_ready();

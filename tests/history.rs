@@ -417,3 +417,107 @@ async fn plain_git_clone_change_pull_shows_the_new_behaviour() {
     assert_clean(tb.root());
     git(tb.root(), &["push", "-q", "origin", "HEAD:main"]);
 }
+
+/// The history memo (`.toolsmith/history-v1.bin`) answers like a full walk: on a history with
+/// branches and merges made with the git CLI (a merge that combines two versions of a tool
+/// changes it; one that takes a side's version unchanged does not), after a damaged memo
+/// file, and after the branch is reset and grows again.
+#[test]
+fn tool_history_from_the_memo_matches_a_full_walk_across_merges() {
+    let (_tmp, tb) = example();
+    let root = tb.root();
+    // A damaged memo is rebuilt, never trusted.
+    std::fs::create_dir_all(root.join(".toolsmith")).unwrap();
+    std::fs::write(root.join(".toolsmith/history-v1.bin"), b"TSHIST1\ngarbage").unwrap();
+    let gitc = |args: &[&str]| {
+        let mut all = vec!["-c", "user.name=t", "-c", "user.email=t@x"];
+        all.extend_from_slice(args);
+        git(root, &all)
+    };
+    let tools = ["slugify", "word_count", "json_format", "roman_numeral"];
+    let check = |when: &str| {
+        for name in tools {
+            let memo: Vec<String> = history::tool_history(&tb, name, 1000)
+                .unwrap()
+                .into_iter()
+                .map(|v| v.commit)
+                .collect();
+            let walk: Vec<String> = toolsmith::git::log(root, Some(&format!("tools/{name}")), 1000)
+                .unwrap()
+                .into_iter()
+                .map(|c| c.id)
+                .collect();
+            assert_eq!(memo, walk, "{when}: {name}");
+        }
+        let limited = history::tool_history(&tb, "slugify", 1).unwrap();
+        assert_eq!(limited.len(), 1, "{when}");
+    };
+    check("start");
+    let memo = std::fs::read(root.join(".toolsmith/history-v1.bin")).unwrap();
+    assert!(memo.len() > 16, "the memo was rewritten");
+
+    let main = git(root, &["symbolic-ref", "--short", "HEAD"])
+        .trim()
+        .to_string();
+    gitc(&["checkout", "-q", "-b", "side"]);
+    edit(
+        &root.join("tools/slugify/tool.toml"),
+        "Turn a text",
+        "Side: turn a text",
+    );
+    edit(
+        &root.join("tools/json_format/tool.toml"),
+        "description = \"",
+        "description = \"Side ",
+    );
+    gitc(&["commit", "-qam", "side: slugify and json_format"]);
+    gitc(&["checkout", "-q", &main]);
+    std::fs::write(root.join("tools/slugify/NOTES.md"), "main's notes\n").unwrap();
+    gitc(&["add", "-A"]);
+    gitc(&["commit", "-qm", "main: slugify notes"]);
+    check("before the merge");
+    // slugify combines both sides (changed by the merge); json_format is side's unchanged.
+    gitc(&["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
+    check("after the merge");
+    let merge = head(&tb);
+    let slug: Vec<String> = history::tool_history(&tb, "slugify", 10)
+        .unwrap()
+        .into_iter()
+        .map(|v| v.commit)
+        .collect();
+    assert!(slug.contains(&merge), "{slug:?}");
+    let json: Vec<String> = history::tool_history(&tb, "json_format", 10)
+        .unwrap()
+        .into_iter()
+        .map(|v| v.commit)
+        .collect();
+    assert!(!json.contains(&merge), "{json:?}");
+
+    // History rewritten under it: the memo only ever lacks commits.
+    gitc(&["reset", "-q", "--hard", "HEAD~1"]);
+    edit(
+        &root.join("tools/word_count/tool.toml"),
+        "Count the words",
+        "Count (again) the words",
+    );
+    gitc(&["commit", "-qam", "word_count again"]);
+    check("after a reset");
+    assert_clean(root);
+
+    // A shallow clone: the walk ends at the boundary instead of failing.
+    let shallow = root.parent().unwrap().join("shallow");
+    git(
+        root.parent().unwrap(),
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "2",
+            &format!("file://{}", root.display()),
+            shallow.to_str().unwrap(),
+        ],
+    );
+    let sb = Toolbox::open(&shallow).unwrap();
+    let v = history::tool_history(&sb, "word_count", 10).unwrap();
+    assert!(!v.is_empty(), "{v:?}");
+}

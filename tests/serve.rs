@@ -17,6 +17,12 @@ struct Client {
 
 impl Client {
     fn start(toolbox: &Path, extra: &[&str]) -> (Client, String) {
+        Client::start_with(toolbox, extra, true)
+    }
+
+    /// With `startup_line`, wait for the start-up line on stderr (printed once the index is
+    /// built) before `initialize`.
+    fn start_with(toolbox: &Path, extra: &[&str], startup_line: bool) -> (Client, String) {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
             .arg("--toolbox")
             .arg(toolbox)
@@ -43,7 +49,7 @@ impl Client {
         let mut stderr = child.stderr.take().unwrap();
         let mut first = Vec::new();
         let mut byte = [0u8; 1];
-        while stderr.read(&mut byte).unwrap_or(0) == 1 && byte[0] != b'\n' {
+        while startup_line && stderr.read(&mut byte).unwrap_or(0) == 1 && byte[0] != b'\n' {
             first.push(byte[0]);
         }
         std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
@@ -345,4 +351,78 @@ fn pipelines_and_execute_code_over_mcp() {
         json!({"result": 5, "tool_calls": 2}),
         "{r}"
     );
+}
+
+/// A toolbox too large to index within the first `tools/list`: the list answers at once with
+/// the meta-tools and the recently used tools, then one `list_changed` announces the whole
+/// list (capped and ranked as usual).
+#[test]
+fn a_large_toolbox_lists_at_once_then_announces_the_whole_list() {
+    let (_tmp, dir) = example_box();
+    for i in 0..6000 {
+        let d = dir.join("tools").join(format!("gen_{i:05}"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("tool.toml"),
+            format!("name = \"gen_{i:05}\"\ndescription = \"Generated tool {i}\"\nkind = \"script\"\n[run]\nlanguage = \"python\"\nentry = \"main.py\"\n"),
+        )
+        .unwrap();
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    std::fs::create_dir_all(dir.join(".toolsmith")).unwrap();
+    std::fs::write(
+        dir.join(".toolsmith/usage.json"),
+        json!({"slugify": now, "gen_04321": now - 1000}).to_string(),
+    )
+    .unwrap();
+    let (mut c, _) = Client::start_with(&dir, &[], false);
+    let first = tool_names(&c.request("tools/list", json!({})));
+    assert!(first.contains(&"search_tools".to_string()), "{first:?}");
+    assert!(first.contains(&"slugify".to_string()), "{first:?}");
+    let stored_first = first.iter().filter(|n| n.starts_with("gen_")).count();
+    if stored_first < 2 {
+        // Answered before the index was built: the recently used tools only, then the news.
+        assert!(first.contains(&"gen_04321".to_string()), "{first:?}");
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline
+                .checked_duration_since(std::time::Instant::now())
+                .expect("list_changed once the index is built");
+            let v = c.lines.recv_timeout(left).expect("list_changed");
+            if v["method"] == "notifications/tools/list_changed" {
+                break;
+            }
+        }
+        assert_eq!(
+            c.notifications(
+                "notifications/tools/list_changed",
+                Duration::from_millis(500)
+            ),
+            0,
+            "announced once"
+        );
+    }
+    let mut all = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let page = c.request("tools/list", params);
+        all.extend(tool_names(&page));
+        match page["result"]["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    let stored = all.iter().filter(|n| n.starts_with("gen_")).count();
+    assert!(
+        stored > 150,
+        "the whole ranked list: {stored} generated tools"
+    );
+    assert!(all.contains(&"slugify".to_string()));
 }

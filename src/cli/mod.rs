@@ -123,11 +123,11 @@ pub enum Command {
     Restore(history::RestoreArgs),
     /// Revert every commit one MCP session made, as one new commit.
     UndoSession(history::UndoArgs),
-    /// Import tools from a git repository or a Gist.
+    /// Import tools from a git repository, a Gist or an OCI registry (oci://…).
     Import(share::ImportArgs),
     /// Show (and with --apply, apply) what changed at an imported tool's origin.
     Update(share::UpdateArgs),
-    /// Push tools to a git remote, or write a Gist-shaped JSON file.
+    /// Push tools to a git remote, publish one to an OCI registry, or write a Gist-shaped JSON file.
     Export(share::ExportArgs),
     /// Fetch, integrate (fast-forward or one merge commit) and push, in one step.
     Sync(team::SyncArgs),

@@ -96,6 +96,8 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs) -> Result<i32> {
                 root.display()
             );
             warm.app.prepare_wasm();
+            // The search tokens, so the first search_tools does not pay for them.
+            idx.search_index();
         });
         match http {
             Some(o) => crate::mcp::http::serve(shared, o).await,

@@ -19,7 +19,8 @@ impl From<ShareError> for UserError {
 /// `toolsmith import SOURCE [--ref R] [--path P] [--name N]`
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
-    /// A git URL or path, a Gist URL, `gist:<id>` or a Gist id.
+    /// A git URL or path, a Gist URL, `gist:<id>`, a Gist id, or an OCI artifact
+    /// `oci://REGISTRY/REPO:TAG` (or `oci://REGISTRY/REPO@sha256:DIGEST`).
     pub source: String,
     /// Branch, tag or commit (default: the remote's default branch).
     #[arg(long = "ref")]
@@ -39,12 +40,13 @@ pub struct UpdateArgs {
     /// Apply the update (default: only show it).
     #[arg(long)]
     pub apply: bool,
-    /// With --apply: the reviewed origin commit; refused if the origin moved on.
+    /// With --apply: the reviewed origin commit (or OCI digest); refused if the origin moved on.
     #[arg(long)]
     pub commit: Option<String>,
 }
 
-/// `toolsmith export [NAMES...] --remote URL [--branch B]` or `export NAME --gist FILE`
+/// `toolsmith export [NAMES...] --remote URL [--branch B]`, `export NAME --gist FILE` or
+/// `export NAME --oci REGISTRY/REPO:TAG`
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
     /// Tools to export (default: the whole toolbox).
@@ -58,6 +60,10 @@ pub struct ExportArgs {
     /// Write the one named tool as a Gist-shaped JSON file (`-` for stdout) instead of pushing.
     #[arg(long, value_name = "FILE")]
     pub gist: Option<PathBuf>,
+    /// Publish the one named tool as an OCI artifact at REGISTRY/REPO:TAG (credentials from
+    /// the docker config file).
+    #[arg(long, value_name = "REF", conflicts_with_all = ["gist", "remote"])]
+    pub oci: Option<String>,
 }
 
 pub fn import(tb: &Toolbox, a: &ImportArgs, json: bool) -> Result<i32> {
@@ -73,13 +79,13 @@ pub fn import(tb: &Toolbox, a: &ImportArgs, json: bool) -> Result<i32> {
         return Ok(0);
     }
     for t in &o.tools {
-        println!(
-            "imported {} ({}) from {} at {}",
-            t.name,
-            t.kind,
-            o.url,
-            &o.source_commit[..10]
-        );
+        // A git commit is shown short; an OCI digest in full (it is what gets pinned).
+        let at = if o.source_commit.starts_with("sha256:") {
+            o.source_commit.as_str()
+        } else {
+            &o.source_commit[..10.min(o.source_commit.len())]
+        };
+        println!("imported {} ({}) from {} at {at}", t.name, t.kind, o.url);
         if let Some(from) = t.converted_from {
             println!(
                 "  converted from {from}; the manifest written:\n{}",
@@ -131,6 +137,23 @@ pub fn update(tb: &Toolbox, a: &UpdateArgs, json: bool) -> Result<i32> {
 }
 
 pub fn export(tb: &Toolbox, a: &ExportArgs, json: bool) -> Result<i32> {
+    if let Some(target) = &a.oci {
+        let [name] = a.names.as_slice() else {
+            return Err(UserError::new(
+                "--oci publishes exactly one tool",
+                "name one tool: toolsmith export NAME --oci REGISTRY/REPO:TAG",
+            ));
+        };
+        let o = share::export_oci(tb, name, target).map_err(UserError::from)?;
+        if json {
+            output::json(&serde_json::to_value(&o)?);
+        } else {
+            println!("published {} ({}) to {}", o.tool, o.kind, o.reference);
+            println!("digest {}", o.digest);
+            println!("import exactly this with: toolsmith import {}", o.pinned);
+        }
+        return Ok(0);
+    }
     if let Some(file) = &a.gist {
         let [name] = a.names.as_slice() else {
             return Err(UserError::new(

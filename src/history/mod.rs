@@ -5,6 +5,7 @@
 //! `HEAD`, made by the toolbox's one write path (`Toolbox::apply`).
 
 mod restore;
+mod scan;
 
 pub(crate) use restore::same_environment;
 pub use restore::{
@@ -29,6 +30,8 @@ pub enum HistoryError {
     Name(#[from] NameError),
     #[error("tool {name:?} does not exist at revision {rev}")]
     NotAt { name: String, rev: String },
+    #[error("cannot read the toolbox history: {message}")]
+    Scan { message: String },
     #[error("tool {name:?} has no history in this toolbox")]
     NoHistory { name: String },
     #[error("tool {name:?} exists; restore_tool only brings back deleted tools")]
@@ -107,6 +110,9 @@ impl HistoryError {
                 "roll back {tool} by hand with rollback_tool, or undo that later change first"
             ),
             HistoryError::Io { .. } => "check permissions and free space".into(),
+            HistoryError::Scan { .. } => {
+                "check the repository with `git fsck`; the history memo .toolsmith/history-v1.bin may be deleted at any time".into()
+            }
         })
     }
 }
@@ -179,8 +185,11 @@ pub(crate) fn prefix(name: &str) -> Result<String, HistoryError> {
 
 /// The versions of a tool, newest first (also those from before a delete).
 pub fn tool_history(tb: &Toolbox, name: &str, limit: usize) -> Result<Vec<Version>, HistoryError> {
-    let prefix = prefix(name)?;
-    let log = git::log(tb.root(), Some(&prefix), limit)?;
+    names::validate(name)?;
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    let log = scan::tool_commits(tb.root(), name, limit)?;
     Ok(log.iter().map(Version::from).collect())
 }
 

@@ -9,7 +9,7 @@ pub mod rank;
 pub mod schema;
 mod search;
 
-pub use search::{SearchHit, search};
+pub use search::{SearchHit, SearchIndex, search};
 
 use crate::manifest::{self, Diagnostic, Manifest, Severity};
 use crate::names;
@@ -85,6 +85,9 @@ fn stat(path: &Path) -> (u64, Option<SystemTime>) {
 pub struct Index {
     root: PathBuf,
     entries: BTreeMap<String, Entry>,
+    /// The search tokens of this version of the entries, built on first use; dropped by any
+    /// change.
+    search: std::sync::OnceLock<std::sync::Arc<SearchIndex>>,
 }
 
 impl Index {
@@ -93,6 +96,7 @@ impl Index {
         let mut index = Index {
             root: root.to_path_buf(),
             entries: BTreeMap::new(),
+            search: Default::default(),
         };
         let dirs = list_tool_dirs(root);
         let threads = std::thread::available_parallelism()
@@ -122,6 +126,32 @@ impl Index {
         index
     }
 
+    /// An index of only the named tool directories (those that exist and are valid names):
+    /// a quick partial view while the whole toolbox is still being indexed.
+    pub fn build_only(root: &Path, names: &[String]) -> Index {
+        let mut index = Index {
+            root: root.to_path_buf(),
+            entries: BTreeMap::new(),
+            search: Default::default(),
+        };
+        for name in names {
+            if names::validate(name).is_err() {
+                continue;
+            }
+            let dir = root.join(TOOLS_DIR).join(name);
+            if dir.is_dir() {
+                index.entries.insert(name.clone(), load_entry(name, &dir));
+            }
+        }
+        index
+    }
+
+    /// The inverted search index of these entries (built on the first call after a change).
+    pub fn search_index(&self) -> &SearchIndex {
+        self.search
+            .get_or_init(|| std::sync::Arc::new(SearchIndex::build(self)))
+    }
+
     /// The toolbox root this index describes.
     pub fn root(&self) -> &Path {
         &self.root
@@ -135,7 +165,11 @@ impl Index {
         }
         let dir = self.root.join(TOOLS_DIR).join(name);
         if !dir.is_dir() {
-            return self.entries.remove(name).is_some();
+            let removed = self.entries.remove(name).is_some();
+            if removed {
+                self.search = Default::default();
+            }
+            return removed;
         }
         let fresh = load_entry(name, &dir);
         let changed = self
@@ -143,6 +177,9 @@ impl Index {
             .get(name)
             .is_none_or(|old| old.fingerprint != fresh.fingerprint || !same_status(old, &fresh));
         self.entries.insert(name.to_string(), fresh);
+        if changed {
+            self.search = Default::default();
+        }
         changed
     }
 
@@ -160,6 +197,7 @@ impl Index {
             .collect();
         for name in gone {
             self.entries.remove(&name);
+            self.search = Default::default();
             changed.push(name);
         }
         for (name, dir) in &dirs {

@@ -65,6 +65,15 @@ pub fn record_use(root: &Path, name: &str) {
     }
 }
 
+/// The tools called most recently (newest first, at most `cap`), from the usage record alone:
+/// what a client most likely wants before the whole index is built.
+pub fn recently_used(root: &Path, cap: usize) -> Vec<String> {
+    let mut used: Vec<(String, u64)> =
+        with_usage(root, |m| m.iter().map(|(n, t)| (n.clone(), *t)).collect());
+    used.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    used.into_iter().take(cap).map(|(n, _)| n).collect()
+}
+
 /// When a tool's tool.toml last changed (unix milliseconds; 0 when unknown).
 fn changed_ms(t: &Tool, index: &Index) -> u64 {
     index

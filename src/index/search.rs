@@ -2,8 +2,10 @@
 //!
 //! Offline and deterministic: the same index and query always give the same order (score,
 //! then name). Scores weigh where a term matched: name > tag > schema field > description.
+//! Tools are tokenized once per index version into an inverted index (`SearchIndex`); a query
+//! then scans the vocabulary, not the tools.
 
-use super::{Index, Tool};
+use super::Index;
 use serde::Serialize;
 
 /// One search result.
@@ -39,72 +41,87 @@ fn stem(t: &str) -> String {
     }
 }
 
-/// Score of one term against a token list: exact token, prefix, or substring.
-fn term_score(term: &str, toks: &[String], exact: f64) -> f64 {
-    let mut best: f64 = 0.0;
-    for t in toks {
-        let s = if t == term {
-            exact
-        } else if term.len() >= 3 && t.starts_with(term) {
-            exact * 0.6
-        } else if term.len() >= 4 && t.contains(term) {
-            exact * 0.3
-        } else {
-            0.0
-        };
-        best = best.max(s);
-    }
-    best
+/// Where a token occurs, with its weight: name > tag > schema field = title > description.
+const FIELDS: [(&str, f64); 5] = [
+    ("name", 10.0),
+    ("tag", 8.0),
+    ("field", 4.0),
+    ("title", 4.0),
+    ("description", 3.0),
+];
+
+/// One valid tool as search reports it.
+#[derive(Debug)]
+struct Doc {
+    name: String,
+    kind: String,
+    summary: String,
 }
 
-fn score_tool(tool: &Tool, terms: &[String], whole: &str) -> (f64, Vec<&'static str>) {
-    let m = &tool.manifest;
-    let name_toks = tokens(&m.name);
-    let tag_toks: Vec<String> = m.tags.iter().flat_map(|t| tokens(t)).collect();
-    let field_toks: Vec<String> = m
-        .input_field_names()
-        .iter()
-        .flat_map(|f| tokens(f))
-        .collect();
-    let desc_toks = tokens(&m.description);
-    let title_toks = m
-        .annotations
-        .title
-        .as_deref()
-        .map(tokens)
-        .unwrap_or_default();
+/// The tokens of every valid tool, inverted (token → the tools and fields holding it), so a
+/// query scans the vocabulary once instead of tokenizing every tool. Built once per version
+/// of the index (`Index::search_index`).
+#[derive(Debug, Default)]
+pub struct SearchIndex {
+    docs: Vec<Doc>,
+    /// Token → (tool, field) pairs, each pair once; a vector, as queries scan it whole.
+    vocab: Vec<(String, Vec<(u32, u8)>)>,
+}
 
-    let mut total = 0.0;
-    let mut matched_terms = 0usize;
-    let mut matched = Vec::new();
-    for term in terms {
-        let parts = [
-            ("name", term_score(term, &name_toks, 10.0)),
-            ("tag", term_score(term, &tag_toks, 8.0)),
-            ("field", term_score(term, &field_toks, 4.0)),
-            ("title", term_score(term, &title_toks, 4.0)),
-            ("description", term_score(term, &desc_toks, 3.0)),
-        ];
-        let mut term_total = 0.0;
-        for (place, s) in parts {
-            if s > 0.0 {
-                term_total += s;
-                if !matched.contains(&place) {
-                    matched.push(place);
+impl SearchIndex {
+    pub(super) fn build(index: &Index) -> SearchIndex {
+        let mut si = SearchIndex::default();
+        let mut vocab: std::collections::HashMap<String, Vec<(u32, u8)>> =
+            std::collections::HashMap::new();
+        for tool in index.tools() {
+            let id = si.docs.len() as u32;
+            let m = &tool.manifest;
+            si.docs.push(Doc {
+                name: m.name.clone(),
+                kind: m.kind.to_string(),
+                summary: m.summary().to_string(),
+            });
+            let fields: [Vec<String>; 5] = [
+                tokens(&m.name),
+                m.tags.iter().flat_map(|t| tokens(t)).collect(),
+                m.input_field_names()
+                    .iter()
+                    .flat_map(|f| tokens(f))
+                    .collect(),
+                m.annotations
+                    .title
+                    .as_deref()
+                    .map(tokens)
+                    .unwrap_or_default(),
+                tokens(&m.description),
+            ];
+            for (f, toks) in fields.into_iter().enumerate() {
+                for t in toks {
+                    let postings = vocab.entry(t).or_default();
+                    if postings.last() != Some(&(id, f as u8)) {
+                        postings.push((id, f as u8));
+                    }
                 }
             }
         }
-        if term_total > 0.0 {
-            matched_terms += 1;
-        }
-        total += term_total;
+        si.vocab = vocab.into_iter().collect();
+        si.vocab.sort_by(|a, b| a.0.cmp(&b.0));
+        si
     }
-    if m.name == whole || m.name.replace(['_', '-'], " ") == whole {
-        total += 50.0;
+}
+
+/// How well `term` matches token `t`: exact 1, prefix 0.6, substring 0.3, else 0 (the
+/// factor of a field's weight).
+fn match_factor(term: &str, t: &str) -> f64 {
+    if t == term {
+        1.0
+    } else if term.len() >= 3 && t.starts_with(term) {
+        0.6
+    } else if term.len() >= 4 && t.contains(term) {
+        0.3
+    } else {
+        0.0
     }
-    // Favour tools that match every term over tools that match one term strongly.
-    let coverage = matched_terms as f64 / terms.len().max(1) as f64;
-    (total * coverage * coverage, matched)
 }
 
 /// Search the index. Returns at most `limit` hits with a positive score, best first.
@@ -115,27 +132,87 @@ pub fn search(index: &Index, query: &str, limit: usize) -> Vec<SearchHit> {
     }
     let whole = terms.join(" ");
     let whole_name = query.trim().to_lowercase();
-    let mut hits: Vec<SearchHit> = index
-        .tools()
-        .filter_map(|tool| {
-            let (mut score, matched) = score_tool(tool, &terms, &whole);
-            if tool.manifest.name == whole_name {
+    let si = index.search_index();
+    // Per tool: the best score of each term in each field, dense (tool × term × field).
+    let width = terms.len() * FIELDS.len();
+    let mut best = vec![0.0f64; si.docs.len() * width];
+    let mut touched: Vec<u32> = Vec::new();
+    let mut seen = vec![false; si.docs.len()];
+    for (ti, term) in terms.iter().enumerate() {
+        for (tok, postings) in &si.vocab {
+            let factor = match_factor(term, tok);
+            if factor == 0.0 {
+                continue;
+            }
+            for &(id, f) in postings {
+                if !seen[id as usize] {
+                    seen[id as usize] = true;
+                    touched.push(id);
+                }
+                let s = FIELDS[f as usize].1 * factor;
+                let slot = &mut best[id as usize * width + ti * FIELDS.len() + f as usize];
+                if s > *slot {
+                    *slot = s;
+                }
+            }
+        }
+    }
+    // Scores first; strings are copied only for the hits returned.
+    let mut scored: Vec<(f64, u32, Vec<&'static str>)> = touched
+        .into_iter()
+        .filter_map(|id| {
+            let doc = &si.docs[id as usize];
+            let row = &best[id as usize * width..(id as usize + 1) * width];
+            let mut total = 0.0;
+            let mut matched_terms = 0usize;
+            let mut matched = Vec::new();
+            for fields in row.chunks(FIELDS.len()) {
+                let term_total: f64 = fields.iter().sum();
+                for (f, s) in fields.iter().enumerate() {
+                    if *s > 0.0 && !matched.contains(&FIELDS[f].0) {
+                        matched.push(FIELDS[f].0);
+                    }
+                }
+                if term_total > 0.0 {
+                    matched_terms += 1;
+                }
+                total += term_total;
+            }
+            let spaced = doc.name.len() == whole.len()
+                && doc
+                    .name
+                    .bytes()
+                    .map(|b| if b == b'_' || b == b'-' { b' ' } else { b })
+                    .eq(whole.bytes());
+            if doc.name == whole || spaced {
+                total += 50.0;
+            }
+            // Favour tools that match every term over tools that match one term strongly.
+            let coverage = matched_terms as f64 / terms.len() as f64;
+            let mut score = total * coverage * coverage;
+            if doc.name == whole_name {
                 score += 50.0;
             }
-            (score > 0.0).then(|| SearchHit {
-                name: tool.manifest.name.clone(),
-                kind: tool.manifest.kind.to_string(),
-                summary: tool.manifest.summary().to_string(),
-                score: (score * 100.0).round() / 100.0,
-                matched,
-            })
+            let score = (score * 100.0).round() / 100.0;
+            (score > 0.0).then_some((score, id, matched))
         })
         .collect();
-    hits.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.name.cmp(&b.name))
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| si.docs[a.1 as usize].name.cmp(&si.docs[b.1 as usize].name))
     });
-    hits.truncate(limit);
-    hits
+    scored.truncate(limit);
+    scored
+        .into_iter()
+        .map(|(score, id, matched)| {
+            let doc = &si.docs[id as usize];
+            SearchHit {
+                name: doc.name.clone(),
+                kind: doc.kind.clone(),
+                summary: doc.summary.clone(),
+                score,
+                matched,
+            }
+        })
+        .collect()
 }

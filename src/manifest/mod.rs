@@ -362,6 +362,9 @@ pub struct Origin {
     pub commit: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The manifest digest ("sha256:<hex>") of an artifact imported from an OCI registry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
 }
 
 /// One pipeline step.

@@ -57,7 +57,7 @@ impl Server {
     }
 
     fn all_tools(&self) -> Vec<Tool> {
-        let idx = self.shared.app.index();
+        let idx = super::early::index_for_list(&self.shared);
         let mut tools = tools::definitions();
         tools.extend(
             self.shared

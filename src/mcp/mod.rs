@@ -7,6 +7,7 @@
 #![allow(deprecated)] // MCP logging is deprecated for 2026 (SEP-2577) but 2025 peers use it.
 
 mod convert;
+mod early;
 mod fixtures;
 mod handler;
 mod host;
@@ -39,6 +40,8 @@ pub struct Shared {
     poke: tokio::sync::Notify,
     /// Calls running as MCP tasks (`tasks/get`, `tasks/cancel`).
     tasks: rmcp::task_manager::TaskManager,
+    /// A `tools/list` was answered before the index was built (`early`).
+    partial_list: std::sync::atomic::AtomicBool,
 }
 
 /// Per-session state (stdio run, or one 2025 HTTP session).
@@ -100,6 +103,7 @@ pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
         fixtures: fixtures::enabled(),
         poke: tokio::sync::Notify::new(),
         tasks: rmcp::task_manager::TaskManager::new(),
+        partial_list: false.into(),
     });
     watch::spawn(Arc::clone(&shared))?;
     Ok(shared)

@@ -144,7 +144,7 @@ pub(crate) fn clean_path(path: &str) -> Result<String, ShareError> {
 }
 
 /// One entry name of a git tree must be a single safe path component.
-fn check_component(dir: &str, name: &[u8]) -> Result<String, ShareError> {
+pub(crate) fn check_component(dir: &str, name: &[u8]) -> Result<String, ShareError> {
     let shown = join(dir, &String::from_utf8_lossy(name));
     let bad = |reason: &str| ShareError::BadPath {
         path: shown.clone(),

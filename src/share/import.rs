@@ -1,5 +1,6 @@
 //! `import_tool`: bring one tool, or every tool of another toolbox, from a git repository or
-//! a Gist into this toolbox as one commit, pinned to the fetched commit with `[origin]`.
+//! a Gist into this toolbox as one commit, pinned to the fetched commit with `[origin]`; or
+//! one tool from an OCI registry (`oci://…`), pinned to its manifest digest.
 
 use super::convert::{self, Converted};
 use super::fetch::{Fetched, clean_path, fetch};
@@ -15,8 +16,8 @@ use serde::Serialize;
 /// What to import.
 #[derive(Debug, Clone, Default)]
 pub struct ImportRequest {
-    /// A git URL (file://, git://, ssh://, https://), a local path, a Gist URL, `gist:<id>`
-    /// or a bare Gist id.
+    /// A git URL (file://, git://, ssh://, https://), a local path, a Gist URL, `gist:<id>`,
+    /// a bare Gist id, or an OCI artifact `oci://REGISTRY/REPO:TAG` (or `@sha256:…`).
     pub source: String,
     /// Branch, tag or commit (default: the remote's HEAD).
     pub reference: Option<String>,
@@ -109,6 +110,9 @@ pub(crate) fn set_origin(text: &str, name: &str, origin: &Origin) -> Result<Stri
     if let Some(p) = origin.path.as_ref().filter(|p| !p.is_empty()) {
         t["path"] = toml_edit::value(p);
     }
+    if let Some(d) = &origin.digest {
+        t["digest"] = toml_edit::value(d);
+    }
     doc.remove("origin");
     doc.insert("origin", toml_edit::Item::Table(t));
     Ok(doc.to_string())
@@ -132,7 +136,24 @@ pub(crate) fn prepare(
     name: Option<&str>,
     reference: Option<&str>,
 ) -> Result<Prepared, ShareError> {
-    let files = fetched.read_dir(dir)?;
+    let origin = Origin {
+        url: fetched.url.clone(),
+        reference: reference.map(str::to_string),
+        commit: Some(fetched.commit.clone()),
+        path: Some(dir.to_string()),
+        digest: None,
+    };
+    prepare_files(fetched.read_dir(dir)?, dir, gist, name, origin)
+}
+
+/// `prepare` for files already read from a source: convert, rename, set `origin`, validate.
+pub(crate) fn prepare_files(
+    files: Vec<FileAt>,
+    dir: &str,
+    gist: bool,
+    name: Option<&str>,
+    origin: Origin,
+) -> Result<Prepared, ShareError> {
     let dir_name = dir.rsplit('/').next().unwrap_or("");
     let converted = convert::convert(files, dir_name, gist)?;
     let name = name
@@ -142,12 +163,6 @@ pub(crate) fn prepare(
         name: name.clone(),
         source,
     })?;
-    let origin = Origin {
-        url: fetched.url.clone(),
-        reference: reference.map(str::to_string),
-        commit: Some(fetched.commit.clone()),
-        path: Some(dir.to_string()),
-    };
     let invalid = |errors: String| ShareError::Invalid {
         name: name.clone(),
         errors,
@@ -277,6 +292,9 @@ pub fn import_tool(
     actor: impl Into<Actor>,
 ) -> Result<ImportOutcome, ShareError> {
     let actor: Actor = actor.into();
+    if super::oci::is_oci(&req.source) {
+        return import_oci(tb, req, actor);
+    }
     let (url, gist) = resolve_source(&req.source);
     let base = clean_path(req.path.as_deref().unwrap_or(""))?;
     let fetched = fetch(&url, req.reference.as_deref())?;
@@ -401,5 +419,66 @@ pub fn import_tool(
             .collect(),
         commit,
         refused,
+    })
+}
+
+/// Import the one tool an OCI artifact holds, pinned to its manifest digest.
+fn import_oci(
+    tb: &Toolbox,
+    req: &ImportRequest,
+    actor: Actor,
+) -> Result<ImportOutcome, ShareError> {
+    for (field, given) in [("ref", &req.reference), ("path", &req.path)] {
+        if given.is_some() {
+            return Err(ShareError::OciReference {
+                reference: req.source.clone(),
+                reason: format!(
+                    "`{field}` applies to git sources; an OCI artifact holds one tool, named by its tag or digest in the reference"
+                ),
+            });
+        }
+    }
+    let pulled = super::oci::pull(&req.source)?;
+    let origin = Origin {
+        url: pulled.url.clone(),
+        reference: pulled.tag.clone(),
+        commit: None,
+        path: None,
+        digest: Some(pulled.digest.clone()),
+    };
+    let p = prepare_files(pulled.files, "", false, req.name.as_deref(), origin)?;
+    if tb.tools_dir().join(&p.name).exists() {
+        return Err(ShareError::Exists { name: p.name });
+    }
+    let shown = match &pulled.tag {
+        Some(t) => format!("{}:{t}", pulled.url),
+        None => pulled.url.clone(),
+    };
+    let mut msg = format!(
+        "import {}: from {shown} at {}\n\n",
+        p.name,
+        &pulled.digest[..19.min(pulled.digest.len())]
+    );
+    msg.push_str(&format!(
+        "Source: {shown}\nSource-Digest: {}\n\nTool: {}\n",
+        pulled.digest, p.name
+    ));
+    msg.push_str(&actor.trailers());
+    let commit = tb.apply(&[(p.name.clone(), change_to(p.files.clone(), false))], &msg)?;
+    Ok(ImportOutcome {
+        url: shown,
+        source_commit: pulled.digest,
+        tools: vec![ImportedTool {
+            kind: p.tool.manifest.kind.as_str().to_string(),
+            description: p.tool.manifest.description.clone(),
+            name: p.name,
+            path: String::new(),
+            converted_from: p.converted.converted_from,
+            inferred_manifest: p.converted.inferred_manifest,
+            notes: p.converted.notes,
+            warnings: p.warnings,
+        }],
+        commit,
+        refused: Vec::new(),
     })
 }

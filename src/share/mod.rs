@@ -1,17 +1,20 @@
-//! Sharing tools between toolboxes: import from git repositories and Gists (with conversion of
-//! Skillz tools and Agent Skills), update an imported tool from its origin, export to a git
-//! remote or as a Gist-shaped file.
+//! Sharing tools between toolboxes: import from git repositories, Gists (with conversion of
+//! Skillz tools and Agent Skills) and OCI registries, update an imported tool from its origin,
+//! export to a git remote, an OCI registry or as a Gist-shaped file.
 //!
 //! Invariants: nothing imported runs during import or update; every imported file passed the
 //! checks in `fetch` (no symlinks, no submodules, no paths leaving the tool directory, no file
 //! over [`MAX_FILE_BYTES`]); every imported manifest validated like any other; an import or
 //! an applied update is one commit; a changed description, input schema or capability is
-//! only ever applied when the caller asks for it (`apply`).
+//! only ever applied when the caller asks for it (`apply`); an OCI artifact is imported only
+//! after every digest in it checked out, and its manifest digest is pinned in `[origin]`.
 
 mod convert;
 mod export;
 mod fetch;
 mod import;
+mod oci;
+mod oci_layout;
 mod skill;
 mod update;
 
@@ -20,6 +23,13 @@ pub use export::{ExportOutcome, export_tools, gist_json};
 pub use fetch::{Fetched, fetch};
 pub use import::{
     ImportOutcome, ImportRequest, ImportedTool, Refused, import_tool, resolve_source,
+};
+pub use oci::{LayerInfo, OciExportOutcome, export_oci, is_oci, parse_reference};
+pub use oci_layout::{
+    LOCKFILE as OCI_LOCKFILE_MEDIA_TYPE, SOURCE_TAR as OCI_SOURCE_MEDIA_TYPE,
+    TOOL_CONFIG as OCI_TOOL_CONFIG_MEDIA_TYPE, TOOL_MANIFEST as OCI_TOOL_MANIFEST_MEDIA_TYPE,
+    TOOL_TAR as OCI_TOOL_MEDIA_TYPE, WASM_CONFIG as OCI_WASM_CONFIG_MEDIA_TYPE,
+    WASM_LAYER as OCI_WASM_MEDIA_TYPE,
 };
 pub use update::{FieldChange, UpdateOutcome, update_tool};
 
@@ -85,6 +95,22 @@ pub enum ShareError {
     Unsupported { what: String, reason: String },
     #[error("git {action} failed: {stderr}")]
     GitCli { action: String, stderr: String },
+    #[error("{reference:?} is not a usable OCI reference: {reason}")]
+    OciReference { reference: String, reason: String },
+    #[error("the OCI registry refused or failed for {reference}: {message}")]
+    OciRegistry { reference: String, message: String },
+    #[error("there is no artifact at {reference}")]
+    OciNotFound { reference: String },
+    #[error(
+        "refusing {reference}: {what} does not match its digest ({detail}); nothing was imported"
+    )]
+    OciDigest {
+        reference: String,
+        what: String,
+        detail: String,
+    },
+    #[error("{reference} is not a toolsmith tool artifact: {reason}")]
+    OciNotATool { reference: String, reason: String },
     #[error(transparent)]
     History(#[from] HistoryError),
     #[error(transparent)]
@@ -118,6 +144,11 @@ impl ShareError {
             ShareError::OriginMoved { .. } => "run update_tool without apply to review the newer changes first".into(),
             ShareError::Unsupported { .. } => "import_tool takes a git URL or path, a Gist, and a `path` inside it (toolsmith://guide)".into(),
             ShareError::GitCli { .. } => "check that the remote exists and accepts pushes (a bare repository or a URL you may push to); the git CLI must be installed".into(),
+            ShareError::OciReference { .. } => "write oci://REGISTRY/REPOSITORY:TAG or oci://REGISTRY/REPOSITORY@sha256:DIGEST with the registry host spelled out and a lowercase repository, e.g. oci://ghcr.io/you/word_count:1.0 or oci://127.0.0.1:5000/tools/word_count:1.0".into(),
+            ShareError::OciRegistry { .. } => "check that the registry is reachable (TLS is required except for a registry on this machine) and that ~/.docker/config.json (or $DOCKER_CONFIG/config.json) holds credentials for it, e.g. after `docker login REGISTRY`".into(),
+            ShareError::OciNotFound { .. } => "check the repository and tag (or digest); publish a tool there with export_tool --oci (toolsmith export NAME --oci REF)".into(),
+            ShareError::OciDigest { .. } => "the registry's copy is not what was published (altered in storage or in transit); do not use it: ask the publisher to push again, and import by a digest you got from them (oci://REGISTRY/REPO@sha256:…)".into(),
+            ShareError::OciNotATool { .. } => "import_tool takes OCI artifacts published by export_tool --oci (a WASM tool in the CNCF wasm layout, or a toolsmith tool tar); check the reference".into(),
             ShareError::History(e) => return e.hint(),
             ShareError::Toolbox(e) => return e.hint(),
             ShareError::Io { .. } => "check permissions and free space".into(),

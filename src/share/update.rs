@@ -3,7 +3,7 @@
 
 use super::ShareError;
 use super::fetch::fetch;
-use super::import::prepare;
+use super::import::{Prepared, prepare, prepare_files};
 use crate::history::{FileAt, FileDiff, diff_files};
 use crate::index::Index;
 use crate::manifest::Origin;
@@ -58,6 +58,76 @@ fn without_origin(files: &[FileAt]) -> Vec<FileAt> {
         .collect()
 }
 
+/// An imported tool's origin as it is now.
+struct Source {
+    /// The tool there, prepared as an import would be.
+    new: Prepared,
+    /// The commit (git) or manifest digest (OCI) it is at.
+    version: String,
+    oci: bool,
+    /// The tool as it was imported (converted), when the origin still has that version.
+    original: Option<Vec<FileAt>>,
+}
+
+fn from_git(name: &str, origin: &Origin) -> Result<Source, ShareError> {
+    let fetched = fetch(&origin.url, origin.reference.as_deref())?;
+    let dir = origin.path.clone().unwrap_or_default();
+    let gist = dir.is_empty() && super::resolve_source(&origin.url).1;
+    let new = prepare(
+        &fetched,
+        &dir,
+        gist,
+        Some(name),
+        origin.reference.as_deref(),
+    )?;
+    let original = origin
+        .commit
+        .as_deref()
+        .filter(|c| fetched.has_commit(c))
+        .and_then(|c| fetched.read_dir_at(Some(c), &dir).ok())
+        .and_then(|orig| {
+            super::convert::convert(orig, dir.rsplit('/').next().unwrap_or(""), gist).ok()
+        })
+        .map(|c| c.files);
+    Ok(Source {
+        new,
+        version: fetched.commit.clone(),
+        oci: false,
+        original,
+    })
+}
+
+/// An OCI origin follows its tag; one imported by digest alone stays at that digest.
+fn from_oci(name: &str, origin: &Origin) -> Result<Source, ShareError> {
+    let at = match (&origin.reference, &origin.digest) {
+        (Some(tag), _) => format!("{}:{tag}", origin.url),
+        (None, Some(digest)) => format!("{}@{digest}", origin.url),
+        (None, None) => origin.url.clone(),
+    };
+    let pulled = super::oci::pull(&at)?;
+    let original = match &origin.digest {
+        Some(d) if *d != pulled.digest => super::oci::pull(&format!("{}@{d}", origin.url))
+            .ok()
+            .map(|p| p.files),
+        _ => None,
+    };
+    let version = pulled.digest.clone();
+    let pinned = Origin {
+        url: origin.url.clone(),
+        reference: origin.reference.clone(),
+        commit: None,
+        path: None,
+        digest: Some(pulled.digest),
+    };
+    let new = prepare_files(pulled.files, "", false, Some(name), pinned)?;
+    Ok(Source {
+        new,
+        version,
+        oci: true,
+        original,
+    })
+}
+
 /// Check an imported tool against its origin; with `apply`, update it as one commit. With
 /// `expect_commit`, apply only if the origin is still at that commit (what was reviewed).
 pub fn update_tool(
@@ -83,16 +153,12 @@ pub fn update_tool(
             .ok_or_else(|| ShareError::NotImported {
                 name: name.to_string(),
             })?;
-    let fetched = fetch(&origin.url, origin.reference.as_deref())?;
-    let dir = origin.path.clone().unwrap_or_default();
-    let gist = dir.is_empty() && super::resolve_source(&origin.url).1;
-    let new = prepare(
-        &fetched,
-        &dir,
-        gist,
-        Some(name),
-        origin.reference.as_deref(),
-    )?;
+    let source = if super::oci::is_oci(&origin.url) {
+        from_oci(name, &origin)?
+    } else {
+        from_git(name, &origin)?
+    };
+    let new = source.new;
     let head =
         crate::git::resolve(tb.root(), "HEAD").map_err(crate::history::HistoryError::from)?;
     let current = crate::history::tool_at(tb, name, &head)
@@ -134,40 +200,23 @@ pub fn update_tool(
         json!(new_m.annotations),
     );
 
-    // Local edits since the import: compare with the imported commit's version, converted
-    // the same way.
-    let local_changes = match origin.commit.as_deref() {
-        Some(c) if fetched.has_commit(c) => {
-            let at = super::fetch::Fetched::read_dir_at(&fetched, Some(c), &dir).ok();
-            match at {
-                Some(orig) => {
-                    let conv =
-                        super::convert::convert(orig, dir.rsplit('/').next().unwrap_or(""), gist);
-                    match conv {
-                        Ok(conv) => {
-                            let strip_name = |fs: &[FileAt]| {
-                                without_origin(fs)
-                                    .into_iter()
-                                    .filter(|f| f.path != crate::manifest::FILE_NAME)
-                                    .collect::<Vec<_>>()
-                            };
-                            strip_name(&conv.files) != strip_name(&current)
-                        }
-                        Err(_) => false,
-                    }
-                }
-                None => false,
-            }
-        }
-        _ => false,
-    };
+    // Local edits since the import: compare with the imported version, converted the same way.
+    let local_changes = source.original.is_some_and(|orig| {
+        let strip_name = |fs: &[FileAt]| {
+            without_origin(fs)
+                .into_iter()
+                .filter(|f| f.path != crate::manifest::FILE_NAME)
+                .collect::<Vec<_>>()
+        };
+        strip_name(&orig) != strip_name(&current)
+    });
 
     let up_to_date = files.is_empty();
     let mut out = UpdateOutcome {
         name: name.to_string(),
         url: origin.url.clone(),
-        from_commit: origin.commit.clone(),
-        to_commit: fetched.commit.clone(),
+        from_commit: origin.commit.clone().or(origin.digest.clone()),
+        to_commit: source.version.clone(),
         up_to_date,
         files,
         diff,
@@ -177,27 +226,32 @@ pub fn update_tool(
         commit: None,
         hint: None,
     };
-    if up_to_date && origin.commit.as_deref() == Some(fetched.commit.as_str()) {
+    let pinned = origin.commit.as_deref().or(origin.digest.as_deref());
+    if up_to_date && pinned == Some(source.version.as_str()) {
         return Ok(out);
     }
     if !apply_it {
         out.hint = Some(format!(
             "nothing was changed. Review the changes, then call update_tool again with apply: true and commit: \"{}\" to apply exactly these",
-            fetched.commit
+            source.version
         ));
         return Ok(out);
     }
     if let Some(expected) = expect_commit
-        && !fetched.commit.starts_with(expected)
+        && !source.version.starts_with(expected)
     {
         return Err(ShareError::OriginMoved {
             name: name.to_string(),
             expected: expected.to_string(),
-            actual: fetched.commit.clone(),
+            actual: source.version.clone(),
         });
     }
-    let short = &fetched.commit[..10];
-    let body = format!("Source: {}\nSource-Commit: {}", origin.url, fetched.commit);
+    let short = &source.version[..source.version.len().min(if source.oci { 19 } else { 10 })];
+    let body = if source.oci {
+        format!("Source: {}\nSource-Digest: {}", origin.url, source.version)
+    } else {
+        format!("Source: {}\nSource-Commit: {}", origin.url, source.version)
+    };
     let msg = message(
         "update",
         name,

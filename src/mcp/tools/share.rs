@@ -18,7 +18,7 @@ pub const NAMES: &[&str] = &["import_tool", "update_tool", "export_tool"];
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImportArgs {
-    /// Git URL or path, or Gist
+    /// Git URL/path, Gist or oci://REF
     pub source: String,
     #[serde(rename = "ref")]
     pub reference: Option<String>,
@@ -33,7 +33,7 @@ pub struct ImportArgs {
 pub struct UpdateArgs {
     pub name: String,
     pub apply: Option<bool>,
-    /// The reviewed origin commit
+    /// The reviewed origin commit or digest
     pub commit: Option<String>,
 }
 
@@ -45,6 +45,8 @@ pub struct ExportArgs {
     pub remote: Option<String>,
     pub branch: Option<String>,
     pub gist: Option<bool>,
+    /// REGISTRY/REPO:TAG
+    pub oci: Option<String>,
 }
 
 /// The MCP definitions.
@@ -52,7 +54,7 @@ pub fn definitions() -> Vec<Tool> {
     vec![
         define::<ImportArgs>(
             "import_tool",
-            "Import tools or Agent Skills from git or a Gist (validated, never run); lists what it refused.",
+            "Import tools or Agent Skills from git, a Gist or oci:// (validated, never run); lists what it refused.",
             &["tools", "skills", "refused", "commit"],
             hints(false, false, false, true),
         ),
@@ -64,7 +66,7 @@ pub fn definitions() -> Vec<Tool> {
         ),
         define::<ExportArgs>(
             "export_tool",
-            "Push tools to a git remote, or one as a Gist.",
+            "Push tools to a git remote, or one as a Gist or OCI artifact.",
             &["commit", "files"],
             hints(false, false, true, true),
         ),
@@ -131,6 +133,21 @@ async fn update(ctx: &Ctx, a: UpdateArgs) -> Result<CallToolResult, CallToolResu
 async fn export(ctx: &Ctx, a: ExportArgs) -> Result<CallToolResult, CallToolResult> {
     let names = a.names.unwrap_or_default();
     let tb = ctx.shared.app.toolbox.clone();
+    if let Some(target) = a.oci {
+        let [name] = names.as_slice() else {
+            return Err(error_result(
+                "an OCI export takes exactly one tool in `names`",
+                Some("pass names: [\"TOOL\"], oci: \"REGISTRY/REPO:TAG\"".into()),
+            ));
+        };
+        let name = name.clone();
+        let out = blocking(
+            move || share::export_oci(&tb, &name, &target),
+            ShareError::hint,
+        )
+        .await?;
+        return Ok(json_result(to_json(out)));
+    }
     if a.gist.unwrap_or(false) {
         let [name] = names.as_slice() else {
             return Err(error_result(

@@ -1,0 +1,388 @@
+//! History at scale (issue 15): a toolbox of 10,000 tools and 100,000 commits, generated with
+//! `git fast-import` and cached under `target/bench-scale/` (a re-run reuses it), then cold
+//! index, `tool_history` of one tool, `rollback_tool`, `search_tools`, and a server on it: RSS
+//! and the first `tools/list` after start.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use toolsmith::index::Index;
+use toolsmith::toolbox::Toolbox;
+
+pub const TOOLS: usize = 10_000;
+pub const COMMITS: usize = 100_000;
+/// The tool whose history is read: touched every 10,000 commits, so every version is found
+/// only by walking the whole history.
+pub const PROBE: &str = "tool_04242";
+
+fn tool_name(i: usize) -> String {
+    format!("tool_{i:05}")
+}
+
+fn manifest(name: &str, i: usize) -> String {
+    format!(
+        "format = 1\nname = \"{name}\"\ndescription = \"Benchmark tool number {i}: counts words in {} text\"\nkind = \"script\"\ntags = [\"bench\", \"text\", \"t{}\"]\n\n[run]\nlanguage = \"python\"\nentry = \"main.py\"\n\n[input_schema]\ntype = \"object\"\nrequired = [\"text\"]\n[input_schema.properties.text]\ntype = \"string\"\ndescription = \"Input text\"\n",
+        ["plain", "rich", "markdown", "html"][i % 4],
+        i % 97
+    )
+}
+
+fn data(out: &mut impl Write, bytes: &[u8]) {
+    writeln!(out, "data {}", bytes.len()).unwrap();
+    out.write_all(bytes).unwrap();
+    writeln!(out).unwrap();
+}
+
+/// The generated toolbox (built once, then reused): commit 1 adds 10,000 tools, each later
+/// commit changes one tool's `main.py`, cycling through the tools with a stride, in
+/// toolsmith's own commit-message format.
+pub fn toolbox() -> PathBuf {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-scale");
+    let root = base.join("box");
+    let done = base.join(format!("complete-{TOOLS}-{COMMITS}-v1"));
+    if let Ok(tip) = std::fs::read_to_string(&done) {
+        // Back to the generated history: an earlier run committed its rollbacks on top.
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(&root)
+            .args(["reset", "--hard", "-q", tip.trim()])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "git reset --hard {tip} in {}", root.display());
+        return root;
+    }
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let t = Instant::now();
+    eprintln!(
+        "generating {TOOLS} tools and {COMMITS} commits under {} (once)",
+        base.display()
+    );
+    let tb = Toolbox::init(&root, &[], "bench").unwrap();
+    let branch = String::from_utf8(
+        Command::new("git")
+            .arg("-C")
+            .arg(tb.root())
+            .args(["symbolic-ref", "HEAD"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_string();
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(tb.root())
+        .args(["fast-import", "--quiet", "--done"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        let mut w = BufWriter::with_capacity(1 << 20, child.stdin.take().unwrap());
+        let when = 1_700_000_000u64;
+        writeln!(w, "commit {branch}").unwrap();
+        writeln!(w, "committer Bench <bench@example.com> {when} +0000").unwrap();
+        data(&mut w, b"add 10000 tools\n\nActor: bench\n");
+        writeln!(w, "from {branch}^0").unwrap();
+        for i in 0..TOOLS {
+            let n = tool_name(i);
+            writeln!(w, "M 100644 inline tools/{n}/tool.toml").unwrap();
+            data(&mut w, manifest(&n, i).as_bytes());
+            writeln!(w, "M 100644 inline tools/{n}/main.py").unwrap();
+            data(&mut w, b"import json, sys\nprint(json.dumps({'v': 0}))\n");
+        }
+        for k in 1..COMMITS {
+            let i = (k * 7_919) % TOOLS;
+            let n = tool_name(i);
+            writeln!(w, "commit {branch}").unwrap();
+            writeln!(
+                w,
+                "committer Bench <bench@example.com> {} +0000",
+                when + k as u64
+            )
+            .unwrap();
+            data(
+                &mut w,
+                format!("write {n}: version {k}\n\nTool: {n}\nActor: bench\n").as_bytes(),
+            );
+            writeln!(w, "M 100644 inline tools/{n}/main.py").unwrap();
+            data(
+                &mut w,
+                format!("import json, sys\nprint(json.dumps({{'v': {k}}}))\n").as_bytes(),
+            );
+        }
+        writeln!(w, "done").unwrap();
+        w.flush().unwrap();
+    }
+    assert!(child.wait().unwrap().success(), "git fast-import failed");
+    let ok = Command::new("git")
+        .arg("-C")
+        .arg(tb.root())
+        .args(["reset", "--hard", "-q"])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "git reset --hard");
+    let tip = Command::new("git")
+        .arg("-C")
+        .arg(tb.root())
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .unwrap()
+        .stdout;
+    std::fs::write(&done, tip).unwrap();
+    eprintln!("generated in {:.1} s", t.elapsed().as_secs_f64());
+    root
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn time<F: FnMut()>(runs: usize, mut f: F) -> Duration {
+    median(
+        (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed()
+            })
+            .collect(),
+    )
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// A `toolsmith serve` over stdio, spoken to in raw JSON-RPC.
+struct Server {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+    next: u64,
+}
+
+impl Server {
+    fn spawn(root: &Path) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+            .arg("--toolbox")
+            .arg(root)
+            .arg("serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Server {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        writeln!(
+            self.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        )
+        .unwrap();
+        self.stdin.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            self.stdout.read_line(&mut line).unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v.get("id") == Some(&json!(id)) {
+                return v;
+            }
+        }
+    }
+
+    fn initialize(&mut self) {
+        self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}),
+        );
+        writeln!(
+            self.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        .unwrap();
+    }
+
+    fn rss_mb(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .map_or(0.0, |kb| kb / 1024.0)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The rows printed as they are measured (a long run shows its progress).
+struct Rows;
+
+impl Rows {
+    fn push(&mut self, row: (String, String, &'static str)) {
+        println!("| {} | {} | {} |", row.0, row.1, row.2);
+    }
+}
+
+/// Measure and print the rows: what, measured, target.
+pub fn rows() {
+    let root = toolbox();
+    let tb = Toolbox::open(&root).unwrap();
+    let mut rows = Rows;
+
+    let cold = time(5, || {
+        assert_eq!(Index::build(&root).tools().count(), TOOLS);
+    });
+    rows.push((
+        format!("scale: cold index, {TOOLS} tools / {COMMITS} commits"),
+        ms(cold),
+        "≤ 1 s",
+    ));
+
+    if std::env::var_os("TOOLSMITH_BENCH_SCALE_BASELINE").is_some() {
+        // The walk tool_history made before the memo: every commit's tools/ tree read.
+        let t = Instant::now();
+        let log = toolsmith::git::log(&root, Some(&format!("tools/{PROBE}")), 50).unwrap();
+        assert_eq!(log.len(), COMMITS / TOOLS + 1);
+        rows.push((
+            format!("scale: tool_history {PROBE} by a full walk (before the memo)"),
+            ms(t.elapsed()),
+            "≤ 100 ms",
+        ));
+    }
+    // The memo of this toolbox from an earlier run is dropped: this is the first call ever.
+    let _ = std::fs::remove_file(root.join(".toolsmith/history-v1.bin"));
+    let t = Instant::now();
+    let versions = toolsmith::history::tool_history(&tb, PROBE, 50).unwrap();
+    let first = t.elapsed();
+    // Ten changes and the commit that added it.
+    assert_eq!(versions.len(), COMMITS / TOOLS + 1, "{PROBE}: {versions:?}");
+    rows.push((
+        format!("scale: tool_history {PROBE}, first call ever (builds the memo)"),
+        ms(first),
+        "≤ 100 ms",
+    ));
+    let again = time(3, || {
+        let v = toolsmith::history::tool_history(&tb, PROBE, 50).unwrap();
+        assert_eq!(v.len(), versions.len());
+    });
+    rows.push((
+        format!("scale: tool_history {PROBE}, memo in memory"),
+        ms(again),
+        "≤ 100 ms",
+    ));
+
+    let cli = time(5, || {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+            .arg("--toolbox")
+            .arg(&root)
+            .args(["history", PROBE, "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    });
+    rows.push((
+        format!("scale: `toolsmith history {PROBE}` (new process, memo on disk)"),
+        ms(cli),
+        "≤ 100 ms",
+    ));
+
+    let old = versions.last().unwrap().commit.clone();
+    let newest = versions.first().unwrap().commit.clone();
+    let mut flip = false;
+    let rollback = time(5, || {
+        flip = !flip;
+        let rev = if flip { &old } else { &newest };
+        let out = toolsmith::history::rollback_tool(&tb, PROBE, rev, "bench").unwrap();
+        assert!(out.commit.is_some());
+    });
+    rows.push((
+        format!("scale: rollback_tool {PROBE}"),
+        ms(rollback),
+        "≤ 200 ms",
+    ));
+    let t = Instant::now();
+    toolsmith::history::tool_history(&tb, PROBE, 50).unwrap();
+    let after = t.elapsed();
+    rows.push((
+        format!("scale: tool_history {PROBE} after the rollbacks (memo catches up)"),
+        ms(after),
+        "≤ 100 ms",
+    ));
+
+    let index = Index::build(&root);
+    let search = time(21, || {
+        let hits = toolsmith::index::search(&index, "markdown words", 10);
+        assert_eq!(hits.len(), 10);
+    });
+    rows.push((
+        format!("scale: search_tools, {TOOLS} tools (library)"),
+        ms(search),
+        "≤ 5 ms",
+    ));
+
+    let mut firsts = Vec::new();
+    let mut rss = 0.0;
+    let mut mcp_search = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let mut s = Server::spawn(&root);
+        s.initialize();
+        let list = s.request("tools/list", json!({}));
+        firsts.push(t.elapsed());
+        assert!(
+            list["result"]["tools"]
+                .as_array()
+                .is_some_and(|a| !a.is_empty())
+        );
+        for _ in 0..11 {
+            let t = Instant::now();
+            let r = s.request(
+                "tools/call",
+                json!({"name": "search_tools", "arguments": {"query": "markdown words"}}),
+            );
+            mcp_search.push(t.elapsed());
+            assert!(r["result"].is_object(), "{r}");
+        }
+        rss = f64::max(rss, s.rss_mb());
+    }
+    rows.push((
+        format!("scale: spawn → first tools/list answered, {TOOLS} tools"),
+        ms(median(firsts)),
+        "≤ 100 ms",
+    ));
+    rows.push((
+        format!("scale: search_tools over MCP (round trip), {TOOLS} tools"),
+        ms(median(mcp_search)),
+        "≤ 5 ms",
+    ));
+    rows.push((
+        format!("scale: server RSS, {TOOLS} tools (after list and searches)"),
+        format!("{rss:.0} MB"),
+        "≤ 100 MB",
+    ));
+}
