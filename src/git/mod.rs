@@ -42,6 +42,7 @@ pub use state::UnsafeState;
 use blobs::*;
 pub use history::{changed_paths, entry_id_at, file_at, log, read_tree_at, resolve, tree_entries};
 use index::*;
+pub use repo::commit_info;
 use repo::*;
 use validate::*;
 

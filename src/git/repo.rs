@@ -85,10 +85,8 @@ pub(super) fn entry_at_commit(
     Ok(entry)
 }
 
-pub(super) fn commit_info(
-    commit: &gix::Commit<'_>,
-    workdir: &Path,
-) -> Result<CommitInfo, GitError> {
+/// A commit's id, author, time and message, as history shows them.
+pub fn commit_info(commit: &gix::Commit<'_>, workdir: &Path) -> Result<CommitInfo, GitError> {
     let id = commit.id;
     let author = commit
         .author()

@@ -446,18 +446,6 @@ fn save(root: &Path, memo: &Memo) {
 
 fn commit_info(repo: &gix::Repository, id: ObjectId) -> Result<CommitInfo, HistoryError> {
     let commit = repo.find_commit(id).map_err(err)?;
-    let author = commit.author().map_err(err)?;
-    let message = commit.message_raw().map_err(err)?;
-    let summary = commit.message().map_err(err)?.summary();
-    Ok(CommitInfo {
-        id: id.to_hex().to_string(),
-        time: author.seconds(),
-        author: author.name.trim().to_str_lossy().into_owned(),
-        email: author.email.trim().to_str_lossy().into_owned(),
-        summary: summary.to_str_lossy().into_owned(),
-        message: message
-            .to_str_lossy()
-            .trim_end_matches(['\n', '\r'])
-            .to_owned(),
-    })
+    let workdir = repo.workdir().unwrap_or_else(|| repo.git_dir());
+    Ok(crate::git::commit_info(&commit, workdir)?)
 }
