@@ -40,6 +40,8 @@ pub enum CallError {
     TooDeep { name: String, max: usize },
     #[error("refused: {details}, and this toolbox's policy refuses such calls")]
     Uncommitted { name: String, details: String },
+    #[error(transparent)]
+    Gate(#[from] crate::approval::GateError),
 }
 
 impl CallError {
@@ -63,6 +65,7 @@ impl CallError {
                 "commit the change (`git add tools/{name} && git commit`) or drop it (`git checkout HEAD -- tools/{name}`); to allow such calls, set `[policy] uncommitted = \"warn\"` in {}",
                 crate::toolbox::SETTINGS_FILE
             )),
+            CallError::Gate(e) => e.hint(),
         }
     }
 }
@@ -75,6 +78,8 @@ pub struct App {
     ready: Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
     generation: AtomicU64,
     wasm: std::sync::OnceLock<Result<WasmRunner, String>>,
+    /// This person's private directory (approvals, secrets, audit): `personal::default_dir`.
+    personal: std::path::PathBuf,
 }
 
 impl App {
@@ -86,6 +91,26 @@ impl App {
             ready: Arc::new((std::sync::Mutex::new(true), std::sync::Condvar::new())),
             generation: AtomicU64::new(0),
             wasm: std::sync::OnceLock::new(),
+            personal: crate::personal::default_dir(),
+        }
+    }
+
+    /// Keep approvals, secrets and the audit log in `dir` instead of the default.
+    pub fn with_personal_dir(mut self, dir: impl Into<std::path::PathBuf>) -> App {
+        self.personal = dir.into();
+        self
+    }
+
+    /// This person's private directory (approvals, secrets, audit log).
+    pub fn personal_dir(&self) -> &std::path::Path {
+        &self.personal
+    }
+
+    /// The approval gate of this toolbox on this machine.
+    pub fn gate(&self) -> crate::approval::Gate<'_> {
+        crate::approval::Gate {
+            toolbox: &self.toolbox,
+            personal: &self.personal,
         }
     }
 
@@ -97,6 +122,7 @@ impl App {
             ready: Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new())),
             generation: AtomicU64::new(0),
             wasm: std::sync::OnceLock::new(),
+            personal: crate::personal::default_dir(),
             toolbox,
         };
         let (slot, ready, root) = (
@@ -325,7 +351,9 @@ impl App {
             tracing::warn!("{w}");
             host.log("warning", w);
         }
-        let out = self.dispatch(name, dir, tool, args, host, depth).await;
+        let (tool, call) = crate::approval::admit(&self.gate(), &dir, tool, &args, host).await?;
+        let out = (self.dispatch(name, dir, tool, args, &call.host(host), depth)).await;
+        let out = call.finish(out, |e: &CallError| (e.to_string(), e.hint()));
         out.map(|mut o| {
             o.warnings.extend(warning);
             o

@@ -95,7 +95,8 @@ async fn reg(app: &App, s: &ScriptSpec) -> Result<register::Registered, Register
 
 fn app() -> (tempfile::TempDir, App) {
     let (tmp, tb) = toolbox();
-    (tmp, App::new(tb))
+    let personal = tmp.path().join("personal");
+    (tmp, App::new(tb).with_personal_dir(personal))
 }
 
 fn structured(r: Result<toolsmith::runner::CallOutput, CallError>) -> Value {
@@ -487,6 +488,7 @@ async fn host_secrets_are_invisible_unless_declared() {
         json!({"capabilities": {"env": ["TOOLSMITH_TEST_SECRET_4711"]}}),
     )
     .await;
+    common::approve(&app, "granted");
     assert_eq!(
         structured(app.call("peek", json!({}), &Recorder::default()).await),
         json!({"secret": null, "home_is_scratch": true})
@@ -532,6 +534,7 @@ async fn the_sandbox_denies_network_and_writes_unless_granted() {
         json!({"sandbox": "required", "capabilities": {"network": true}}),
     )
     .await;
+    common::approve(&app, "online");
     assert_eq!(
         structured(app.call("offline", json!({}), &Recorder::default()).await),
         json!({"connected": false, "wrote_outside": false})

@@ -563,5 +563,6 @@ fn load_tool(dir: &Path, name: &str, text: &str) -> Result<Tool, BuildError> {
         input_schema,
         output_schema,
         warnings: parsed.warnings,
+        secrets: Default::default(),
     })
 }

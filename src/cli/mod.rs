@@ -3,6 +3,7 @@
 //! Parsing produces plain values first; commands then open the toolbox and act. Data goes to
 //! stdout (`--json` for scripts), logs and errors to stderr.
 
+mod approvals;
 mod build;
 mod commands;
 mod history;
@@ -126,6 +127,19 @@ pub enum Command {
     Export(share::ExportArgs),
     /// Serve the toolbox over MCP (stdio by default).
     Serve(serve::ServeArgs),
+    /// Tools whose requested capabilities wait for your approval on this machine, with the
+    /// diff since the version you last approved.
+    Pending,
+    /// Approve what this version of a tool asks for (network, environment, paths, secrets,
+    /// higher limits), on this machine. Any change to the tool asks again.
+    Approve { name: String },
+    /// Deny what this version of a tool asks for: it runs with the default grants only.
+    Deny { name: String },
+    /// Secrets for tools (set, list, rm): stored on this machine, never in git.
+    #[command(subcommand)]
+    Secret(approvals::SecretCommand),
+    /// The audit log: calls, approvals and denials.
+    Audit(approvals::AuditArgs),
 }
 
 /// Template languages for `new`.

@@ -220,6 +220,7 @@ pub async fn run(
         dependencies: Default::default(),
         limits: Default::default(),
         capabilities: Default::default(),
+        secrets: Default::default(),
         examples: vec![],
         hashes: Default::default(),
         origin: None,
@@ -234,6 +235,7 @@ pub async fn run(
         input_schema: Default::default(),
         output_schema: None,
         warnings: vec![],
+        secrets: Default::default(),
     };
     let calls = AtomicUsize::new(0);
     let counting = CountingHost {

@@ -56,6 +56,11 @@ pub struct ScriptSpec {
     pub limits: Option<Limits>,
     #[serde(default)]
     pub capabilities: Option<Capabilities>,
+    /// Secrets the tool needs: NAME (an environment variable name) → what it is for. Never
+    /// values: a person sets those on their machine (`toolsmith secret set NAME`), and a person
+    /// approves the tool before it sees them.
+    #[serde(default)]
+    pub secrets: Option<std::collections::BTreeMap<String, String>>,
     #[serde(default)]
     pub examples: Vec<ExampleSpec>,
     #[serde(default)]
@@ -287,6 +292,7 @@ pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
             .unwrap_or_default(),
         limits: spec.limits.clone().unwrap_or_default(),
         capabilities: spec.capabilities.clone().unwrap_or_default(),
+        secrets: spec.secrets.clone().unwrap_or_default(),
         examples: spec.examples.iter().map(ExampleSpec::to_manifest).collect(),
         hashes: Default::default(),
         origin: None,
@@ -408,6 +414,7 @@ pub async fn register(
         output_schema: m.output_schema.clone(),
         manifest: m,
         warnings: parsed.warnings,
+        secrets: Default::default(),
     };
     let failures = crate::examples::check(app, &staging, &tool, host).await;
     let total = tool.manifest.examples.len();

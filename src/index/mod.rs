@@ -30,6 +30,9 @@ pub struct Tool {
     /// The output schema, if declared.
     pub output_schema: Option<Map<String, Value>>,
     pub warnings: Vec<Diagnostic>,
+    /// Secret values for this call's environment: set only by `approval::admit`, for a tool a
+    /// person approved; empty in the index.
+    pub secrets: crate::secrets::SecretEnv,
 }
 
 /// The state of one tool directory.
@@ -370,6 +373,7 @@ fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Status {
             input_schema,
             output_schema,
             warnings: parsed.warnings,
+            secrets: Default::default(),
         })),
         (i, o) => Status::Broken(i.err().into_iter().chain(o.err()).collect()),
     }

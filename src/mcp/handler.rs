@@ -97,6 +97,7 @@ impl Server {
             rounds: None,
             task: None,
             notes: Default::default(),
+            actor: Some(self.actor(ctx)),
         }
     }
 

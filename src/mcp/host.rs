@@ -36,6 +36,8 @@ pub struct McpHost {
     pub task: Option<rmcp::task_manager::TaskContext>,
     /// The call's log and progress notifications, sent in order before its result.
     pub notes: Notes,
+    /// Who makes the call (for the audit log).
+    pub actor: Option<crate::toolbox::Actor>,
 }
 
 /// Notifications of one call, delivered in the order they were made; `flush` waits until all
@@ -222,6 +224,12 @@ impl McpHost {
 }
 
 impl Host for McpHost {
+    fn actor(&self) -> Option<(String, Option<String>)> {
+        self.actor
+            .as_ref()
+            .map(|a| (a.name.clone(), a.session.clone()))
+    }
+
     fn log(&self, level: &str, message: &str) {
         let level = parse_level(level);
         let Some(threshold) = self.log_level else {
@@ -285,6 +293,7 @@ impl Host for McpHost {
                         rounds: self.rounds.clone(),
                         task: None,
                         notes: self.notes.clone(),
+                        actor: self.actor.clone(),
                     };
                     self.shared.app.call_for_script(&params, &inner).await
                 }

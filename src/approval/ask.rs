@@ -1,0 +1,144 @@
+//! Asking the person: an MCP elicitation form (through the call's host, so both protocol eras
+//! work: a 2025 `elicitation/create` request, a 2026 input-required round) that names the
+//! tool, each requested capability, a short summary of its code and what changed since the
+//! last approved version. The form never asks for a secret value.
+
+use super::{Decision, Gate, Item, Record, request};
+use crate::index::Tool;
+use crate::runner::script::Host;
+use serde_json::{Value, json};
+
+/// The choice "approve for this version" (remembered on this machine).
+pub const THIS_VERSION: &str = "this version";
+/// The choice "approve for this call only" (nothing remembered).
+pub const THIS_CALL: &str = "this call only";
+
+pub enum Answer {
+    /// Approved (for this version, recorded, or for this call only).
+    Approved,
+    /// Declined (recorded as a denial of this version).
+    Denied,
+    /// No answer: the client cannot ask, or the person cancelled.
+    Unanswered,
+}
+
+/// What changed since the person's last decision, in one line (the full diff is shown by
+/// `toolsmith pending`).
+pub fn changed_since(gate: &Gate<'_>, name: &str, r: &Record) -> String {
+    let when = crate::personal::rfc3339(r.at);
+    let Some(commit) = &r.approved_commit else {
+        return format!("a person decided on an earlier version on {when}; the tool changed since");
+    };
+    let short: String = commit.chars().take(8).collect();
+    match crate::history::diff_tool(gate.toolbox, name, commit, "HEAD") {
+        Ok(d) if !d.files.is_empty() => format!(
+            "changed since the version approved on {when} (commit {short}): {}",
+            d.files
+                .iter()
+                .map(|f| format!("{} {}", f.status, f.path))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => format!(
+            "changed since the version approved on {when} (commit {short}); `toolsmith pending` shows the diff"
+        ),
+    }
+}
+
+/// A few lines about the code the person is asked to trust.
+fn summary(tool: &Tool) -> String {
+    let m = &tool.manifest;
+    let what = match m.kind {
+        crate::manifest::Kind::Wasm => "a WebAssembly module".to_string(),
+        _ => format!(
+            "a {} script ({})",
+            m.run.language.as_deref().unwrap_or("shell"),
+            m.run.entry.as_deref().unwrap_or("main")
+        ),
+    };
+    let hash = m
+        .hashes
+        .source
+        .as_deref()
+        .or(m.hashes.artifact.as_deref())
+        .unwrap_or("unhashed");
+    format!("{what}; {}; content {hash}", m.summary())
+}
+
+/// Ask the person through the client. Records "this version" approvals and declines.
+pub async fn person(
+    gate: &Gate<'_>,
+    name: &str,
+    tool: &Tool,
+    items: &[Item],
+    content: &str,
+    changed: Option<&str>,
+    host: &dyn Host,
+) -> Answer {
+    let mut message = format!(
+        "toolsmith: the tool \"{name}\" asks for capabilities beyond the defaults.\n\nIt is {}.\n\nIt asks for:\n{}\n",
+        summary(tool),
+        request::lines(items)
+            .iter()
+            .map(|l| format!("- {l}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    if let Some(c) = changed {
+        message.push_str(&format!("\nThe tool {c}.\n"));
+    }
+    message.push_str("\nApprove it? Decline to run it with the default grants only.");
+    let params = json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "approve_for": {
+                    "type": "string",
+                    "title": "Approve for",
+                    "enum": [THIS_VERSION, THIS_CALL],
+                    "default": THIS_VERSION
+                }
+            },
+            "required": ["approve_for"]
+        }
+    });
+    let answer = match host.request("elicitation/create", params).await {
+        Ok(a) => a,
+        Err((_, why)) => {
+            tracing::debug!(tool = name, %why, "cannot ask the person through the client");
+            return Answer::Unanswered;
+        }
+    };
+    let record = |d: Decision| {
+        if let Err(e) = gate.decide(name, content, items, d, "elicitation") {
+            tracing::warn!(tool = name, error = %e, "cannot record the person's decision");
+        }
+    };
+    match answer.get("action").and_then(Value::as_str) {
+        Some("accept") => {
+            let scope = answer
+                .pointer("/content/approve_for")
+                .and_then(Value::as_str)
+                .unwrap_or(THIS_VERSION);
+            if scope == THIS_CALL {
+                crate::audit::Log::new(gate.personal).append(&crate::audit::Entry::decision(
+                    gate.toolbox.root(),
+                    name,
+                    "approved once",
+                    "elicitation",
+                    request::lines(items),
+                ));
+            } else {
+                record(Decision::Approved);
+            }
+            Answer::Approved
+        }
+        Some("decline") => {
+            record(Decision::Denied);
+            Answer::Denied
+        }
+        _ => Answer::Unanswered,
+    }
+}
