@@ -98,6 +98,9 @@ impl Server {
             task: None,
             notes: Default::default(),
             actor: Some(self.actor(ctx)),
+            elicitation: ctx
+                .client_capabilities()
+                .is_some_and(|c| c.elicitation.is_some()),
         }
     }
 

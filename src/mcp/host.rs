@@ -38,6 +38,8 @@ pub struct McpHost {
     pub notes: Notes,
     /// Who makes the call (for the audit log).
     pub actor: Option<crate::toolbox::Actor>,
+    /// Whether the client declared elicitation (for this request, in the 2026 era).
+    pub elicitation: bool,
 }
 
 /// Notifications of one call, delivered in the order they were made; `flush` waits until all
@@ -120,6 +122,9 @@ impl McpHost {
             let Some(rounds) = &self.rounds else {
                 return Err(e);
             };
+            if !self.elicitation {
+                return Err((-32000, "the MCP client does not support elicitation (it declared no elicitation capability)".into()));
+            }
             // 2026: the answer comes back on a retry of the whole call.
             let mut p = params.clone();
             if p.get("mode").is_none() {
@@ -294,6 +299,7 @@ impl Host for McpHost {
                         task: None,
                         notes: self.notes.clone(),
                         actor: self.actor.clone(),
+                        elicitation: self.elicitation,
                     };
                     self.shared.app.call_for_script(&params, &inner).await
                 }
