@@ -245,12 +245,12 @@ fn a_person_approves_on_the_command_line_and_secrets_stay_out_of_output() {
         })
         .collect();
     let want = [
-        ("call", "refused"),
+        ("call", "pending"),
         ("approved", ""),
-        ("call", "refused"),
+        ("call", "pending"),
         ("call", "ok"),
         ("call", "error"),
-        ("call", "refused"),
+        ("call", "pending"),
         ("denied", ""),
         ("call", "ok"),
     ];
@@ -321,4 +321,76 @@ fn an_ai_pasting_a_key_into_source_is_stopped_before_the_commit() {
     assert_eq!(commit_count(&e.root), before, "nothing was committed");
     assert!(!Path::new(&e.root.join("tools/leaky")).exists());
     assert_clean(&e.root);
+}
+
+fn python() -> PathBuf {
+    let p = std::env::var_os("TOOLSMITH_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python")
+        });
+    assert!(
+        p.exists(),
+        "the Python venv with the mcp SDK is missing at {}: run ./scripts/setup.sh",
+        p.display()
+    );
+    p
+}
+
+/// tests/py/approvals.py in one protocol era: the SDK's elicitation callback plays the person.
+fn elicitation_scenario(mode: &str) -> Value {
+    let e = Env::new();
+    let out = Command::new(python())
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/approvals.py"))
+        .args([
+            "--toolsmith",
+            env!("CARGO_BIN_EXE_toolsmith"),
+            "--mode",
+            mode,
+        ])
+        .arg("--toolbox")
+        .arg(&e.root)
+        .env("TOOLSMITH_DATA", &e.personal)
+        .env("TOOLSMITH_CACHE", e._tmp.path().join("cache"))
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "approvals.py --mode {mode}: {}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert_clean(&e.root);
+    serde_json::from_str(stdout(&out).lines().last().unwrap_or("")).expect("a JSON summary")
+}
+
+#[test]
+fn a_person_answers_the_elicitation_form_in_both_protocol_eras() {
+    for mode in ["legacy", "auto"] {
+        let s = elicitation_scenario(mode);
+        assert_eq!(s["asked"], 3, "{s}");
+        assert_eq!(
+            s["decisions"],
+            json!([
+                ["denied", "elicitation"],
+                ["approved once", "elicitation"],
+                ["approved", "elicitation"]
+            ]),
+            "{s}"
+        );
+        assert_eq!(s["actor_session"], true, "{s}");
+        let calls: Vec<&str> = s["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|c| *c != "pending")
+            .collect();
+        assert_eq!(calls, ["ok"; 5], "{s}");
+        assert_eq!(
+            s["calls"].as_array().unwrap().last(),
+            Some(&json!("pending")),
+            "{s}"
+        );
+    }
 }

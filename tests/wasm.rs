@@ -241,6 +241,11 @@ fn toolsmith(toolbox: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
     c.arg("--toolbox").arg(toolbox).args(args);
     c.env("TOOLSMITH_CACHE", cache());
+    // The person's approvals: beside the toolbox, never the real ones.
+    c.env(
+        "TOOLSMITH_DATA",
+        toolbox.parent().unwrap_or(toolbox).join("personal"),
+    );
     c
 }
 
@@ -568,6 +573,9 @@ fn the_sandbox_has_no_filesystem_and_only_declared_environment() {
     setup();
     let (_tmp, app) = probe_clone();
     let root = app.toolbox.root().to_path_buf();
+    // A person approved the declared environment variable on this machine.
+    let approved = toolsmith(&root, &["approve", "probe"]).output().unwrap();
+    assert!(approved.status.success(), "{approved:?}");
     let run = |args: &str| -> Value {
         let o = toolsmith(&root, &["--json", "call", "probe", "--args", args])
             .env("TOOLSMITH_TEST_GREETING", "hello")

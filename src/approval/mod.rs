@@ -79,8 +79,9 @@ impl GateError {
     }
 }
 
-/// The content an approval binds to: what the tool requests, its tool.toml, its source and
-/// lockfiles (the source hash) and its artifact.
+/// The content an approval binds to: what the tool requests, its tool.toml (which records the
+/// artifact's sha256, checked by the WASM runner on every load) and its source and lockfiles
+/// as they are on disk (the source hash).
 pub fn content_hash(dir: &Path, tool: &Tool, items: &[Item]) -> std::io::Result<String> {
     use sha2::{Digest, Sha256};
     let m = &tool.manifest;
@@ -92,10 +93,6 @@ pub fn content_hash(dir: &Path, tool: &Tool, items: &[Item]) -> std::io::Result<
     h.update([0]);
     let artifact = (m.kind == crate::manifest::Kind::Wasm).then(|| m.artifact());
     h.update(crate::hashing::source_hash(dir, artifact)?.as_bytes());
-    h.update([0]);
-    if let Some(a) = artifact {
-        h.update(crate::hashing::sha256_file(&dir.join(a))?.as_bytes());
-    }
     Ok(format!("sha256:{}", hex::encode(h.finalize())))
 }
 
@@ -284,7 +281,7 @@ impl Call {
 
     fn record_refusal(&mut self, e: &GateError) {
         if let Some((log, mut entry)) = self.audit.take() {
-            entry.outcome = "refused".into();
+            entry.outcome = "pending".into();
             entry.bytes_in = self.bytes_in as u64;
             entry.error = Some(self.redactor.text(&e.to_string()));
             log.append(&entry);

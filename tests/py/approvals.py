@@ -1,0 +1,117 @@
+"""A person approves a tool's capabilities through MCP elicitation (issue 12), with the official
+Python SDK's elicitation callback playing the person: decline, accept for this call only,
+accept for this version; a client without elicitation gets an isError naming the command.
+
+Usage: approvals.py --toolsmith BIN --toolbox DIR --mode legacy|auto
+Prints one JSON summary line on stdout; exits non-zero when an expectation fails.
+"""
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+from mcp import Client, StdioServerParameters, types
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def expect(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def text_of(r):
+    return "".join(getattr(c, "text", "") for c in r.content)
+
+
+CODE = "import json, os, sys\njson.load(sys.stdin)\nprint(json.dumps({'seen': os.environ.get('TOOLSMITH_TEST_APPROVAL_ENV'), 'v': %d}))\n"
+
+
+async def register(client, version):
+    r = await client.call_tool("register_script", {
+        "name": "peek_env", "description": "Shows one environment variable",
+        "language": "python", "protocol": "plain", "source": CODE % version,
+        "capabilities": {"env": ["TOOLSMITH_TEST_APPROVAL_ENV"]}})
+    expect(not r.is_error, f"register: {text_of(r)}")
+
+
+async def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--toolsmith", required=True)
+    ap.add_argument("--toolbox", required=True)
+    ap.add_argument("--mode", default="legacy")
+    a = ap.parse_args()
+    env = {**os.environ, "TOOLSMITH_TEST_APPROVAL_ENV": "visible"}
+    server = StdioServerParameters(command=a.toolsmith, args=["--toolbox", a.toolbox, "serve"], env=env)
+    answers, asked = [], []
+    summary = {"mode": a.mode}
+
+    async def person(ctx, params):
+        asked.append({"message": params.message, "schema": params.requested_schema})
+        answer = answers.pop(0)
+        if answer == "decline":
+            return types.ElicitResult(action="decline")
+        scope = "this call only" if answer == "once" else "this version"
+        return types.ElicitResult(action="accept", content={"approve_for": scope})
+
+    async with Client(server, mode=a.mode, cache=None, read_timeout_seconds=120,
+                      elicitation_callback=person) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        expect(not any(w in n for n in names for w in ("approve", "grant", "secret")),
+               f"a meta-tool could approve or set secrets: {names}")
+        await register(client, 1)
+
+        # Decline: recorded as a denial of this version; the call runs with the defaults.
+        answers.append("decline")
+        r = await client.call_tool("peek_env", {})
+        expect(len(asked) == 1, f"the person was asked once: {asked}")
+        msg = asked[0]["message"]
+        for part in ("peek_env", "the environment variable TOOLSMITH_TEST_APPROVAL_ENV", "python script"):
+            expect(part in msg, f"the form names {part!r}: {msg}")
+        props = asked[0]["schema"]["properties"]
+        expect(list(props) == ["approve_for"], f"the form asks for nothing else: {props}")
+        expect(not r.is_error and r.structured_content["seen"] is None, f"declined: {text_of(r)}")
+        expect("declined" in text_of(r), f"the result says it was declined: {text_of(r)}")
+        r = await client.call_tool("peek_env", {})
+        expect(len(asked) == 1 and r.structured_content["seen"] is None, "a denial is remembered")
+
+        # A changed tool asks again. Accept for this call only: granted now, asked next time.
+        await register(client, 2)
+        answers.append("once")
+        r = await client.call_tool("peek_env", {})
+        expect(len(asked) == 2, f"a changed tool asks again: {len(asked)}")
+        expect(not r.is_error and r.structured_content["seen"] == "visible", f"once: {text_of(r)}")
+        answers.append("version")
+        r = await client.call_tool("peek_env", {})
+        expect(len(asked) == 3, "accept-once is not remembered")
+        expect(r.structured_content["seen"] == "visible", f"version: {text_of(r)}")
+        r = await client.call_tool("peek_env", {})
+        expect(len(asked) == 3 and r.structured_content["seen"] == "visible",
+               "an approval of this version is remembered")
+        await register(client, 3)
+        summary["asked"] = len(asked)
+
+    # A client that cannot ask the person: isError, saying what waits and how to approve it.
+    async with Client(server, mode=a.mode, cache=None, read_timeout_seconds=120) as client:
+        r = await client.call_tool("peek_env", {})
+        t = text_of(r)
+        expect(r.is_error, f"pending without elicitation is an error: {t}")
+        for part in ("the environment variable TOOLSMITH_TEST_APPROVAL_ENV", "toolsmith approve peek_env",
+                     "changed since the version approved"):
+            expect(part in t, f"{part!r} in {t}")
+
+    out = subprocess.run([a.toolsmith, "--toolbox", a.toolbox, "--json", "audit", "--tool", "peek_env"],
+                         check=True, capture_output=True, env=env)
+    log = json.loads(out.stdout)
+    summary["decisions"] = [(e["event"], e.get("via")) for e in log if e["event"] != "call"]
+    summary["calls"] = [e["outcome"] for e in log if e["event"] == "call"]
+    summary["actor_session"] = all(e.get("session") for e in log if e["event"] == "call")
+    print(json.dumps(summary))
+
+
+asyncio.run(main())
