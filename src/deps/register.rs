@@ -56,9 +56,9 @@ pub struct ScriptSpec {
     pub limits: Option<Limits>,
     #[serde(default)]
     pub capabilities: Option<Capabilities>,
-    /// Secrets the tool needs: NAME (an environment variable name) → what it is for. Never
-    /// values: a person sets those on their machine (`toolsmith secret set NAME`), and a person
-    /// approves the tool before it sees them.
+    // Secrets the tool needs: NAME (an environment variable name) → what it is for. Never
+    // values: a person sets those (`toolsmith secret set NAME`; the guide says so). The
+    // description is short: every meta-tool definition is sent to the model.
     #[serde(default)]
     pub secrets: Option<std::collections::BTreeMap<String, String>>,
     #[serde(default)]
