@@ -22,7 +22,8 @@ fi
 
 # Debian packages the script runners and sandbox tests need.
 need=()
-for pair in ruby:ruby php:php-cli bwrap:bubblewrap perl:perl node:nodejs python3:python3; do
+# chromium: the headless browser that fills in the one-time secret page (tests/approvals.rs).
+for pair in ruby:ruby php:php-cli bwrap:bubblewrap perl:perl node:nodejs python3:python3 chromium:chromium; do
   cmd="${pair%%:*}"; pkg="${pair#*:}"
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done

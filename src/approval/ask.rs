@@ -104,7 +104,14 @@ pub async fn person(
             "required": ["approve_for"]
         }
     });
-    let answer = match host.request("elicitation/create", params).await {
+    let key = format!(
+        "approve-{name}-{}",
+        content
+            .trim_start_matches("sha256:")
+            .get(..16)
+            .unwrap_or("")
+    );
+    let answer = match host.ask_person(&key, params).await {
         Ok(a) => a,
         Err((_, why)) => {
             tracing::debug!(tool = name, %why, "cannot ask the person through the client");
@@ -141,4 +148,52 @@ pub async fn person(
         }
         _ => Answer::Unanswered,
     }
+}
+
+/// How long a call waits for the person to submit the secret page after accepting it.
+pub const PAGE_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Offer the one-time page for a missing secret through URL-mode elicitation (never a form:
+/// a form would pass the value through the client). True when the person submitted it.
+pub async fn secret_page(
+    gate: &Gate<'_>,
+    name: &str,
+    secret: &str,
+    purpose: &str,
+    host: &dyn Host,
+) -> bool {
+    let offer = match crate::secrets::page::offer(gate.personal, secret) {
+        Ok(o) => o,
+        Err(e) => {
+            tracing::debug!(%e, "no secret page");
+            return false;
+        }
+    };
+    let params = json!({
+        "mode": "url",
+        "message": format!(
+            "toolsmith: the tool \"{name}\" needs the secret {secret} ({purpose}). Open this one-time page on this computer to enter it: the value is stored by toolsmith on this machine and never passes through the AI."
+        ),
+        "url": offer.url,
+        "elicitationId": offer.id,
+    });
+    let answer = host.ask_person(&format!("secret-{secret}"), params).await;
+    match &answer {
+        Ok(a) if a.get("action").and_then(Value::as_str) == Some("accept") => {}
+        Ok(_) => {
+            // Declined or cancelled: the page is withdrawn.
+            offer.cancel();
+            return false;
+        }
+        // Not asked (no URL elicitation), or asked and the call ends here (a 2026
+        // input-required round): the page stays valid until it expires.
+        Err(_) => return false,
+    }
+    // Submitted already (or while the client was answering), or within the wait.
+    let stored = || {
+        crate::secrets::Store::new(gate.personal)
+            .load()
+            .is_ok_and(|all| all.contains_key(secret))
+    };
+    stored() || (offer.wait(PAGE_WAIT).await && stored())
 }

@@ -68,7 +68,7 @@ impl GateError {
                 "only a person can approve this, never the AI: in a terminal, `toolsmith pending` shows what waits (and the diff since the last approved version), `toolsmith approve {name}` approves this version, `toolsmith deny {name}` denies it (the tool then runs with the default grants); an MCP client that supports elicitation asks the person directly"
             )),
             GateError::MissingSecret { secret, .. } => Some(format!(
-                "a person sets it in a terminal with `toolsmith secret set {secret}` (the value is read without echo and never stored in git); then call the tool again"
+                "a person sets it in a terminal with `toolsmith secret set {secret}` (the value is read without echo and never stored in git), or on the one-time page an MCP client with URL elicitation offers; then call the tool again"
             )),
             GateError::Unreadable { .. } => Some(format!(
                 "check the files under {} (they must be readable by you)",
@@ -252,9 +252,23 @@ pub async fn admit(
         return Ok((tool, call));
     }
     let mut env = Vec::new();
-    for secret in tool.manifest.secrets.keys() {
-        match all_secrets.get(secret) {
-            Some(v) => env.push((secret.clone(), v.clone())),
+    for (secret, purpose) in &tool.manifest.secrets {
+        let mut value = all_secrets.get(secret).cloned();
+        if value.is_none() && ask::secret_page(gate, &name, secret, purpose, host).await {
+            value = secrets::Store::new(gate.personal)
+                .load()
+                .ok()
+                .and_then(|mut all| all.remove(secret));
+            if let Some(v) = &value {
+                call.redactor = Redactor::new(&std::collections::BTreeMap::from([(
+                    secret.clone(),
+                    v.clone(),
+                )]))
+                .merged(&call.redactor);
+            }
+        }
+        match value {
+            Some(v) => env.push((secret.clone(), v)),
             None => {
                 let e = GateError::MissingSecret {
                     name: name.clone(),
@@ -367,5 +381,12 @@ impl Host for Redacting<'_> {
     }
     fn actor(&self) -> Option<(String, Option<String>)> {
         self.inner.actor()
+    }
+    fn ask_person<'a>(
+        &'a self,
+        key: &'a str,
+        params: Value,
+    ) -> futures::future::BoxFuture<'a, Result<Value, (i64, String)>> {
+        self.inner.ask_person(key, params)
     }
 }

@@ -229,6 +229,29 @@ impl McpHost {
 }
 
 impl Host for McpHost {
+    fn ask_person<'a>(
+        &'a self,
+        key: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, (i64, String)>> {
+        Box::pin(async move {
+            match &self.rounds {
+                Some(rounds) if refuse_modern(&self.peer, "elicitation").is_some() => {
+                    if !self.elicitation {
+                        return Err((-32000, "the MCP client does not support elicitation".into()));
+                    }
+                    rounds
+                        .ask_keyed(
+                            &format!("toolsmith-{key}"),
+                            json!({"method": "elicitation/create", "params": params}),
+                        )
+                        .ok_or((-32000, INPUT_REQUIRED.to_string()))
+                }
+                _ => self.elicit(params).await,
+            }
+        })
+    }
+
     fn actor(&self) -> Option<(String, Option<String>)> {
         self.actor
             .as_ref()

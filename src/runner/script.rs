@@ -39,6 +39,16 @@ pub trait Host: Send + Sync {
     fn actor(&self) -> Option<(String, Option<String>)> {
         None
     }
+    /// toolsmith's own question to the person (an approval, a secret page): an elicitation
+    /// under a `key` of its own, which a tool's requests (always `request`) cannot use.
+    fn ask_person<'a>(
+        &'a self,
+        key: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, (i64, String)>> {
+        let _ = key;
+        self.request("elicitation/create", params)
+    }
 }
 
 /// A host that logs through tracing and answers no requests.

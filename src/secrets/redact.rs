@@ -32,6 +32,13 @@ impl Redactor {
         Redactor { pairs }
     }
 
+    /// This redactor's values and `other`'s together.
+    pub fn merged(mut self, other: &Redactor) -> Redactor {
+        self.pairs.extend(other.pairs.iter().cloned());
+        self.pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        self
+    }
+
     pub fn is_empty(&self) -> bool {
         self.pairs.is_empty()
     }
