@@ -338,7 +338,7 @@ fn python() -> PathBuf {
 }
 
 /// tests/py/approvals.py in one protocol era: the SDK's elicitation callback plays the person.
-fn elicitation_scenario(mode: &str) -> Value {
+fn elicitation_scenario(mode: &str, scenario: &str) -> Value {
     let e = Env::new();
     let out = Command::new(python())
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/approvals.py"))
@@ -348,6 +348,7 @@ fn elicitation_scenario(mode: &str) -> Value {
             "--mode",
             mode,
         ])
+        .args(["--scenario", scenario])
         .arg("--toolbox")
         .arg(&e.root)
         .env("TOOLSMITH_DATA", &e.personal)
@@ -367,7 +368,7 @@ fn elicitation_scenario(mode: &str) -> Value {
 #[test]
 fn a_person_answers_the_elicitation_form_in_both_protocol_eras() {
     for mode in ["legacy", "auto"] {
-        let s = elicitation_scenario(mode);
+        let s = elicitation_scenario(mode, "form");
         assert_eq!(s["asked"], 3, "{s}");
         assert_eq!(
             s["decisions"],
@@ -392,5 +393,45 @@ fn a_person_answers_the_elicitation_form_in_both_protocol_eras() {
             Some(&json!("pending")),
             "{s}"
         );
+    }
+}
+
+#[test]
+fn a_missing_secret_is_entered_on_the_one_time_page_in_a_real_browser() {
+    for mode in ["legacy", "auto"] {
+        let s = elicitation_scenario(mode, "page");
+        assert_eq!(
+            s["modes"],
+            json!(["form", "url"]),
+            "approval form, then the page: {s}"
+        );
+        assert_eq!(s["other_origin"], 403, "{s}");
+        assert_eq!(s["cross_site"], 403, "{s}");
+        assert!(
+            s["page_text"].as_str().unwrap().contains("PAGE_TOKEN"),
+            "{s}"
+        );
+        assert!(
+            s["saved_text"]
+                .as_str()
+                .unwrap()
+                .contains("PAGE_TOKEN is saved"),
+            "{s}"
+        );
+        assert!(
+            s["reopened_text"]
+                .as_str()
+                .unwrap()
+                .contains("This page is gone"),
+            "the page cannot be reused: {s}"
+        );
+        // The tool saw the value; the result shows only its name.
+        assert_eq!(
+            s["result"],
+            json!({"token": "[secret PAGE_TOKEN]", "len": 20}),
+            "{s}"
+        );
+        assert_eq!(s["value_in_result"], false);
+        assert_eq!(s["asked_again"], false, "{s}");
     }
 }

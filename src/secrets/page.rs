@@ -6,7 +6,7 @@
 //! The listener binds 127.0.0.1 only (started on first use). A POST is accepted only with the
 //! page's own `Host`, and with an `Origin` (when sent) equal to the page's origin and
 //! `Sec-Fetch-Site` (when sent) `same-origin`; everything else is refused. Responses forbid
-//! caching, framing and referrers, and the page runs no script.
+//! caching, framing and cross-origin referrers, and the page runs no script.
 
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
@@ -146,7 +146,7 @@ fn reply(status: StatusCode, html: String) -> Response<Full<Bytes>> {
     for (k, v) in [
         ("content-type", "text/html; charset=utf-8"),
         ("cache-control", "no-store"),
-        ("referrer-policy", "no-referrer"),
+        ("referrer-policy", "same-origin"),
         ("x-frame-options", "DENY"),
         ("x-content-type-options", "nosniff"),
         (

@@ -2,7 +2,10 @@
 Python SDK's elicitation callback playing the person: decline, accept for this call only,
 accept for this version; a client without elicitation gets an isError naming the command.
 
-Usage: approvals.py --toolsmith BIN --toolbox DIR --mode legacy|auto
+Scenario "page": a missing secret is entered on the one-time page, offered through URL-mode
+elicitation and filled in by headless Chromium (tests/py/browser.py).
+
+Usage: approvals.py --toolsmith BIN --toolbox DIR --mode legacy|auto [--scenario form|page]
 Prints one JSON summary line on stdout; exits non-zero when an expectation fails.
 """
 import argparse
@@ -40,13 +43,79 @@ async def register(client, version):
     expect(not r.is_error, f"register: {text_of(r)}")
 
 
+PAGE_VALUE = "page-secret-5c1d9e7a"
+PAGE_CODE = "import json, os, sys\njson.load(sys.stdin)\nv = os.environ.get('PAGE_TOKEN')\nprint(json.dumps({'token': v, 'len': len(v or '')}))\n"
+
+
+def drive_page(url, summary):
+    """The person at the browser: other origins are refused, the form saves the value once."""
+    import urllib.error
+    import urllib.request
+    from urllib.parse import urlsplit
+    from browser import Browser
+
+    def post(headers):
+        req = urllib.request.Request(url, data=b"value=stolen-value-1234", method="POST", headers=headers)
+        try:
+            return urllib.request.urlopen(req).status
+        except urllib.error.HTTPError as e:
+            return e.code
+
+    summary["other_origin"] = post({"Origin": "http://evil.example"})
+    summary["cross_site"] = post({"Sec-Fetch-Site": "cross-site"})
+    expect(urlsplit(url).hostname == "127.0.0.1", f"the page is on loopback: {url}")
+    b = Browser()
+    try:
+        summary["page_text"] = b.open(url)
+        summary["saved_text"] = b.fill_and_submit("value", PAGE_VALUE)
+        summary["reopened_text"] = b.open(url)
+    finally:
+        b.close()
+    print("page:", json.dumps(summary), file=sys.stderr, flush=True)
+
+
+async def page(a, env, summary):
+    modes = []
+
+    async def person(ctx, params):
+        mode = getattr(params, "mode", None) or "form"
+        modes.append(mode)
+        if mode == "url":
+            expect("PAGE_TOKEN" in params.message, f"the page names the secret: {params.message}")
+            await asyncio.to_thread(drive_page, params.url, summary)
+            return types.ElicitResult(action="accept")
+        props = params.requested_schema["properties"]
+        expect(list(props) == ["approve_for"], f"a form never asks for a secret: {props}")
+        return types.ElicitResult(action="accept", content={"approve_for": "this version"})
+
+    server = StdioServerParameters(command=a.toolsmith, args=["--toolbox", a.toolbox, "serve"], env=env)
+    async with Client(server, mode=a.mode, cache=None, read_timeout_seconds=120,
+                      elicitation_callback=person) as client:
+        r = await client.call_tool("register_script", {
+            "name": "page_tok", "description": "Reports its token", "language": "python",
+            "protocol": "plain", "source": PAGE_CODE, "secrets": {"PAGE_TOKEN": "a token for the test"}})
+        expect(not r.is_error, f"register: {text_of(r)}")
+        r = await client.call_tool("page_tok", {})
+        expect(not r.is_error, f"the call runs once the page was filled in: {text_of(r)}")
+        summary["result"] = r.structured_content
+        summary["modes"] = modes
+        summary["value_in_result"] = PAGE_VALUE in text_of(r)
+        r = await client.call_tool("page_tok", {})
+        summary["asked_again"] = len(modes) > 2
+    print(json.dumps(summary))
+
+
 async def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--toolsmith", required=True)
     ap.add_argument("--toolbox", required=True)
     ap.add_argument("--mode", default="legacy")
+    ap.add_argument("--scenario", default="form")
     a = ap.parse_args()
     env = {**os.environ, "TOOLSMITH_TEST_APPROVAL_ENV": "visible"}
+    if a.scenario == "page":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        return await page(a, env, {"mode": a.mode})
     server = StdioServerParameters(command=a.toolsmith, args=["--toolbox", a.toolbox, "serve"], env=env)
     answers, asked = [], []
     summary = {"mode": a.mode}
