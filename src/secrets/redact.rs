@@ -28,14 +28,14 @@ impl Redactor {
             .filter(|(_, v)| v.len() >= MIN_LEN)
             .map(|(n, v)| (v.clone(), format!("[secret {n}]")))
             .collect();
-        pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        pairs.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
         Redactor { pairs }
     }
 
     /// This redactor's values and `other`'s together.
     pub fn merged(mut self, other: &Redactor) -> Redactor {
         self.pairs.extend(other.pairs.iter().cloned());
-        self.pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        self.pairs.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
         self
     }
 
