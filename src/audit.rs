@@ -44,8 +44,23 @@ pub struct Entry {
     pub via: String,
 }
 
+/// The toolbox's HEAD commit, read from the ref files (every call is audited, and opening
+/// the repository costs more than the rest of the audit); gix resolves it otherwise.
 fn commit_of(root: &Path) -> Option<String> {
-    crate::git::resolve(root, "HEAD").ok()
+    let git = root.join(".git");
+    let head = std::fs::read_to_string(git.join("HEAD")).ok()?;
+    let is_id = |s: &str| s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let direct = match head.trim().strip_prefix("ref: ") {
+        None => Some(head.trim().to_string()),
+        Some(r) if r.starts_with("refs/") && !r.contains("..") => std::fs::read_to_string(git.join(r))
+            .ok()
+            .map(|s| s.trim().to_string()),
+        Some(_) => None,
+    };
+    match direct {
+        Some(id) if is_id(&id) => Some(id),
+        _ => crate::git::resolve(root, "HEAD").ok(),
+    }
 }
 
 impl Entry {
