@@ -52,9 +52,11 @@ fn commit_of(root: &Path) -> Option<String> {
     let is_id = |s: &str| s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit());
     let direct = match head.trim().strip_prefix("ref: ") {
         None => Some(head.trim().to_string()),
-        Some(r) if r.starts_with("refs/") && !r.contains("..") => std::fs::read_to_string(git.join(r))
-            .ok()
-            .map(|s| s.trim().to_string()),
+        Some(r) if r.starts_with("refs/") && !r.contains("..") => {
+            std::fs::read_to_string(git.join(r))
+                .ok()
+                .map(|s| s.trim().to_string())
+        }
         Some(_) => None,
     };
     match direct {

@@ -277,6 +277,20 @@ fn a_person_approves_on_the_command_line_and_secrets_stay_out_of_output() {
     let out = e.run(&["audit", "--since", "yesterday-ish"], None);
     assert!(!out.status.success() && stderr(&out).contains("hint:"));
 
+    // Examples before the commit run with the defaults: a failure says which grants it lacked.
+    let out = e.register(
+        "needs_tok",
+        "import os, sys\nsys.exit(0 if os.environ.get('DEMO_TOKEN') else 3)\n",
+        json!({"secrets": {"DEMO_TOKEN": "d"}, "examples": [{"input": {}, "output_text": ""}]}),
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("default grants only: the secret DEMO_TOKEN not granted"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains(VALUE));
+
     // Approvals and secrets are never in the toolbox.
     assert!(!raw.is_empty());
     assert!(!git(&e.root, &["log", "-p", "--all"]).contains(VALUE));

@@ -53,9 +53,10 @@ pub enum GateError {
         "tool {name:?} was not run: the approvals or secrets of this machine cannot be read: {message}"
     )]
     Unreadable { name: String, message: String },
-    /// An error whose text held a secret value, with the value replaced.
+    /// A call's error as the gate passes it on: secret values replaced, and a note when the
+    /// call ran with fewer grants than its tool asks for.
     #[error("{message}")]
-    Redacted {
+    Rewritten {
         message: String,
         hint: Option<String>,
     },
@@ -74,7 +75,7 @@ impl GateError {
                 "check the files under {} (they must be readable by you)",
                 crate::personal::default_dir().display()
             )),
-            GateError::Redacted { hint, .. } => hint.clone(),
+            GateError::Rewritten { hint, .. } => hint.clone(),
         }
     }
 }
@@ -155,6 +156,8 @@ pub struct Call {
     /// Stored calls are audited (a build's work directory is not).
     audit: Option<(audit::Log, audit::Entry)>,
     warnings: Vec<String>,
+    /// Added to an error when the call ran with fewer grants than requested.
+    note: Option<String>,
 }
 
 /// Decide what the call of `tool` (from `dir`) may use; ask the person when the client can.
@@ -183,6 +186,7 @@ pub async fn admit(
         bytes_in: args.to_string().len(),
         audit: None,
         warnings: Vec::new(),
+        note: None,
     };
     if stored {
         let (actor, session) = host.actor().unwrap_or_else(|| ("local".into(), None));
@@ -248,6 +252,10 @@ pub async fn admit(
         }
     };
     if !approved {
+        call.note = Some(format!(
+            "it ran with the default grants only: {} not granted",
+            request::lines(&items).join("; ")
+        ));
         tool.manifest = request::defaults_only(&tool.manifest);
         return Ok((tool, call));
     }
@@ -302,8 +310,9 @@ impl Call {
         }
     }
 
-    /// After the call: redact secret values from the result or the error (an error holding one
-    /// becomes `GateError::Redacted`), add the gate's warnings, and audit the call.
+    /// After the call: redact secret values from the result or the error (an error holding one,
+    /// or of a call with fewer grants than requested, becomes `GateError::Rewritten`), add the
+    /// gate's warnings, and audit the call.
     pub fn finish<E: From<GateError>>(
         self,
         out: Result<CallOutput, E>,
@@ -323,9 +332,13 @@ impl Call {
             }
             Err(e) => {
                 let (message, hint) = describe(&e);
-                if r.finds(&message) || hint.as_deref().is_some_and(|h| r.finds(h)) {
-                    Err(E::from(GateError::Redacted {
-                        message: r.text(&message),
+                if r.finds(&message)
+                    || hint.as_deref().is_some_and(|h| r.finds(h))
+                    || self.note.is_some()
+                {
+                    let note = self.note.as_deref().map(|n| format!(" ({n})"));
+                    Err(E::from(GateError::Rewritten {
+                        message: r.text(&message) + note.as_deref().unwrap_or(""),
                         hint: hint.map(|h| r.text(&h)),
                     }))
                 } else {
