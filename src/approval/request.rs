@@ -111,6 +111,18 @@ pub fn defaults_only(m: &Manifest) -> Manifest {
     d
 }
 
+/// What a registration tells the AI about a tool that asks for more than the defaults.
+pub fn notice(m: &Manifest) -> Option<String> {
+    let items = requested(m);
+    (!items.is_empty()).then(|| {
+        format!(
+            "{} wait(s) for the person's approval on their machine: they are asked at the first call when the client supports elicitation, or approve with `toolsmith approve {}`; examples run with the default grants until then",
+            lines(&items).join("; "),
+            m.name
+        )
+    })
+}
+
 /// The items as one line each (for messages, the CLI and the elicitation form).
 pub fn lines(items: &[Item]) -> Vec<String> {
     items.iter().map(ToString::to_string).collect()

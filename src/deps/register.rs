@@ -371,6 +371,7 @@ pub async fn register(
     if !m.dependencies.crates.is_empty() {
         warnings.push("`dependencies.crates` is for wasm tools; a script ignores it".into());
     }
+    warnings.extend(crate::approval::request::notice(&m));
 
     // Dependencies first: a failed install commits nothing.
     let lockfiles = super::resolve(tb.root(), &m, progress).await?;
