@@ -147,6 +147,30 @@ impl Gate<'_> {
     }
 }
 
+/// Where a stored tool stands, for `get_tool`: what it requests and whether a person approved
+/// this version on this machine (`not needed`, `pending`, `approved`, `denied`).
+pub fn describe(gate: &Gate<'_>, tool: &Tool) -> Value {
+    let name = &tool.manifest.name;
+    let items = requested(&tool.manifest);
+    if items.is_empty() {
+        return serde_json::json!({"state": "not needed", "requested": []});
+    }
+    let dir = gate.toolbox.tools_dir().join(name);
+    let state = match (content_hash(&dir, tool, &items), gate.store().get(name)) {
+        (Ok(c), Ok(Some(r))) if r.content == c => match r.decision {
+            Decision::Approved => "approved",
+            Decision::Denied => "denied",
+        },
+        (Ok(_), Ok(_)) => "pending",
+        _ => "unknown",
+    };
+    serde_json::json!({
+        "state": state,
+        "requested": request::lines(&items),
+        "how": format!("only the person approves: the client asks them at a call when it supports elicitation, or they run `toolsmith approve {name}`"),
+    })
+}
+
 /// An admitted call: the tool as it runs (effective grants, secrets), and what `finish` needs.
 pub struct Call {
     redactor: Redactor,

@@ -134,6 +134,8 @@ async def main():
         expect(not any(w in n for n in names for w in ("approve", "grant", "secret")),
                f"a meta-tool could approve or set secrets: {names}")
         await register(client, 1)
+        r = await client.call_tool("get_tool", {"name": "peek_env"})
+        expect(r.structured_content["approval"]["state"] == "pending", f"get_tool: {r.structured_content.get('approval')}")
 
         # Decline: recorded as a denial of this version; the call runs with the defaults.
         answers.append("decline")
@@ -162,6 +164,8 @@ async def main():
         r = await client.call_tool("peek_env", {})
         expect(len(asked) == 3 and r.structured_content["seen"] == "visible",
                "an approval of this version is remembered")
+        r = await client.call_tool("get_tool", {"name": "peek_env"})
+        expect(r.structured_content["approval"]["state"] == "approved", f"get_tool: {r.structured_content.get('approval')}")
         await register(client, 3)
         summary["asked"] = len(asked)
 
