@@ -45,6 +45,24 @@ pub fn changed_since(gate: &Gate<'_>, name: &str, r: &Record) -> String {
     }
 }
 
+/// Lines of a changed tool's diff shown in the form (the rest: `toolsmith pending`).
+const DIFF_LINES: usize = 60;
+
+/// The unified diff since the last approved version, cut to `DIFF_LINES`.
+pub fn diff_since(gate: &Gate<'_>, name: &str, r: &Record) -> Option<String> {
+    let commit = r.approved_commit.as_deref()?;
+    let d = crate::history::diff_tool(gate.toolbox, name, commit, "HEAD").ok()?;
+    let lines: Vec<&str> = d.unified.lines().collect();
+    let mut out = lines[..lines.len().min(DIFF_LINES)].join("\n");
+    if lines.len() > DIFF_LINES {
+        out.push_str(&format!(
+            "\n… {} more lines (`toolsmith pending` shows them all)",
+            lines.len() - DIFF_LINES
+        ));
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 /// A few lines about the code the person is asked to trust.
 fn summary(tool: &Tool) -> String {
     let m = &tool.manifest;
@@ -65,16 +83,22 @@ fn summary(tool: &Tool) -> String {
     format!("{what}; {}; content {hash}", m.summary())
 }
 
+/// What the person is asked about.
+pub struct Question<'a> {
+    pub name: &'a str,
+    pub tool: &'a Tool,
+    pub items: &'a [Item],
+    /// The content hash the answer binds to.
+    pub content: &'a str,
+    /// What changed since the last decision (one line), and the diff.
+    pub changed: Option<&'a str>,
+    pub diff: Option<String>,
+}
+
 /// Ask the person through the client. Records "this version" approvals and declines.
-pub async fn person(
-    gate: &Gate<'_>,
-    name: &str,
-    tool: &Tool,
-    items: &[Item],
-    content: &str,
-    changed: Option<&str>,
-    host: &dyn Host,
-) -> Answer {
+pub async fn person(gate: &Gate<'_>, q: &Question<'_>, host: &dyn Host) -> Answer {
+    let (name, tool, items, content) = (q.name, q.tool, q.items, q.content);
+    let (changed, diff) = (q.changed, q.diff.as_deref());
     let mut message = format!(
         "toolsmith: the tool \"{name}\" asks for capabilities beyond the defaults.\n\nIt is {}.\n\nIt asks for:\n{}\n",
         summary(tool),
@@ -86,6 +110,11 @@ pub async fn person(
     );
     if let Some(c) = changed {
         message.push_str(&format!("\nThe tool {c}.\n"));
+    }
+    if let Some(d) = diff {
+        message.push_str(&format!(
+            "\nWhat changed since the version you approved:\n{d}\n"
+        ));
     }
     message.push_str("\nApprove it? Decline to run it with the default grants only.");
     let params = json!({

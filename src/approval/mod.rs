@@ -244,17 +244,17 @@ pub async fn admit(
         }
         None => {
             let changed = record.as_ref().map(|r| ask::changed_since(gate, &name, r));
-            match ask::person(
-                gate,
-                &name,
-                &tool,
-                &items,
-                &content,
-                changed.as_deref(),
-                host,
-            )
-            .await
-            {
+            let question = ask::Question {
+                name: &name,
+                tool: &tool,
+                items: &items,
+                content: &content,
+                changed: changed.as_deref(),
+                diff: record
+                    .as_ref()
+                    .and_then(|r| ask::diff_since(gate, &name, r)),
+            };
+            match ask::person(gate, &question, host).await {
                 ask::Answer::Approved => true,
                 ask::Answer::Denied => {
                     call.warnings.push(format!(
