@@ -274,6 +274,18 @@ fn a_person_approves_on_the_command_line_and_secrets_stay_out_of_output() {
     assert!(!raw.contains(VALUE));
     let since = e.json(&["audit", "--since", "1h"]);
     assert!(since.as_array().unwrap().len() >= log.len());
+    // `secret rm`: gone from the list (still declared by the tool), and the tool stops.
+    assert!(
+        e.run(&["secret", "rm", "DEMO_TOKEN"], None)
+            .status
+            .success()
+    );
+    assert_eq!(
+        e.json(&["secret", "list"]),
+        json!([{"name": "DEMO_TOKEN", "set": false, "tools": ["tok"]}])
+    );
+    let out = e.run(&["secret", "rm", "DEMO_TOKEN"], None);
+    assert!(!out.status.success() && stderr(&out).contains("hint:"));
     let out = e.run(&["audit", "--since", "yesterday-ish"], None);
     assert!(!out.status.success() && stderr(&out).contains("hint:"));
 
@@ -447,5 +459,10 @@ fn a_missing_secret_is_entered_on_the_one_time_page_in_a_real_browser() {
         );
         assert_eq!(s["value_in_result"], false);
         assert_eq!(s["asked_again"], false, "{s}");
+        if mode == "legacy" {
+            // Log notifications (2025 sessions) carry the name, never the value.
+            assert_eq!(s["log_redacted"], true, "{s}");
+        }
+        assert_eq!(s["value_in_logs"], false, "{s}");
     }
 }

@@ -44,7 +44,7 @@ async def register(client, version):
 
 
 PAGE_VALUE = "page-secret-5c1d9e7a"
-PAGE_CODE = "import json, os, sys\njson.load(sys.stdin)\nv = os.environ.get('PAGE_TOKEN')\nprint(json.dumps({'token': v, 'len': len(v or '')}))\n"
+PAGE_CODE = "import json, os, sys\njson.load(sys.stdin)\nv = os.environ.get('PAGE_TOKEN')\nsys.stderr.write('using ' + str(v) + '\\n')\nprint(json.dumps({'token': v, 'len': len(v or '')}))\n"
 
 
 def drive_page(url, summary):
@@ -88,9 +88,14 @@ async def page(a, env, summary):
         expect(list(props) == ["approve_for"], f"a form never asks for a secret: {props}")
         return types.ElicitResult(action="accept", content={"approve_for": "this version"})
 
+    logs = []
+
+    async def on_log(params):
+        logs.append(json.dumps(params.data) if not isinstance(params.data, str) else params.data)
+
     server = StdioServerParameters(command=a.toolsmith, args=["--toolbox", a.toolbox, "serve"], env=env)
     async with Client(server, mode=a.mode, cache=None, read_timeout_seconds=120,
-                      elicitation_callback=person) as client:
+                      elicitation_callback=person, logging_callback=on_log) as client:
         r = await client.call_tool("register_script", {
             "name": "page_tok", "description": "Reports its token", "language": "python",
             "protocol": "plain", "source": PAGE_CODE, "secrets": {"PAGE_TOKEN": "a token for the test"}})
@@ -102,6 +107,8 @@ async def page(a, env, summary):
         summary["value_in_result"] = PAGE_VALUE in text_of(r)
         r = await client.call_tool("page_tok", {})
         summary["asked_again"] = len(modes) > 2
+        summary["log_redacted"] = any("using [secret PAGE_TOKEN]" in l for l in logs)
+        summary["value_in_logs"] = any(PAGE_VALUE in l for l in logs)
     print(json.dumps(summary))
 
 
