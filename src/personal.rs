@@ -48,6 +48,20 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Run `f` holding an exclusive lock on `<path>.lock` (a CLI command and a running server
+/// may update the same file: read-modify-write under the lock loses nothing).
+pub fn with_lock<T>(path: &Path, f: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
+    let lock = path.with_extension("lock");
+    if let Some(dir) = lock.parent() {
+        ensure_dir(dir)?;
+    }
+    let file = append_private(&lock)?;
+    file.lock()?;
+    let out = f();
+    let _ = file.unlock();
+    out
+}
+
 /// Open `path` for appending (created with mode 0600).
 pub fn append_private(path: &Path) -> std::io::Result<std::fs::File> {
     if let Some(dir) = path.parent() {

@@ -91,7 +91,11 @@ impl Store {
     }
 
     /// Record a decision (replacing the tool's previous one, keeping its last approved commit).
-    pub fn put(&self, name: &str, mut record: Record) -> std::io::Result<()> {
+    pub fn put(&self, name: &str, record: Record) -> std::io::Result<()> {
+        personal::with_lock(&self.path, || self.put_locked(name, record))
+    }
+
+    fn put_locked(&self, name: &str, mut record: Record) -> std::io::Result<()> {
         let mut f = self.load()?;
         if record.decision == Decision::Approved {
             record.approved_commit = record.commit.clone();

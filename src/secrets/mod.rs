@@ -91,18 +91,30 @@ impl Store {
         if value.is_empty() {
             return Err(SecretError::Empty);
         }
-        let mut all = self.load()?;
-        all.insert(name.to_string(), value.to_string());
-        self.save(&all)
+        personal::with_lock(&self.path, || {
+            let mut all = self.load().map_err(std::io::Error::other)?;
+            all.insert(name.to_string(), value.to_string());
+            self.save(&all).map_err(std::io::Error::other)
+        })
+        .map_err(|e| self.io(e))
     }
 
     /// Remove a secret.
     pub fn remove(&self, name: &str) -> Result<(), SecretError> {
-        let mut all = self.load()?;
-        if all.remove(name).is_none() {
+        let mut missing = false;
+        personal::with_lock(&self.path, || {
+            let mut all = self.load().map_err(std::io::Error::other)?;
+            if all.remove(name).is_none() {
+                missing = true;
+                return Ok(());
+            }
+            self.save(&all).map_err(std::io::Error::other)
+        })
+        .map_err(|e| self.io(e))?;
+        if missing {
             return Err(SecretError::NotSet { name: name.into() });
         }
-        self.save(&all)
+        Ok(())
     }
 
     /// The names that are set.
