@@ -97,6 +97,10 @@ fn pages() -> Result<Arc<Pages>, String> {
 
 /// Offer a page for `secret`, stored in `personal` when the person submits it.
 pub fn offer(personal: &Path, secret: &str) -> Result<Offer, String> {
+    offer_for(personal, secret, TTL)
+}
+
+fn offer_for(personal: &Path, secret: &str, ttl: Duration) -> Result<Offer, String> {
     let pages = pages()?;
     let token = random_hex(32).map_err(|e| e.to_string())?;
     let done = Arc::new(Notify::new());
@@ -108,7 +112,7 @@ pub fn offer(personal: &Path, secret: &str) -> Result<Offer, String> {
         Pending {
             secret: secret.to_string(),
             personal: personal.to_path_buf(),
-            expires: now + TTL,
+            expires: now + ttl,
             done: Arc::clone(&done),
         },
     );
@@ -286,5 +290,76 @@ async fn handle_request(pages: &Pages, req: Request<Incoming>) -> Response<Full<
             }
         }
         _ => reply(StatusCode::METHOD_NOT_ALLOWED, page("Not allowed", "")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    async fn send(url: &str, raw: impl Fn(&str, &str) -> String) -> String {
+        let rest = url.trim_start_matches("http://");
+        let (addr, path) = rest.split_at(rest.find('/').unwrap());
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(raw(addr, path).as_bytes()).await.unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).await.unwrap();
+        out
+    }
+
+    fn get(host: &str, path: &str) -> String {
+        format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")
+    }
+
+    fn post(host: &str, path: &str, origin: &str) -> String {
+        let body = "value=0123456789";
+        format!(
+            "POST {path} HTTP/1.1\r\nHost: {host}\r\nOrigin: {origin}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    #[tokio::test]
+    async fn the_page_refuses_other_hosts_and_origins_and_expires() {
+        let tmp = tempfile::tempdir().unwrap();
+        let o = offer(tmp.path(), "PAGE_KEY").unwrap();
+        assert!(o.url.starts_with("http://127.0.0.1:"), "{}", o.url);
+        // DNS rebinding: another Host is refused.
+        let r = send(&o.url, |_, p| get("attacker.example", p)).await;
+        assert!(r.starts_with("HTTP/1.1 403"), "{r}");
+        let r = send(&o.url, |h, p| get(h, p)).await;
+        assert!(
+            r.starts_with("HTTP/1.1 200") && r.contains("PAGE_KEY"),
+            "{r}"
+        );
+        assert!(
+            r.contains("content-security-policy") && r.contains("no-store"),
+            "{r}"
+        );
+        let r = send(&o.url, |h, p| post(h, p, "http://evil.example")).await;
+        assert!(r.starts_with("HTTP/1.1 403"), "{r}");
+        assert!(
+            super::super::Store::new(tmp.path())
+                .names()
+                .unwrap()
+                .is_empty()
+        );
+        // Its own origin saves the value, once.
+        let r = send(&o.url, |h, p| post(h, p, &format!("http://{h}"))).await;
+        assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+        assert!(o.wait(Duration::from_secs(1)).await);
+        assert_eq!(
+            super::super::Store::new(tmp.path()).load().unwrap()["PAGE_KEY"],
+            "0123456789"
+        );
+        let r = send(&o.url, |h, p| get(h, p)).await;
+        assert!(r.starts_with("HTTP/1.1 410"), "{r}");
+        // An expired page is gone; so is a path nobody was offered.
+        let old = offer_for(tmp.path(), "OTHER_KEY", Duration::ZERO).unwrap();
+        let r = send(&old.url, |h, p| get(h, p)).await;
+        assert!(r.starts_with("HTTP/1.1 410"), "{r}");
+        let r = send(&old.url, |h, _| get(h, "/secret/0000")).await;
+        assert!(r.starts_with("HTTP/1.1 410"), "{r}");
     }
 }
