@@ -328,7 +328,7 @@ mod tests {
         // DNS rebinding: another Host is refused.
         let r = send(&o.url, |_, p| get("attacker.example", p)).await;
         assert!(r.starts_with("HTTP/1.1 403"), "{r}");
-        let r = send(&o.url, |h, p| get(h, p)).await;
+        let r = send(&o.url, get).await;
         assert!(
             r.starts_with("HTTP/1.1 200") && r.contains("PAGE_KEY"),
             "{r}"
@@ -353,11 +353,11 @@ mod tests {
             super::super::Store::new(tmp.path()).load().unwrap()["PAGE_KEY"],
             "0123456789"
         );
-        let r = send(&o.url, |h, p| get(h, p)).await;
+        let r = send(&o.url, get).await;
         assert!(r.starts_with("HTTP/1.1 410"), "{r}");
         // An expired page is gone; so is a path nobody was offered.
         let old = offer_for(tmp.path(), "OTHER_KEY", Duration::ZERO).unwrap();
-        let r = send(&old.url, |h, p| get(h, p)).await;
+        let r = send(&old.url, get).await;
         assert!(r.starts_with("HTTP/1.1 410"), "{r}");
         let r = send(&old.url, |h, _| get(h, "/secret/0000")).await;
         assert!(r.starts_with("HTTP/1.1 410"), "{r}");
