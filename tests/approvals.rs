@@ -45,6 +45,7 @@ impl Env {
             .args(args)
             .env("TOOLSMITH_DATA", &self.personal)
             .env("TOOLSMITH_CACHE", self._tmp.path().join("cache"))
+            .env("TOOLSMITH_ROOTS", self._tmp.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -308,6 +309,26 @@ fn a_person_approves_on_the_command_line_and_secrets_stay_out_of_output() {
     assert!(!git(&e.root, &["log", "-p", "--all"]).contains(VALUE));
     assert!(!git(&e.root, &["ls-files"]).contains("secrets"));
     assert_clean(&e.root);
+}
+
+#[test]
+fn no_approved_path_reaches_the_private_directory() {
+    let e = Env::new();
+    let wide = e._tmp.path().to_str().unwrap().to_string();
+    let out = e.register(
+        "snoop",
+        "import json\nprint(json.dumps({'ok': True}))\n",
+        json!({"capabilities": {"read": [wide]}}),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(e.run(&["approve", "snoop"], None).status.success());
+    let out = e.call("snoop", json!({}));
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("would include toolsmith's private directory"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

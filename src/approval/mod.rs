@@ -50,6 +50,15 @@ pub enum GateError {
     #[error("tool {name:?} needs the secret {secret}, which is not set on this machine")]
     MissingSecret { name: String, secret: String },
     #[error(
+        "tool {name:?} was not run: its {what} access to {path} would include toolsmith's private directory ({personal}), where approvals and secret values are kept"
+    )]
+    Private {
+        name: String,
+        what: &'static str,
+        path: String,
+        personal: String,
+    },
+    #[error(
         "tool {name:?} was not run: the approvals or secrets of this machine cannot be read: {message}"
     )]
     Unreadable { name: String, message: String },
@@ -76,6 +85,9 @@ impl GateError {
                 crate::personal::default_dir().display()
             )),
             GateError::Rewritten { hint, .. } => hint.clone(),
+            GateError::Private { name, .. } => Some(format!(
+                "declare a narrower path in tools/{name}/tool.toml, or keep the private directory elsewhere (TOOLSMITH_DATA)"
+            )),
         }
     }
 }
@@ -283,6 +295,10 @@ pub async fn admit(
         tool.manifest = request::defaults_only(&tool.manifest);
         return Ok((tool, call));
     }
+    if let Err(e) = outside_private(gate.personal, &tool) {
+        call.record_refusal(&e);
+        return Err(e);
+    }
     let mut env = Vec::new();
     for (secret, purpose) in &tool.manifest.secrets {
         let mut value = all_secrets.get(secret).cloned();
@@ -314,6 +330,36 @@ pub async fn admit(
     tool.secrets = SecretEnv::new(env);
     call.grants = request::lines(&items);
     Ok((tool, call))
+}
+
+/// No granted path may hold the private directory (an approved `read = ["/home/me"]` must not
+/// hand out every secret).
+fn outside_private(personal: &Path, tool: &Tool) -> Result<(), GateError> {
+    let private = personal
+        .canonicalize()
+        .unwrap_or_else(|_| personal.to_path_buf());
+    let roots = crate::runner::allowed_roots();
+    let c = &tool.manifest.capabilities;
+    for (what, paths) in [("read", &c.read), ("write", &c.write)] {
+        for p in paths {
+            let path = Path::new(p);
+            let abs = match (path.is_absolute(), roots.first()) {
+                (true, _) => path.to_path_buf(),
+                (false, Some(r)) => r.join(path),
+                (false, None) => continue,
+            };
+            let abs = abs.canonicalize().unwrap_or(abs);
+            if private.starts_with(&abs) || abs.starts_with(&private) {
+                return Err(GateError::Private {
+                    name: tool.manifest.name.clone(),
+                    what,
+                    path: p.clone(),
+                    personal: private.display().to_string(),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Call {
