@@ -64,15 +64,22 @@ pub fn diff_since(gate: &Gate<'_>, name: &str, r: &Record) -> Option<String> {
 }
 
 /// A few lines about the code the person is asked to trust.
-fn summary(tool: &Tool) -> String {
+fn summary(dir: &std::path::Path, tool: &Tool) -> String {
     let m = &tool.manifest;
     let what = match m.kind {
-        crate::manifest::Kind::Wasm => "a WebAssembly module".to_string(),
-        _ => format!(
-            "a {} script ({})",
-            m.run.language.as_deref().unwrap_or("shell"),
-            m.run.entry.as_deref().unwrap_or("main")
+        crate::manifest::Kind::Wasm => format!(
+            "a WebAssembly module ({} bytes, built from src/)",
+            std::fs::metadata(dir.join(m.artifact())).map_or(0, |md| md.len())
         ),
+        _ => {
+            let entry = m.run.entry.as_deref().unwrap_or("main");
+            let lines = std::fs::read_to_string(dir.join(entry)).map_or(0, |s| s.lines().count());
+            let deps = m.dependencies.pip.len() + m.dependencies.npm.len();
+            format!(
+                "a {} script ({entry}, {lines} lines, {deps} package dependencies)",
+                m.run.language.as_deref().unwrap_or("shell"),
+            )
+        }
     };
     let hash = m
         .hashes
@@ -86,6 +93,8 @@ fn summary(tool: &Tool) -> String {
 /// What the person is asked about.
 pub struct Question<'a> {
     pub name: &'a str,
+    /// The tool's directory.
+    pub dir: &'a std::path::Path,
     pub tool: &'a Tool,
     pub items: &'a [Item],
     /// The content hash the answer binds to.
@@ -101,7 +110,7 @@ pub async fn person(gate: &Gate<'_>, q: &Question<'_>, host: &dyn Host) -> Answe
     let (changed, diff) = (q.changed, q.diff.as_deref());
     let mut message = format!(
         "toolsmith: the tool \"{name}\" asks for capabilities beyond the defaults.\n\nIt is {}.\n\nIt asks for:\n{}\n",
-        summary(tool),
+        summary(q.dir, tool),
         request::lines(items)
             .iter()
             .map(|l| format!("- {l}"))

@@ -258,6 +258,7 @@ pub async fn admit(
             let changed = record.as_ref().map(|r| ask::changed_since(gate, &name, r));
             let question = ask::Question {
                 name: &name,
+                dir,
                 tool: &tool,
                 items: &items,
                 content: &content,

@@ -149,7 +149,7 @@ async def main():
         r = await client.call_tool("peek_env", {})
         expect(len(asked) == 1, f"the person was asked once: {asked}")
         msg = asked[0]["message"]
-        for part in ("peek_env", "the environment variable TOOLSMITH_TEST_APPROVAL_ENV", "python script"):
+        for part in ("peek_env", "the environment variable TOOLSMITH_TEST_APPROVAL_ENV", "python script (main.py, 3 lines"):
             expect(part in msg, f"the form names {part!r}: {msg}")
         props = asked[0]["schema"]["properties"]
         expect(list(props) == ["approve_for"], f"the form asks for nothing else: {props}")
