@@ -42,6 +42,8 @@ pub enum CallError {
     Uncommitted { name: String, details: String },
     #[error("refused: {0}")]
     Held(#[from] Box<crate::trust::Held>),
+    #[error(transparent)]
+    Gate(#[from] crate::approval::GateError),
 }
 
 impl CallError {
@@ -66,6 +68,7 @@ impl CallError {
                 crate::toolbox::SETTINGS_FILE
             )),
             CallError::Held(h) => Some(h.hint()),
+            CallError::Gate(e) => e.hint(),
         }
     }
 }
@@ -78,6 +81,8 @@ pub struct App {
     ready: Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
     generation: AtomicU64,
     wasm: std::sync::OnceLock<Result<WasmRunner, String>>,
+    /// This person's private directory (approvals, secrets, audit): `personal::default_dir`.
+    personal: std::path::PathBuf,
 }
 
 impl App {
@@ -89,6 +94,26 @@ impl App {
             ready: Arc::new((std::sync::Mutex::new(true), std::sync::Condvar::new())),
             generation: AtomicU64::new(0),
             wasm: std::sync::OnceLock::new(),
+            personal: crate::personal::default_dir(),
+        }
+    }
+
+    /// Keep approvals, secrets and the audit log in `dir` instead of the default.
+    pub fn with_personal_dir(mut self, dir: impl Into<std::path::PathBuf>) -> App {
+        self.personal = dir.into();
+        self
+    }
+
+    /// This person's private directory (approvals, secrets, audit log).
+    pub fn personal_dir(&self) -> &std::path::Path {
+        &self.personal
+    }
+
+    /// The approval gate of this toolbox on this machine.
+    pub fn gate(&self) -> crate::approval::Gate<'_> {
+        crate::approval::Gate {
+            toolbox: &self.toolbox,
+            personal: &self.personal,
         }
     }
 
@@ -100,6 +125,7 @@ impl App {
             ready: Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new())),
             generation: AtomicU64::new(0),
             wasm: std::sync::OnceLock::new(),
+            personal: crate::personal::default_dir(),
             toolbox,
         };
         let (slot, ready, root) = (
@@ -342,7 +368,9 @@ impl App {
             tracing::warn!("{w}");
             host.log("warning", w);
         }
-        let out = self.dispatch(name, dir, tool, args, host, depth).await;
+        let (tool, call) = crate::approval::admit(&self.gate(), &dir, tool, &args, host).await?;
+        let out = (self.dispatch(name, dir, tool, args, &call.host(host), depth)).await;
+        let out = call.finish(out, |e: &CallError| (e.to_string(), e.hint()));
         out.map(|mut o| {
             o.warnings.extend(warning);
             o

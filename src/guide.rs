@@ -201,7 +201,8 @@ fn tool_toml_fields(g: &mut String) {
         "\n`[run]`: `language`, `entry`, `interpreter`, `protocol` (plain / jsonrpc), `worker`, \
          `sandbox` (auto / required / none). `[limits]`: `timeout_ms` (10000), `memory_mb` (256), \
          `output_bytes` (1 MiB). `[capabilities]`: `network`, `env`, `read`, `write` (paths inside \
-         TOOLSMITH_ROOTS). `[[examples]]`: `input`, `output` (compared as JSON values: 1 equals 1.0) \
+         TOOLSMITH_ROOTS). `[secrets]`: `NAME = \"what it is for\"` (the value arrives in the \
+         environment variable NAME). `[[examples]]`: `input`, `output` (compared as JSON values: 1 equals 1.0) \
          or `output_text`, `description`.\n"
     );
 }
@@ -329,6 +330,14 @@ const CONVENTIONS: &str = r#"## How to use this toolbox
 - Add `[[examples]]` (input → expected output): they are run before a change is committed.
 - Capabilities (network, environment variables, filesystem paths) are denied unless declared
   in `[capabilities]`. Limits (`timeout_ms`, `memory_mb`, `output_bytes`) have safe defaults.
+- Anything beyond the defaults (capabilities, secrets, higher limits, `sandbox = "none"`) waits
+  for the person's approval on their machine: they are asked through the client when it
+  supports elicitation, or approve with `toolsmith approve NAME`. Any change asks again.
+  Examples run before the commit with the defaults only.
+- Never put an API key or token in a tool's files (the commit is refused): declare it in
+  `[secrets]` (`register_script` takes `secrets`), read it from the environment variable of
+  that name, and ask the person to run `toolsmith secret set NAME`. Values are shown as
+  `[secret NAME]` in results.
 - Set annotations honestly: `read_only`, `destructive`, `idempotent`, `open_world`.
 
 "#;

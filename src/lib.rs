@@ -3,6 +3,8 @@
 //! See ARCHITECTURE.md for the map of modules and the invariants each keeps.
 
 pub mod app;
+pub mod approval;
+pub mod audit;
 pub mod build;
 pub mod cli;
 pub mod compose;
@@ -18,10 +20,13 @@ pub mod manifest;
 pub mod mcp;
 pub mod memory;
 pub mod names;
+pub mod personal;
 pub mod platform;
 pub mod register;
 pub mod runner;
 pub mod scaffold;
+pub mod scan;
+pub mod secrets;
 pub mod share;
 pub mod sync;
 pub mod toolbox;

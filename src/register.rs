@@ -56,6 +56,11 @@ pub struct ScriptSpec {
     pub limits: Option<Limits>,
     #[serde(default)]
     pub capabilities: Option<Capabilities>,
+    // Secrets the tool needs: NAME (an environment variable name) → what it is for. Never
+    // values: a person sets those (`toolsmith secret set NAME`; the guide says so). The
+    // description is short: every meta-tool definition is sent to the model.
+    #[serde(default)]
+    pub secrets: Option<std::collections::BTreeMap<String, String>>,
     #[serde(default)]
     pub examples: Vec<ExampleSpec>,
     #[serde(default)]
@@ -275,6 +280,7 @@ pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
             .unwrap_or_default(),
         limits: spec.limits.clone().unwrap_or_default(),
         capabilities: spec.capabilities.clone().unwrap_or_default(),
+        secrets: spec.secrets.clone().unwrap_or_default(),
         examples: spec.examples.iter().map(ExampleSpec::to_manifest).collect(),
         hashes: Default::default(),
         origin: None,
@@ -353,6 +359,7 @@ pub async fn register(
     if !m.dependencies.crates.is_empty() {
         warnings.push("`dependencies.crates` is for wasm tools; a script ignores it".into());
     }
+    warnings.extend(crate::approval::request::notice(&m));
 
     // Dependencies first: a failed install commits nothing.
     let lockfiles = deps::resolve(tb.root(), &m, progress).await?;
@@ -397,6 +404,7 @@ pub async fn register(
         manifest: m,
         warnings: parsed.warnings,
         validator: Default::default(),
+        secrets: Default::default(),
     };
     let failures = crate::examples::check(app, &staging, &tool, host).await;
     let total = tool.manifest.examples.len();

@@ -57,6 +57,11 @@ fn scenario(toolbox: &Path, name: &str, extra: &[&str]) -> Value {
         .args(extra)
         // Share the wasm test cache so the Rust build reuses compiled crates.
         .env("TOOLSMITH_CACHE", base.join("target/wasm-test-cache"))
+        // The person's approvals: beside the toolbox, never the real ones.
+        .env(
+            "TOOLSMITH_DATA",
+            toolbox.parent().unwrap_or(toolbox).join("personal"),
+        )
         .output()
         .expect("python runs");
     let stdout = String::from_utf8_lossy(&out.stdout);

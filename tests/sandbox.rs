@@ -96,6 +96,8 @@ struct Fixture {
     home: PathBuf,
     cache: PathBuf,
     root_only: PathBuf,
+    /// The person's private directory (approvals).
+    personal: PathBuf,
 }
 
 fn fixture() -> Fixture {
@@ -130,13 +132,25 @@ fn fixture() -> Fixture {
         std::os::unix::fs::PermissionsExt::from_mode(0o600),
     )
     .unwrap();
-    Fixture {
+    let personal = tmp.path().join("personal");
+    let f = Fixture {
         _tmp: tmp,
         root,
         home,
         cache,
         root_only,
+        personal,
+    };
+    // A person approved the tools' longer time limit on this machine.
+    for name in ["hostile", "other", "filler"] {
+        let out = cli(&f, Mech::Bwrap, &["approve", name]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
+    f
 }
 
 /// Mechanism selection for one CLI run.
@@ -153,6 +167,7 @@ fn cli(f: &Fixture, mech: Mech, args: &[&str]) -> std::process::Output {
         .args(args)
         .env("HOME", &f.home)
         .env("TOOLSMITH_CACHE", &f.cache)
+        .env("TOOLSMITH_DATA", &f.personal)
         .env("TOOLSMITH_TEST_SECRET_4711", "hunter2")
         .env_remove("TOOLSMITH_ALLOW_UNSANDBOXED")
         .env_remove("TOOLSMITH_SANDBOX_NO_FALLBACK");
@@ -330,6 +345,14 @@ fn a_manifest_cannot_turn_the_sandbox_off_by_itself() {
         .replace("[run]\n", "[run]\nsandbox = \"none\"\n");
     std::fs::write(&toml, t).unwrap();
     git(&f.root, &["commit", "-qam", "unsandboxed"]);
+    // Unapproved, it is not run at all; approved, it still needs the person's start flag.
+    let out = cli(&f, Mech::Bwrap, &["call", "other"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("toolsmith approve other"),
+        "{stderr}"
+    );
+    assert!(cli(&f, Mech::Bwrap, &["approve", "other"]).status.success());
     let out = cli(&f, Mech::Bwrap, &["call", "other"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
@@ -341,6 +364,7 @@ fn a_manifest_cannot_turn_the_sandbox_off_by_itself() {
     let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
         .args(["--toolbox", f.root.to_str().unwrap(), "call", "other"])
         .env("TOOLSMITH_ALLOW_UNSANDBOXED", "1")
+        .env("TOOLSMITH_DATA", &f.personal)
         .output()
         .unwrap();
     assert!(
@@ -434,6 +458,11 @@ fn a_declared_root_is_the_only_directory_a_wasm_tool_sees() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(toolsmith::build::build(&app, req, &opts))
         .unwrap_or_else(|e| panic!("build: {e}"));
+    assert!(
+        cli(&f, Mech::Bwrap, &["approve", "wasm_peek"])
+            .status
+            .success()
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
         .args([
             "--toolbox",
@@ -445,6 +474,7 @@ fn a_declared_root_is_the_only_directory_a_wasm_tool_sees() {
         .args(["--args", &json!({"root": granted}).to_string()])
         .env("TOOLSMITH_ROOTS", &granted)
         .env("TOOLSMITH_CACHE", &opts.cache)
+        .env("TOOLSMITH_DATA", &f.personal)
         .output()
         .unwrap();
     assert!(

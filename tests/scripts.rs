@@ -95,7 +95,8 @@ async fn reg(app: &App, s: &ScriptSpec) -> Result<register::Registered, Register
 
 fn app() -> (tempfile::TempDir, App) {
     let (tmp, tb) = toolbox();
-    (tmp, App::new(tb))
+    let personal = tmp.path().join("personal");
+    (tmp, App::new(tb).with_personal_dir(personal))
 }
 
 fn structured(r: Result<toolsmith::runner::CallOutput, CallError>) -> Value {
@@ -487,6 +488,7 @@ async fn host_secrets_are_invisible_unless_declared() {
         json!({"capabilities": {"env": ["TOOLSMITH_TEST_SECRET_4711"]}}),
     )
     .await;
+    common::approve(&app, "granted");
     assert_eq!(
         structured(app.call("peek", json!({}), &Recorder::default()).await),
         json!({"secret": null, "home_is_scratch": true})
@@ -532,6 +534,7 @@ async fn the_sandbox_denies_network_and_writes_unless_granted() {
         json!({"sandbox": "required", "capabilities": {"network": true}}),
     )
     .await;
+    common::approve(&app, "online");
     assert_eq!(
         structured(app.call("offline", json!({}), &Recorder::default()).await),
         json!({"connected": false, "wrote_outside": false})
@@ -606,4 +609,56 @@ async fn a_warm_worker_serves_many_calls_restarts_after_a_crash_and_on_change() 
     let d = structured(call(json!({})).await);
     assert_eq!((d["v"].as_str(), d["calls"].as_i64()), (Some("2"), Some(1)));
     assert!(toolsmith::runner::worker::live_workers() >= 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_worker_is_replaced_when_a_person_changes_its_grants() {
+    let (tmp, app) = app();
+    let code = py(
+        "import os\ncalls = 0\ndef run(args, ctx):\n    global calls\n    calls += 1\n    t = os.environ.get('W_TOKEN')\n    return {'calls': calls, 'token': t, 'len': len(t or '')}\n",
+    );
+    reg(
+        &app,
+        &spec(
+            json!({"name": "warm_tok", "language": "python", "worker": true,
+            "description": "A warm worker with a secret", "code": code,
+            "secrets": {"W_TOKEN": "a token"}}),
+        ),
+    )
+    .await
+    .unwrap();
+    // Denied: the worker starts with the defaults only.
+    let tool = app.tool("warm_tok").unwrap();
+    let items = toolsmith::approval::requested(&tool.manifest);
+    let dir = app.toolbox.tools_dir().join("warm_tok");
+    let content = toolsmith::approval::content_hash(&dir, &tool, &items).unwrap();
+    app.gate()
+        .decide(
+            "warm_tok",
+            &content,
+            &items,
+            toolsmith::approval::Decision::Denied,
+            "test",
+        )
+        .unwrap();
+    let quiet = Recorder::default();
+    structured(app.call("warm_tok", json!({}), &quiet).await);
+    let a = structured(app.call("warm_tok", json!({}), &quiet).await);
+    assert_eq!(
+        (&a["token"], &a["calls"]),
+        (&Value::Null, &json!(2)),
+        "one warm worker: {a}"
+    );
+    // Approved, with the secret set: a new worker, which sees it (redacted in the result).
+    toolsmith::secrets::Store::new(&tmp.path().join("personal"))
+        .set("W_TOKEN", "warm-secret-value")
+        .unwrap();
+    common::approve(&app, "warm_tok");
+    let b = structured(app.call("warm_tok", json!({}), &quiet).await);
+    assert_eq!(b["token"], "[secret W_TOKEN]", "{b}");
+    assert_eq!(b["len"], 17);
+    assert_eq!(
+        b["calls"], 1,
+        "the worker with the old grants was replaced: {b}"
+    );
 }

@@ -138,6 +138,13 @@ fn a_long_stored_tool_is_a_task_only_for_clients_that_opt_in() {
             "add slow_forever",
         ],
     );
+    // A person approves its long time limit (the server's personal directory, see support).
+    let approved = std::process::Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .args(["--toolbox", tb.to_str().unwrap(), "approve", "slow_forever"])
+        .env("TOOLSMITH_DATA", tb.parent().unwrap().join("personal"))
+        .output()
+        .unwrap();
+    assert!(approved.status.success(), "{approved:?}");
     let start = Instant::now();
     let id = loop {
         let r = opted.request(

@@ -169,6 +169,20 @@ fn call(app: &App, name: &str, args: Value) -> Result<toolsmith::runner::CallOut
     rt().block_on(app.call(name, args, &NoHost))
 }
 
+/// An app whose person approved the probe's environment variable (its personal directory is
+/// a temporary one, never the real one).
+fn approved_app(tb: Toolbox) -> App {
+    let personal = tempfile::tempdir().expect("tempdir").keep();
+    let app = App::new(tb).with_personal_dir(personal);
+    if app
+        .tool("probe")
+        .is_ok_and(|t| !toolsmith::approval::requested(&t.manifest).is_empty())
+    {
+        common::approve(&app, "probe");
+    }
+    app
+}
+
 fn probe_request() -> Value {
     json!({
         "name": "probe",
@@ -196,7 +210,7 @@ fn probe_fixture() -> &'static Path {
             .expect("tempdir")
             .keep();
         let tb = Toolbox::init(&dir.join("box"), &[], "test").expect("init");
-        let app = App::new(tb);
+        let app = approved_app(tb);
         let out = build(&app, probe_request()).unwrap_or_else(|e| panic!("probe build: {e}"));
         assert_eq!(out.action, "add");
         dir.join("box")
@@ -219,7 +233,7 @@ fn probe_clone() -> (tempfile::TempDir, App) {
     );
     git(&dest, &["config", "user.email", "t@example.com"]);
     git(&dest, &["config", "user.name", "t"]);
-    let app = App::new(Toolbox::open(&dest).expect("open clone"));
+    let app = approved_app(Toolbox::open(&dest).expect("open clone"));
     (tmp, app)
 }
 
@@ -227,6 +241,11 @@ fn toolsmith(toolbox: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
     c.arg("--toolbox").arg(toolbox).args(args);
     c.env("TOOLSMITH_CACHE", cache());
+    // The person's approvals: beside the toolbox, never the real ones.
+    c.env(
+        "TOOLSMITH_DATA",
+        toolbox.parent().unwrap_or(toolbox).join("personal"),
+    );
     c
 }
 
@@ -234,7 +253,7 @@ fn toolsmith(toolbox: &Path, args: &[&str]) -> Command {
 fn std_only_tool_builds_commits_and_answers_with_structured_output() {
     setup();
     let fixture = probe_fixture();
-    let app = App::new(Toolbox::open(fixture).unwrap());
+    let app = approved_app(Toolbox::open(fixture).unwrap());
     let out = call(&app, "probe", json!({"mode": "echo", "text": "hello"})).unwrap();
     assert_eq!(out.structured, Some(json!({"echo": "hello", "len": 5})));
     assert_eq!(out.logs, vec!["echoing 5 chars".to_string()]);
@@ -314,7 +333,7 @@ fn serde_json_tools_build_and_the_second_reuses_compiled_dependencies() {
     assert_eq!(called["structured"], json!({"message": "Hello, world!"}));
 
     // A second tool with the same crate: serde_json is not compiled again.
-    let app = App::new(Toolbox::open(&boxdir).unwrap());
+    let app = approved_app(Toolbox::open(&boxdir).unwrap());
     let host = Recorder::default();
     // A unique comment each run, so cargo has the tool itself to compile even with the
     // shared cache of an earlier run.
@@ -554,6 +573,9 @@ fn the_sandbox_has_no_filesystem_and_only_declared_environment() {
     setup();
     let (_tmp, app) = probe_clone();
     let root = app.toolbox.root().to_path_buf();
+    // A person approved the declared environment variable on this machine.
+    let approved = toolsmith(&root, &["approve", "probe"]).output().unwrap();
+    assert!(approved.status.success(), "{approved:?}");
     let run = |args: &str| -> Value {
         let o = toolsmith(&root, &["--json", "call", "probe", "--args", args])
             .env("TOOLSMITH_TEST_GREETING", "hello")
@@ -587,7 +609,7 @@ fn the_sandbox_has_no_filesystem_and_only_declared_environment() {
 fn build_errors_for_people_and_models_say_what_to_do() {
     setup();
     let (tmp, tb) = toolbox();
-    let app = App::new(tb);
+    let app = approved_app(tb);
     // A new tool needs a description; unknown fields are refused; bad paths too.
     let e = build(&app, json!({"name": "fresh", "source": "fn main() {}"})).unwrap_err();
     assert!(e.to_string().contains("description"), "{e}");
@@ -651,7 +673,7 @@ fn cancelling_a_build_stops_cargo_and_commits_nothing() {
     }
     let (_tmp, tb) = toolbox();
     let root = tb.root().to_path_buf();
-    let app = App::new(tb);
+    let app = approved_app(tb);
     let cancel = tokio_util::sync::CancellationToken::new();
     let host = Canceller(cancel.clone());
     let mut opts = build::Options::new(&host, "test");
@@ -702,7 +724,7 @@ fn store_example_wasm_tool_runs() {
         .output()
         .unwrap();
     assert!(o.status.success());
-    let app = App::new(Toolbox::open(&boxdir).unwrap());
+    let app = approved_app(Toolbox::open(&boxdir).unwrap());
     let out = call(&app, "word_count", json!({"text": "one two three"})).unwrap();
     assert_eq!(out.structured.unwrap()["words"], 3);
 }

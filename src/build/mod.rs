@@ -38,7 +38,7 @@ pub struct BuildRequest {
     /// src/main.rs (left out: rebuild the stored one)
     #[serde(default)]
     pub source: Option<String>,
-    /// Other files: path → text
+    /// path → text
     #[serde(default)]
     pub files: BTreeMap<String, String>,
     #[serde(default)]
@@ -564,5 +564,6 @@ fn load_tool(dir: &Path, name: &str, text: &str) -> Result<Tool, BuildError> {
         output_schema,
         warnings: parsed.warnings,
         validator: Default::default(),
+        secrets: Default::default(),
     })
 }

@@ -100,6 +100,31 @@ pub fn run(cli: Cli) -> Result<i32> {
             output::json(&crate::manifest::json_schema());
             Ok(0)
         }
+        Command::Pending => {
+            super::approvals::pending(&crate::app::App::new(open(explicit, &location)?), cli.json)
+        }
+        Command::Approve { name } => super::approvals::decide(
+            &crate::app::App::new(open(explicit, &location)?),
+            &name,
+            crate::approval::Decision::Approved,
+            cli.json,
+        ),
+        Command::Deny { name } => super::approvals::decide(
+            &crate::app::App::new(open(explicit, &location)?),
+            &name,
+            crate::approval::Decision::Denied,
+            cli.json,
+        ),
+        Command::Secret(c) => super::approvals::secret(
+            &crate::app::App::new(open(explicit, &location)?),
+            &c,
+            cli.json,
+        ),
+        Command::Audit(a) => super::approvals::audit(
+            &crate::app::App::new(open(explicit, &location)?),
+            &a,
+            cli.json,
+        ),
         Command::Call { name, args } => call(open(explicit, &location)?, &name, &args, cli.json),
         Command::Serve(args) => {
             crate::runner::sandbox::log_status();

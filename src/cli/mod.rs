@@ -3,6 +3,7 @@
 //! Parsing produces plain values first; commands then open the toolbox and act. Data goes to
 //! stdout (`--json` for scripts), logs and errors to stderr.
 
+mod approvals;
 mod build;
 mod commands;
 mod doctor;
@@ -140,6 +141,19 @@ pub enum Command {
     /// What works on this machine: toolbox, git identity, interpreters (and their real
     /// paths), the wasm32-wasip1 target, the sandbox, cgroups, free disk — with hints.
     Doctor,
+    /// Tools whose requested capabilities wait for your approval on this machine, with the
+    /// diff since the version you last approved.
+    Pending,
+    /// Approve what this version of a tool asks for (network, environment, paths, secrets,
+    /// higher limits), on this machine. Any change to the tool asks again.
+    Approve { name: String },
+    /// Deny what this version of a tool asks for: it runs with the default grants only.
+    Deny { name: String },
+    /// Secrets for tools (set, list, rm): stored on this machine, never in git.
+    #[command(subcommand)]
+    Secret(approvals::SecretCommand),
+    /// The audit log: calls, approvals and denials.
+    Audit(approvals::AuditArgs),
 }
 
 /// Template languages for `new`.

@@ -220,6 +220,7 @@ pub async fn run(
         dependencies: Default::default(),
         limits: Default::default(),
         capabilities: Default::default(),
+        secrets: Default::default(),
         examples: vec![],
         hashes: Default::default(),
         origin: None,
@@ -235,6 +236,7 @@ pub async fn run(
         output_schema: None,
         warnings: vec![],
         validator: Default::default(),
+        secrets: Default::default(),
     };
     let calls = AtomicUsize::new(0);
     let counting = CountingHost {

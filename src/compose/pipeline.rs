@@ -152,6 +152,7 @@ pub fn manifest_of(spec: &PipelineSpec) -> Manifest {
         dependencies: Default::default(),
         limits: Default::default(),
         capabilities: Default::default(),
+        secrets: Default::default(),
         examples: spec.examples.clone(),
         hashes: Default::default(),
         origin: None,
@@ -212,6 +213,7 @@ pub async fn create(
         manifest: parsed.manifest,
         warnings: vec![],
         validator: Default::default(),
+        secrets: Default::default(),
     };
     let dir = app.toolbox.tools_dir();
     let failures = crate::examples::check(app, &dir, &tool, host).await;

@@ -43,6 +43,12 @@ use blobs::*;
 pub use history::{changed_paths, entry_id_at, file_at, log, read_tree_at, resolve, tree_entries};
 use index::*;
 pub use repo::commit_info;
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for seconds since the epoch (proleptic Gregorian, UTC).
+pub fn format_utc(secs: i64) -> String {
+    gix::date::Time::new(secs, 0)
+        .format_or_unix(gix::date::time::CustomFormat::new("%Y-%m-%dT%H:%M:%SZ"))
+}
 use repo::*;
 use validate::*;
 

@@ -157,7 +157,7 @@ impl From<&CommitInfo> for Version {
         Version {
             commit: c.id.clone(),
             time: c.time,
-            date: format_utc(c.time),
+            date: git::format_utc(c.time),
             author: c.author.clone(),
             actor: get("Actor"),
             session: get("Session"),
@@ -169,12 +169,6 @@ impl From<&CommitInfo> for Version {
                 .collect(),
         }
     }
-}
-
-/// `YYYY-MM-DDTHH:MM:SSZ` for seconds since the epoch (proleptic Gregorian, UTC).
-pub fn format_utc(secs: i64) -> String {
-    gix::date::Time::new(secs, 0)
-        .format_or_unix(gix::date::time::CustomFormat::new("%Y-%m-%dT%H:%M:%SZ"))
 }
 
 /// The repository-relative directory of a tool, after validating its name.
@@ -413,9 +407,9 @@ mod tests {
         let t = trailers(m);
         assert_eq!(t.len(), 3);
         assert_eq!(t[2], ("Session".into(), "abc".into()));
-        assert_eq!(format_utc(0), "1970-01-01T00:00:00Z");
-        assert_eq!(format_utc(1_700_000_000), "2023-11-14T22:13:20Z");
-        assert_eq!(format_utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(git::format_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(git::format_utc(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(git::format_utc(951_782_400), "2000-02-29T00:00:00Z");
     }
 
     #[test]

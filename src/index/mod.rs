@@ -33,6 +33,9 @@ pub struct Tool {
     pub warnings: Vec<Diagnostic>,
     /// `input_schema` compiled (on the first call, then kept with the entry).
     pub validator: schema::CompiledSchema,
+    /// Secret values for this call's environment: set only by `approval::admit`, for a tool a
+    /// person approved; empty in the index.
+    pub secrets: crate::secrets::SecretEnv,
 }
 
 /// The state of one tool directory.
@@ -412,6 +415,7 @@ fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Status {
             output_schema,
             warnings: parsed.warnings,
             validator: Default::default(),
+            secrets: Default::default(),
         })),
         (i, o) => Status::Broken(i.err().into_iter().chain(o.err()).collect()),
     }

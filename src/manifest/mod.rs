@@ -9,6 +9,7 @@ mod validate;
 
 pub use edit::{EditError, set_hashes};
 pub use parse::{Diagnostic, Parsed, Severity, parse};
+pub use validate::is_secret_name;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -77,6 +78,11 @@ pub struct Manifest {
     /// What the tool may reach; everything is denied by default.
     #[serde(default)]
     pub capabilities: Capabilities,
+    /// Secrets the tool needs, by name (an environment variable name) → what it is for.
+    /// Values are never in git: a person sets them with `toolsmith secret set NAME`, and they
+    /// reach the tool's environment only once a person approved the tool on this machine.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub secrets: BTreeMap<String, String>,
     /// Input → expected output pairs, run after builds and registrations.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<Example>,

@@ -32,6 +32,14 @@ fn warn(field: impl Into<String>, message: impl Into<String>, hint: impl Into<St
     }
 }
 
+/// A secret's name: an environment variable name (`A-Z`, `0-9`, `_`, starting with a letter).
+pub fn is_secret_name(n: &str) -> bool {
+    n.len() <= 64
+        && n.starts_with(|c: char| c.is_ascii_uppercase())
+        && n.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
 /// A relative path that stays inside the tool directory.
 fn is_inner_path(p: &str) -> bool {
     let path = std::path::Path::new(p);
@@ -64,6 +72,15 @@ pub(super) fn validate(m: &Manifest, dir_name: Option<&str>) -> Vec<Issue> {
             format!("name {:?} differs from the directory name {dir:?}", m.name),
             format!("set name = \"{dir}\" or rename the directory"),
         ));
+    }
+    for name in m.secrets.keys() {
+        if !is_secret_name(name) {
+            out.push(err(
+                format!("secrets.{name}"),
+                format!("secret name {name:?} is not an environment variable name"),
+                "use uppercase letters, digits and '_', starting with a letter (e.g. GITHUB_TOKEN), at most 64 characters",
+            ));
+        }
     }
     if m.description.trim().is_empty() {
         out.push(err(

@@ -53,6 +53,10 @@ impl Server {
             rounds: None,
             task: None,
             notes: Default::default(),
+            actor: Some(self.actor(ctx)),
+            elicitation: ctx
+                .client_capabilities()
+                .is_some_and(|c| c.elicitation.is_some()),
         }
     }
 

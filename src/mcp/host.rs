@@ -36,6 +36,10 @@ pub struct McpHost {
     pub task: Option<rmcp::task_manager::TaskContext>,
     /// The call's log and progress notifications, sent in order before its result.
     pub notes: Notes,
+    /// Who makes the call (for the audit log).
+    pub actor: Option<crate::toolbox::Actor>,
+    /// Whether the client declared elicitation (for this request, in the 2026 era).
+    pub elicitation: bool,
 }
 
 /// Notifications of one call, delivered in the order they were made; `flush` waits until all
@@ -118,6 +122,9 @@ impl McpHost {
             let Some(rounds) = &self.rounds else {
                 return Err(e);
             };
+            if !self.elicitation {
+                return Err((-32000, "the MCP client does not support elicitation (it declared no elicitation capability)".into()));
+            }
             // 2026: the answer comes back on a retry of the whole call.
             let mut p = params.clone();
             if p.get("mode").is_none() {
@@ -222,6 +229,35 @@ impl McpHost {
 }
 
 impl Host for McpHost {
+    fn ask_person<'a>(
+        &'a self,
+        key: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, (i64, String)>> {
+        Box::pin(async move {
+            match &self.rounds {
+                Some(rounds) if refuse_modern(&self.peer, "elicitation").is_some() => {
+                    if !self.elicitation {
+                        return Err((-32000, "the MCP client does not support elicitation".into()));
+                    }
+                    rounds
+                        .ask_keyed(
+                            &format!("toolsmith-{key}"),
+                            json!({"method": "elicitation/create", "params": params}),
+                        )
+                        .ok_or((-32000, INPUT_REQUIRED.to_string()))
+                }
+                _ => self.elicit(params).await,
+            }
+        })
+    }
+
+    fn actor(&self) -> Option<(String, Option<String>)> {
+        self.actor
+            .as_ref()
+            .map(|a| (a.name.clone(), a.session.clone()))
+    }
+
     fn log(&self, level: &str, message: &str) {
         let level = parse_level(level);
         let Some(threshold) = self.log_level else {
@@ -285,6 +321,8 @@ impl Host for McpHost {
                         rounds: self.rounds.clone(),
                         task: None,
                         notes: self.notes.clone(),
+                        actor: self.actor.clone(),
+                        elicitation: self.elicitation,
                     };
                     self.shared.app.call_for_script(&params, &inner).await
                 }

@@ -79,6 +79,20 @@ impl Rounds {
         None
     }
 
+    /// Like `ask`, for toolsmith's own question under its own key (`toolsmith-…`; a script's
+    /// questions are `input-N`, so neither can answer the other).
+    pub fn ask_keyed(&self, key: &str, request: Value) -> Option<Value> {
+        if let Some(a) = self.answers.get(key) {
+            return Some(a.clone());
+        }
+        if let Ok(mut p) = self.pending.lock()
+            && p.is_none()
+        {
+            *p = Some((key.to_string(), request));
+        }
+        None
+    }
+
     /// The input-required result this attempt ends with, if the script asked something new.
     pub fn input_required(&self) -> Result<Option<InputRequiredResult>, McpError> {
         let Some((key, request)) = self.pending.lock().ok().and_then(|mut p| p.take()) else {

@@ -35,6 +35,20 @@ pub trait Host: Send + Sync {
         method: &'a str,
         params: Value,
     ) -> BoxFuture<'a, Result<Value, (i64, String)>>;
+    /// Who makes the call (name, session), for the audit log; None when unknown.
+    fn actor(&self) -> Option<(String, Option<String>)> {
+        None
+    }
+    /// toolsmith's own question to the person (an approval, a secret page): an elicitation
+    /// under a `key` of its own, which a tool's requests (always `request`) cannot use.
+    fn ask_person<'a>(
+        &'a self,
+        key: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, (i64, String)>> {
+        let _ = key;
+        self.request("elicitation/create", params)
+    }
 }
 
 /// A host that logs through tracing and answers no requests.
@@ -164,6 +178,8 @@ pub(crate) async fn launch(dir: &Path, tool: &Tool, worker: bool) -> Result<Laun
             cmd.env(var, v);
         }
     }
+    // Secrets a person approved for this tool (decided by `approval::admit`).
+    cmd.envs(tool.secrets.vars());
     cmd.env("HOME", scratch.path())
         .env("TMPDIR", scratch.path())
         .env("TOOLSMITH_TOOL", &name)

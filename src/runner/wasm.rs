@@ -376,6 +376,9 @@ impl WasmRunner {
                 b.env(var, v);
             }
         }
+        for (var, v) in tool.secrets.vars() {
+            b.env(var, v);
+        }
         let roots = allowed_roots();
         for (paths, perms) in [
             (&m.capabilities.read, FsPerms::ReadOnly),

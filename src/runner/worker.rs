@@ -39,13 +39,28 @@ fn stamp(dir: &Path, tool: &Tool) -> Stamp {
             .iter()
             .map(|s| s.to_string()),
     );
-    files
+    let mut s: Stamp = files
         .iter()
         .map(|f| match std::fs::metadata(dir.join(f)) {
             Ok(md) => (md.len(), md.modified().ok()),
             Err(_) => (u64::MAX, None),
         })
-        .collect()
+        .collect();
+    // The grants a call runs with (decided per call by the approval gate): a worker started
+    // with other grants or secret values is replaced.
+    s.push((grants_fingerprint(tool), None));
+    s
+}
+
+fn grants_fingerprint(tool: &Tool) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let m = &tool.manifest;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_string(&(&m.capabilities, &m.limits, &m.run.sandbox))
+        .unwrap_or_default()
+        .hash(&mut h);
+    tool.secrets.fingerprint().hash(&mut h);
+    h.finish()
 }
 
 struct Worker {

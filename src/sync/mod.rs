@@ -138,7 +138,7 @@ fn describe(conflicts: &[Conflict]) -> String {
             "{} ({}, {} by {}){}",
             v.summary,
             &v.commit[..v.commit.len().min(10)],
-            crate::history::format_utc(v.time),
+            crate::git::format_utc(v.time),
             v.author,
             v.description
                 .as_ref()

@@ -285,6 +285,11 @@ impl Toolbox {
                 .unwrap_or(git::Source::Remove);
             sources.push((path.clone(), source));
         }
+        // No credentials in a commit made here: the files going in are scanned before the
+        // commit object. (An integrated line of history was committed elsewhere already.)
+        if matches!(join, git::Join::OnHead) {
+            self.scan_changes(changes, &dir_of)?;
+        }
         // 2. Tree and commit object from the staged content; nothing visible moves yet.
         let sig = layout::signature(&self.root);
         let staged = git::stage_commit_joined(
@@ -348,6 +353,32 @@ impl Toolbox {
                 Ok(commit)
             }
             Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Refuse a change whose files hold a credential (see `scan`).
+    fn scan_changes(
+        &self,
+        changes: &[(String, Change)],
+        dir_of: &dyn Fn(&str) -> Option<PathBuf>,
+    ) -> Result<(), ToolboxError> {
+        let stored = crate::scan::stored_secrets();
+        let mut findings = Vec::new();
+        for (name, change) in changes {
+            let dir = match change {
+                Change::Write { .. } => dir_of(name),
+                Change::InPlace => Some(self.tools_dir().join(name)),
+                Change::Remove => None,
+            };
+            if let Some(dir) = dir {
+                let prefix = format!("{TOOLS_DIR}/{name}");
+                findings.extend(crate::scan::scan_dir(&dir, &prefix, &stored));
+            }
+        }
+        if findings.is_empty() {
+            Ok(())
+        } else {
+            Err(ToolboxError::Credentials { findings })
         }
     }
 

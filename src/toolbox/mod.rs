@@ -49,6 +49,8 @@ pub enum ToolboxError {
     },
     #[error(transparent)]
     Git(#[from] git::GitError),
+    #[error("refused to commit credentials: {}", findings.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Credentials { findings: Vec<crate::scan::Finding> },
 }
 
 impl From<names::PathError> for ToolboxError {
@@ -90,6 +92,7 @@ impl ToolboxError {
                 s.command
             ),
             ToolboxError::Git(_) => return None,
+            ToolboxError::Credentials { .. } => "never put a key or token in a tool's files: declare it in tool.toml (`[secrets]`, e.g. GITHUB_TOKEN = \"what it is for\"; register_script takes `secrets`), read it from the environment variable of that name, and have a person set the value with `toolsmith secret set NAME`".into(),
         })
     }
 }

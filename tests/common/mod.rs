@@ -74,3 +74,21 @@ pub fn toolbox() -> (tempfile::TempDir, toolsmith::toolbox::Toolbox) {
     let tb = toolsmith::toolbox::Toolbox::init(&tmp.path().join("box"), &[], "test").expect("init");
     (tmp, tb)
 }
+
+/// A person approves what the stored tool `name` asks for, on this app's machine (its
+/// personal directory), as `toolsmith approve NAME` does.
+pub fn approve(app: &toolsmith::app::App, name: &str) {
+    let tool = app.tool(name).expect("the tool exists");
+    let items = toolsmith::approval::requested(&tool.manifest);
+    let dir = app.toolbox.tools_dir().join(name);
+    let content = toolsmith::approval::content_hash(&dir, &tool, &items).expect("hash");
+    app.gate()
+        .decide(
+            name,
+            &content,
+            &items,
+            toolsmith::approval::Decision::Approved,
+            "test",
+        )
+        .expect("record the approval");
+}

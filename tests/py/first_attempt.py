@@ -248,9 +248,9 @@ async def cap(client, summary, a):
     summary["meta_bytes"] = len(json.dumps([t.model_dump(by_alias=True, exclude_none=True) for t in tools if t.name not in stored], separators=(",", ":")))
 
 
-def grant_network(toolbox, name):
-    """A person grants a tool the network: tool.toml edited and committed, then the server
-    follows the tree (the watcher)."""
+def grant_network(toolsmith, toolbox, name):
+    """A person grants a tool the network: tool.toml edited and committed, then approved on
+    this machine (`toolsmith approve`); the server follows the tree (the watcher)."""
     path = os.path.join(toolbox, "tools", name, "tool.toml")
     with open(path) as f:
         text = f.read()
@@ -263,6 +263,8 @@ def grant_network(toolbox, name):
     subprocess.run(["git", "-C", toolbox, "add", "-A"], check=True)
     subprocess.run(["git", "-C", toolbox, "-c", "user.name=t", "-c", "user.email=t@t",
                     "commit", "-qm", f"grant {name} the network"], check=True)
+    subprocess.run([toolsmith, "--toolbox", toolbox, "approve", name], check=True,
+                   stdout=subprocess.DEVNULL)
     time.sleep(1.5)
 
 
@@ -291,7 +293,7 @@ async def skills(client, summary, a):
     summary["webapp_schema"] = web.input_schema
     # with_server.py starts a server on 127.0.0.1: the sandbox cuts the network off unless the
     # tool is granted it, which a person does by hand (an edit of tool.toml, committed).
-    grant_network(a.toolbox, "webapp-testing")
+    grant_network(a.toolsmith, a.toolbox, "webapp-testing")
     r = await client.call_tool("webapp-testing", {
         "servers": ["python3 -m http.server 18765 --bind 127.0.0.1"], "ports": [18765], "timeout": 20,
         "command": ["python3", "-c", "print('probe ok')"]})

@@ -61,6 +61,8 @@ impl HttpServer {
             .args(["serve", "--http", &addr])
             .args(extra)
             .env("TOOLSMITH_CACHE", toolbox.parent().unwrap().join("cache"))
+            // The person's approvals and secrets: beside the toolbox, never the real ones.
+            .env("TOOLSMITH_DATA", toolbox.parent().unwrap().join("personal"))
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&stderr).unwrap());
         for (k, v) in env {

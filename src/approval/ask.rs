@@ -1,0 +1,237 @@
+//! Asking the person: an MCP elicitation form (through the call's host, so both protocol eras
+//! work: a 2025 `elicitation/create` request, a 2026 input-required round) that names the
+//! tool, each requested capability, a short summary of its code and what changed since the
+//! last approved version. The form never asks for a secret value.
+
+use super::{Decision, Gate, Item, Record, request};
+use crate::index::Tool;
+use crate::runner::script::Host;
+use serde_json::{Value, json};
+
+/// The choice "approve for this version" (remembered on this machine).
+pub const THIS_VERSION: &str = "this version";
+/// The choice "approve for this call only" (nothing remembered).
+pub const THIS_CALL: &str = "this call only";
+
+pub enum Answer {
+    /// Approved (for this version, recorded, or for this call only).
+    Approved,
+    /// Declined (recorded as a denial of this version).
+    Denied,
+    /// No answer: the client cannot ask, or the person cancelled.
+    Unanswered,
+}
+
+/// What changed since the person's last decision, in one line (the full diff is shown by
+/// `toolsmith pending`).
+pub fn changed_since(gate: &Gate<'_>, name: &str, r: &Record) -> String {
+    let when = crate::personal::rfc3339(r.at);
+    let Some(commit) = &r.approved_commit else {
+        return format!("a person decided on an earlier version on {when}; the tool changed since");
+    };
+    let short: String = commit.chars().take(8).collect();
+    match crate::history::diff_tool(gate.toolbox, name, commit, "HEAD") {
+        Ok(d) if !d.files.is_empty() => format!(
+            "changed since the version approved on {when} (commit {short}): {}",
+            d.files
+                .iter()
+                .map(|f| format!("{} {}", f.status, f.path))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => format!(
+            "changed since the version approved on {when} (commit {short}); `toolsmith pending` shows the diff"
+        ),
+    }
+}
+
+/// Lines of a changed tool's diff shown in the form (the rest: `toolsmith pending`).
+const DIFF_LINES: usize = 60;
+
+/// The unified diff since the last approved version, cut to `DIFF_LINES`.
+pub fn diff_since(gate: &Gate<'_>, name: &str, r: &Record) -> Option<String> {
+    let commit = r.approved_commit.as_deref()?;
+    let d = crate::history::diff_tool(gate.toolbox, name, commit, "HEAD").ok()?;
+    let lines: Vec<&str> = d.unified.lines().collect();
+    let mut out = lines[..lines.len().min(DIFF_LINES)].join("\n");
+    if lines.len() > DIFF_LINES {
+        out.push_str(&format!(
+            "\n… {} more lines (`toolsmith pending` shows them all)",
+            lines.len() - DIFF_LINES
+        ));
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// A few lines about the code the person is asked to trust.
+fn summary(dir: &std::path::Path, tool: &Tool) -> String {
+    let m = &tool.manifest;
+    let what = match m.kind {
+        crate::manifest::Kind::Wasm => format!(
+            "a WebAssembly module ({} bytes, built from src/)",
+            std::fs::metadata(dir.join(m.artifact())).map_or(0, |md| md.len())
+        ),
+        _ => {
+            let entry = m.run.entry.as_deref().unwrap_or("main");
+            let lines = std::fs::read_to_string(dir.join(entry)).map_or(0, |s| s.lines().count());
+            let deps = m.dependencies.pip.len() + m.dependencies.npm.len();
+            format!(
+                "a {} script ({entry}, {lines} lines, {deps} package dependencies)",
+                m.run.language.as_deref().unwrap_or("shell"),
+            )
+        }
+    };
+    let hash = m
+        .hashes
+        .source
+        .as_deref()
+        .or(m.hashes.artifact.as_deref())
+        .unwrap_or("unhashed");
+    format!("{what}; {}; content {hash}", m.summary())
+}
+
+/// What the person is asked about.
+pub struct Question<'a> {
+    pub name: &'a str,
+    /// The tool's directory.
+    pub dir: &'a std::path::Path,
+    pub tool: &'a Tool,
+    pub items: &'a [Item],
+    /// The content hash the answer binds to.
+    pub content: &'a str,
+    /// What changed since the last decision (one line), and the diff.
+    pub changed: Option<&'a str>,
+    pub diff: Option<String>,
+}
+
+/// Ask the person through the client. Records "this version" approvals and declines.
+pub async fn person(gate: &Gate<'_>, q: &Question<'_>, host: &dyn Host) -> Answer {
+    let (name, tool, items, content) = (q.name, q.tool, q.items, q.content);
+    let (changed, diff) = (q.changed, q.diff.as_deref());
+    let mut message = format!(
+        "toolsmith: the tool \"{name}\" asks for capabilities beyond the defaults.\n\nIt is {}.\n\nIt asks for:\n{}\n",
+        summary(q.dir, tool),
+        request::lines(items)
+            .iter()
+            .map(|l| format!("- {l}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    if let Some(c) = changed {
+        message.push_str(&format!("\nThe tool {c}.\n"));
+    }
+    if let Some(d) = diff {
+        message.push_str(&format!(
+            "\nWhat changed since the version you approved:\n{d}\n"
+        ));
+    }
+    message.push_str("\nApprove it? Decline to run it with the default grants only.");
+    let params = json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "approve_for": {
+                    "type": "string",
+                    "title": "Approve for",
+                    "enum": [THIS_VERSION, THIS_CALL],
+                    "default": THIS_VERSION
+                }
+            },
+            "required": ["approve_for"]
+        }
+    });
+    let key = format!(
+        "approve-{name}-{}",
+        content
+            .trim_start_matches("sha256:")
+            .get(..16)
+            .unwrap_or("")
+    );
+    let answer = match host.ask_person(&key, params).await {
+        Ok(a) => a,
+        Err((_, why)) => {
+            tracing::debug!(tool = name, %why, "cannot ask the person through the client");
+            return Answer::Unanswered;
+        }
+    };
+    let record = |d: Decision| {
+        if let Err(e) = gate.decide(name, content, items, d, "elicitation") {
+            tracing::warn!(tool = name, error = %e, "cannot record the person's decision");
+        }
+    };
+    match answer.get("action").and_then(Value::as_str) {
+        Some("accept") => {
+            let scope = answer
+                .pointer("/content/approve_for")
+                .and_then(Value::as_str)
+                .unwrap_or(THIS_VERSION);
+            if scope == THIS_CALL {
+                crate::audit::Log::new(gate.personal).append(&crate::audit::Entry::decision(
+                    gate.toolbox.root(),
+                    name,
+                    "approved once",
+                    "elicitation",
+                    request::lines(items),
+                ));
+            } else {
+                record(Decision::Approved);
+            }
+            Answer::Approved
+        }
+        Some("decline") => {
+            record(Decision::Denied);
+            Answer::Denied
+        }
+        _ => Answer::Unanswered,
+    }
+}
+
+/// How long a call waits for the person to submit the secret page after accepting it.
+pub const PAGE_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Offer the one-time page for a missing secret through URL-mode elicitation (never a form:
+/// a form would pass the value through the client). True when the person submitted it.
+pub async fn secret_page(
+    gate: &Gate<'_>,
+    name: &str,
+    secret: &str,
+    purpose: &str,
+    host: &dyn Host,
+) -> bool {
+    let offer = match crate::secrets::page::offer(gate.personal, secret) {
+        Ok(o) => o,
+        Err(e) => {
+            tracing::debug!(%e, "no secret page");
+            return false;
+        }
+    };
+    let params = json!({
+        "mode": "url",
+        "message": format!(
+            "toolsmith: the tool \"{name}\" needs the secret {secret} ({purpose}). Open this one-time page on this computer to enter it: the value is stored by toolsmith on this machine and never passes through the AI."
+        ),
+        "url": offer.url,
+        "elicitationId": offer.id,
+    });
+    let answer = host.ask_person(&format!("secret-{secret}"), params).await;
+    match &answer {
+        Ok(a) if a.get("action").and_then(Value::as_str) == Some("accept") => {}
+        Ok(_) => {
+            // Declined or cancelled: the page is withdrawn.
+            offer.cancel();
+            return false;
+        }
+        // Not asked (no URL elicitation), or asked and the call ends here (a 2026
+        // input-required round): the page stays valid until it expires.
+        Err(_) => return false,
+    }
+    // Submitted already (or while the client was answering), or within the wait.
+    let stored = || {
+        crate::secrets::Store::new(gate.personal)
+            .load()
+            .is_ok_and(|all| all.contains_key(secret))
+    };
+    stored() || (offer.wait(PAGE_WAIT).await && stored())
+}

@@ -1,0 +1,476 @@
+//! The approval gate: no capability beyond the defaults without a person's approval on this
+//! machine.
+//!
+//! Every call of a stored tool passes `admit` (from `App::run_tool_at`). A tool that asks for
+//! nothing beyond the defaults (`request::requested` is empty) runs at once. Otherwise the
+//! person's decision for the tool's *exact content* (`content_hash`: the requests, tool.toml,
+//! source, lockfiles, artifact) decides: approved → the manifest as written, plus the values of
+//! its declared secrets; denied → the defaults only (with a warning); none → the person is
+//! asked through MCP elicitation when the client supports it (accept, accept for this call
+//! only, decline), and otherwise the call is refused with what waits and how to approve it.
+//! Decisions live in the personal directory (`store`), never in git; no meta-tool writes them.
+//!
+//! Calls from a build's or registration's work directory (examples before the commit) run
+//! with the defaults, unless the same content is already approved. After the call, `Call`
+//! redacts secret values from the output, logs and errors, and appends the call to the audit
+//! log.
+
+mod ask;
+pub mod request;
+pub mod store;
+
+pub use request::{Item, requested};
+pub use store::{Decision, Record, Store};
+
+use crate::audit;
+use crate::index::Tool;
+use crate::runner::CallOutput;
+use crate::runner::script::Host;
+use crate::secrets::{self, Redactor, SecretEnv};
+use crate::toolbox::Toolbox;
+use serde_json::Value;
+use std::path::Path;
+use std::time::Instant;
+use thiserror::Error;
+
+/// Why the gate stopped a call.
+#[derive(Debug, Error)]
+pub enum GateError {
+    #[error(
+        "tool {name:?} was not run: it asks for what a person has not approved on this machine: {}{}",
+        waiting.join("; "),
+        changed.as_ref().map(|c| format!(" ({c})")).unwrap_or_default()
+    )]
+    Pending {
+        name: String,
+        waiting: Vec<String>,
+        /// Set when an earlier version was approved: what changed since.
+        changed: Option<String>,
+    },
+    #[error("tool {name:?} needs the secret {secret}, which is not set on this machine")]
+    MissingSecret { name: String, secret: String },
+    #[error(
+        "tool {name:?} was not run: its {what} access to {path} would include toolsmith's private directory ({personal}), where approvals and secret values are kept"
+    )]
+    Private {
+        name: String,
+        what: &'static str,
+        path: String,
+        personal: String,
+    },
+    #[error(
+        "tool {name:?} was not run: the approvals or secrets of this machine cannot be read: {message}"
+    )]
+    Unreadable { name: String, message: String },
+    /// A call's error as the gate passes it on: secret values replaced, and a note when the
+    /// call ran with fewer grants than its tool asks for.
+    #[error("{message}")]
+    Rewritten {
+        message: String,
+        hint: Option<String>,
+    },
+}
+
+impl GateError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            GateError::Pending { name, .. } => Some(format!(
+                "only a person can approve this, never the AI: in a terminal, `toolsmith pending` shows what waits (and the diff since the last approved version), `toolsmith approve {name}` approves this version, `toolsmith deny {name}` denies it (the tool then runs with the default grants); an MCP client that supports elicitation asks the person directly"
+            )),
+            GateError::MissingSecret { secret, .. } => Some(format!(
+                "a person sets it in a terminal with `toolsmith secret set {secret}` (the value is read without echo and never stored in git), or on the one-time page an MCP client with URL elicitation offers; then call the tool again"
+            )),
+            GateError::Unreadable { .. } => Some(format!(
+                "check the files under {} (they must be readable by you)",
+                crate::personal::default_dir().display()
+            )),
+            GateError::Rewritten { hint, .. } => hint.clone(),
+            GateError::Private { name, .. } => Some(format!(
+                "declare a narrower path in tools/{name}/tool.toml, or keep the private directory elsewhere (TOOLSMITH_DATA)"
+            )),
+        }
+    }
+}
+
+/// The content an approval binds to: what the tool requests, its tool.toml (which records the
+/// artifact's sha256, checked by the WASM runner on every load) and its source and lockfiles
+/// as they are on disk (the source hash).
+pub fn content_hash(dir: &Path, tool: &Tool, items: &[Item]) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    let m = &tool.manifest;
+    let mut h = Sha256::new();
+    h.update(b"toolsmith-approval-1\0");
+    h.update(serde_json::to_vec(items).map_err(std::io::Error::other)?);
+    h.update([0]);
+    h.update(std::fs::read(dir.join(crate::manifest::FILE_NAME))?);
+    h.update([0]);
+    let artifact = (m.kind == crate::manifest::Kind::Wasm).then(|| m.artifact());
+    h.update(crate::hashing::source_hash(dir, artifact)?.as_bytes());
+    Ok(format!("sha256:{}", hex::encode(h.finalize())))
+}
+
+/// Where the gate reads and writes: the toolbox and this person's private directory.
+pub struct Gate<'a> {
+    pub toolbox: &'a Toolbox,
+    pub personal: &'a Path,
+}
+
+impl Gate<'_> {
+    pub fn store(&self) -> Store {
+        Store::new(self.personal, self.toolbox.root())
+    }
+
+    fn head(&self) -> Option<String> {
+        crate::git::resolve(self.toolbox.root(), "HEAD").ok()
+    }
+
+    /// Record a person's decision for the tool's current content.
+    pub fn decide(
+        &self,
+        name: &str,
+        content: &str,
+        items: &[Item],
+        decision: Decision,
+        via: &str,
+    ) -> std::io::Result<()> {
+        self.store().put(
+            name,
+            Record {
+                decision,
+                content: content.to_string(),
+                requested: request::lines(items),
+                at: crate::personal::now_secs(),
+                via: via.to_string(),
+                commit: self.head(),
+                approved_commit: None,
+            },
+        )?;
+        audit::Log::new(self.personal).append(&audit::Entry::decision(
+            self.toolbox.root(),
+            name,
+            match decision {
+                Decision::Approved => "approved",
+                Decision::Denied => "denied",
+            },
+            via,
+            request::lines(items),
+        ));
+        Ok(())
+    }
+}
+
+/// Where a stored tool stands, for `get_tool`: what it requests and whether a person approved
+/// this version on this machine (`not needed`, `pending`, `approved`, `denied`).
+pub fn describe(gate: &Gate<'_>, tool: &Tool) -> Value {
+    let name = &tool.manifest.name;
+    let items = requested(&tool.manifest);
+    if items.is_empty() {
+        return serde_json::json!({"state": "not needed", "requested": []});
+    }
+    let dir = gate.toolbox.tools_dir().join(name);
+    let state = match (content_hash(&dir, tool, &items), gate.store().get(name)) {
+        (Ok(c), Ok(Some(r))) if r.content == c => match r.decision {
+            Decision::Approved => "approved",
+            Decision::Denied => "denied",
+        },
+        (Ok(_), Ok(_)) => "pending",
+        _ => "unknown",
+    };
+    serde_json::json!({
+        "state": state,
+        "requested": request::lines(&items),
+        "how": format!("only the person approves: the client asks them at a call when it supports elicitation, or they run `toolsmith approve {name}`"),
+    })
+}
+
+/// An admitted call: the tool as it runs (effective grants, secrets), and what `finish` needs.
+pub struct Call {
+    redactor: Redactor,
+    grants: Vec<String>,
+    started: Instant,
+    bytes_in: usize,
+    /// Stored calls are audited (a build's work directory is not).
+    audit: Option<(audit::Log, audit::Entry)>,
+    warnings: Vec<String>,
+    /// Added to an error when the call ran with fewer grants than requested.
+    note: Option<String>,
+}
+
+/// Decide what the call of `tool` (from `dir`) may use; ask the person when the client can.
+/// Returns the tool to run (its manifest holding only the granted capabilities, its secrets
+/// set) and the call's after-care.
+pub async fn admit(
+    gate: &Gate<'_>,
+    dir: &Path,
+    mut tool: Tool,
+    args: &Value,
+    host: &dyn Host,
+) -> Result<(Tool, Call), GateError> {
+    let name = tool.manifest.name.clone();
+    let stored = dir == gate.toolbox.tools_dir().join(&name);
+    let unreadable = |e: &dyn std::fmt::Display| GateError::Unreadable {
+        name: name.clone(),
+        message: e.to_string(),
+    };
+    let all_secrets = secrets::Store::new(gate.personal)
+        .load()
+        .map_err(|e| unreadable(&e))?;
+    let mut call = Call {
+        redactor: Redactor::new(&all_secrets),
+        grants: Vec::new(),
+        started: Instant::now(),
+        bytes_in: args.to_string().len(),
+        audit: None,
+        warnings: Vec::new(),
+        note: None,
+    };
+    if stored {
+        let (actor, session) = host.actor().unwrap_or_else(|| ("local".into(), None));
+        call.audit = Some((
+            audit::Log::new(gate.personal),
+            audit::Entry::call(gate.toolbox.root(), &name, actor, session),
+        ));
+    }
+    let items = requested(&tool.manifest);
+    if items.is_empty() {
+        return Ok((tool, call));
+    }
+    let content = content_hash(dir, &tool, &items).map_err(|e| unreadable(&e))?;
+    let record = gate.store().get(&name).map_err(|e| unreadable(&e))?;
+    let current = record.as_ref().filter(|r| r.content == content);
+    let approved = match current.map(|r| r.decision) {
+        Some(Decision::Approved) => true,
+        Some(Decision::Denied) => {
+            call.warnings.push(format!(
+                "a person denied {name} {} on this machine; it ran with the default grants only (`toolsmith approve {name}` changes that)",
+                request::lines(&items).join("; ")
+            ));
+            false
+        }
+        None if !stored => {
+            call.warnings.push(format!(
+                "{name} ran with the default grants: {} wait for a person's approval once it is stored",
+                request::lines(&items).join("; ")
+            ));
+            false
+        }
+        None => {
+            let changed = record.as_ref().map(|r| ask::changed_since(gate, &name, r));
+            let question = ask::Question {
+                name: &name,
+                dir,
+                tool: &tool,
+                items: &items,
+                content: &content,
+                changed: changed.as_deref(),
+                diff: record
+                    .as_ref()
+                    .and_then(|r| ask::diff_since(gate, &name, r)),
+            };
+            match ask::person(gate, &question, host).await {
+                ask::Answer::Approved => true,
+                ask::Answer::Denied => {
+                    call.warnings.push(format!(
+                        "the person declined {}; {name} ran with the default grants only",
+                        request::lines(&items).join("; ")
+                    ));
+                    false
+                }
+                ask::Answer::Unanswered => {
+                    let e = GateError::Pending {
+                        name: name.clone(),
+                        waiting: request::lines(&items),
+                        changed,
+                    };
+                    call.record_refusal(&e);
+                    return Err(e);
+                }
+            }
+        }
+    };
+    if !approved {
+        call.note = Some(format!(
+            "it ran with the default grants only: {} not granted",
+            request::lines(&items).join("; ")
+        ));
+        tool.manifest = request::defaults_only(&tool.manifest);
+        return Ok((tool, call));
+    }
+    if let Err(e) = outside_private(gate.personal, &tool) {
+        call.record_refusal(&e);
+        return Err(e);
+    }
+    let mut env = Vec::new();
+    for (secret, purpose) in &tool.manifest.secrets {
+        let mut value = all_secrets.get(secret).cloned();
+        if value.is_none() && ask::secret_page(gate, &name, secret, purpose, host).await {
+            value = secrets::Store::new(gate.personal)
+                .load()
+                .ok()
+                .and_then(|mut all| all.remove(secret));
+            if let Some(v) = &value {
+                call.redactor = Redactor::new(&std::collections::BTreeMap::from([(
+                    secret.clone(),
+                    v.clone(),
+                )]))
+                .merged(&call.redactor);
+            }
+        }
+        match value {
+            Some(v) => env.push((secret.clone(), v)),
+            None => {
+                let e = GateError::MissingSecret {
+                    name: name.clone(),
+                    secret: secret.clone(),
+                };
+                call.record_refusal(&e);
+                return Err(e);
+            }
+        }
+    }
+    tool.secrets = SecretEnv::new(env);
+    call.grants = request::lines(&items);
+    Ok((tool, call))
+}
+
+/// No granted path may hold the private directory (an approved `read = ["/home/me"]` must not
+/// hand out every secret).
+fn outside_private(personal: &Path, tool: &Tool) -> Result<(), GateError> {
+    let private = personal
+        .canonicalize()
+        .unwrap_or_else(|_| personal.to_path_buf());
+    let roots = crate::runner::allowed_roots();
+    let c = &tool.manifest.capabilities;
+    for (what, paths) in [("read", &c.read), ("write", &c.write)] {
+        for p in paths {
+            let path = Path::new(p);
+            let abs = match (path.is_absolute(), roots.first()) {
+                (true, _) => path.to_path_buf(),
+                (false, Some(r)) => r.join(path),
+                (false, None) => continue,
+            };
+            let abs = abs.canonicalize().unwrap_or(abs);
+            if private.starts_with(&abs) || abs.starts_with(&private) {
+                return Err(GateError::Private {
+                    name: tool.manifest.name.clone(),
+                    what,
+                    path: p.clone(),
+                    personal: private.display().to_string(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Call {
+    /// A host that redacts what the tool logs or reports before it reaches `inner`.
+    pub fn host<'a>(&'a self, inner: &'a dyn Host) -> Redacting<'a> {
+        Redacting {
+            inner,
+            redactor: &self.redactor,
+        }
+    }
+
+    fn record_refusal(&mut self, e: &GateError) {
+        if let Some((log, mut entry)) = self.audit.take() {
+            entry.outcome = "pending".into();
+            entry.bytes_in = self.bytes_in as u64;
+            entry.error = Some(self.redactor.text(&e.to_string()));
+            log.append(&entry);
+        }
+    }
+
+    /// After the call: redact secret values from the result or the error (an error holding one,
+    /// or of a call with fewer grants than requested, becomes `GateError::Rewritten`), add the
+    /// gate's warnings, and audit the call.
+    pub fn finish<E: From<GateError>>(
+        self,
+        out: Result<CallOutput, E>,
+        describe: impl Fn(&E) -> (String, Option<String>),
+    ) -> Result<CallOutput, E> {
+        let r = &self.redactor;
+        let out = match out {
+            Ok(mut o) => {
+                r.in_place(&mut o.text);
+                if let Some(v) = o.structured.as_mut() {
+                    r.json(v);
+                }
+                o.logs.iter_mut().for_each(|l| r.in_place(l));
+                o.warnings.iter_mut().for_each(|l| r.in_place(l));
+                o.warnings.extend(self.warnings.iter().cloned());
+                Ok(o)
+            }
+            Err(e) => {
+                let (message, hint) = describe(&e);
+                if r.finds(&message)
+                    || hint.as_deref().is_some_and(|h| r.finds(h))
+                    || self.note.is_some()
+                {
+                    let note = self.note.as_deref().map(|n| format!(" ({n})"));
+                    Err(E::from(GateError::Rewritten {
+                        message: r.text(&message) + note.as_deref().unwrap_or(""),
+                        hint: hint.map(|h| r.text(&h)),
+                    }))
+                } else {
+                    Err(e)
+                }
+            }
+        };
+        if let Some((log, mut entry)) = self.audit {
+            entry.ms = self.started.elapsed().as_millis() as u64;
+            entry.bytes_in = self.bytes_in as u64;
+            entry.grants = self.grants;
+            match &out {
+                Ok(o) => {
+                    entry.outcome = "ok".into();
+                    entry.bytes_out = o.text.len() as u64;
+                }
+                Err(e) => {
+                    let (message, _) = describe(e);
+                    entry.outcome = "error".into();
+                    entry.error = Some(r.text(&message).chars().take(300).collect());
+                }
+            }
+            log.append(&entry);
+        }
+        out
+    }
+}
+
+/// The host a call's tool talks to, with secret values redacted from its logs and progress.
+pub struct Redacting<'a> {
+    inner: &'a dyn Host,
+    redactor: &'a Redactor,
+}
+
+impl Host for Redacting<'_> {
+    fn log(&self, level: &str, message: &str) {
+        self.inner.log(level, &self.redactor.text(message));
+    }
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        self.inner
+            .progress(progress, total, message.map(|m| self.redactor.text(&m)));
+    }
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        mut params: Value,
+    ) -> futures::future::BoxFuture<'a, Result<Value, (i64, String)>> {
+        // What a tool sends out (a question to the person, a prompt) is redacted too.
+        if method != "tools/call" && !method.starts_with("memory/") {
+            self.redactor.json(&mut params);
+        }
+        self.inner.request(method, params)
+    }
+    fn actor(&self) -> Option<(String, Option<String>)> {
+        self.inner.actor()
+    }
+    fn ask_person<'a>(
+        &'a self,
+        key: &'a str,
+        params: Value,
+    ) -> futures::future::BoxFuture<'a, Result<Value, (i64, String)>> {
+        self.inner.ask_person(key, params)
+    }
+}

@@ -1,0 +1,109 @@
+//! The approvals of one toolbox on this machine: a JSON file in the personal directory
+//! (`approvals/<hash of the toolbox path>.json`, mode 0600), never in the toolbox itself. Each
+//! tool has at most one decision, bound to the exact content it was made for; the commit of
+//! the last approved version is kept so a changed tool can show what changed since.
+
+use crate::personal;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A person's decision about one version of a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Approved,
+    Denied,
+}
+
+/// What is stored for one tool.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Record {
+    pub decision: Decision,
+    /// The content hash the decision is bound to (see `approval::content_hash`).
+    pub content: String,
+    /// What the tool asked for, as the person saw it.
+    pub requested: Vec<String>,
+    /// When (seconds since the epoch) and through what (`cli`, `elicitation`).
+    pub at: u64,
+    pub via: String,
+    /// The toolbox commit when the decision was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// The commit of the last version a person approved (kept across later changes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_commit: Option<String>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct File {
+    toolbox: String,
+    #[serde(default)]
+    tools: BTreeMap<String, Record>,
+}
+
+/// The approvals file of one toolbox.
+#[derive(Debug, Clone)]
+pub struct Store {
+    path: PathBuf,
+    toolbox: PathBuf,
+}
+
+impl Store {
+    /// The store of the toolbox at `root`, kept under `personal_dir`.
+    pub fn new(personal_dir: &Path, root: &Path) -> Store {
+        let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let key = crate::hashing::sha256_bytes(canonical.to_string_lossy().as_bytes());
+        let key = key.trim_start_matches("sha256:");
+        Store {
+            path: personal_dir
+                .join("approvals")
+                .join(format!("{}.json", &key[..16])),
+            toolbox: canonical,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn load(&self) -> std::io::Result<File> {
+        match std::fs::read(&self.path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                std::io::Error::other(format!("{} is not valid: {e}", self.path.display()))
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(File {
+                toolbox: self.toolbox.display().to_string(),
+                ..Default::default()
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The decision recorded for `name`, if any.
+    pub fn get(&self, name: &str) -> std::io::Result<Option<Record>> {
+        Ok(self.load()?.tools.remove(name))
+    }
+
+    /// Every tool's record.
+    pub fn all(&self) -> std::io::Result<BTreeMap<String, Record>> {
+        Ok(self.load()?.tools)
+    }
+
+    /// Record a decision (replacing the tool's previous one, keeping its last approved commit).
+    pub fn put(&self, name: &str, record: Record) -> std::io::Result<()> {
+        personal::with_lock(&self.path, || self.put_locked(name, record))
+    }
+
+    fn put_locked(&self, name: &str, mut record: Record) -> std::io::Result<()> {
+        let mut f = self.load()?;
+        if record.decision == Decision::Approved {
+            record.approved_commit = record.commit.clone();
+        } else if record.approved_commit.is_none() {
+            record.approved_commit = f.tools.get(name).and_then(|r| r.approved_commit.clone());
+        }
+        f.tools.insert(name.to_string(), record);
+        let bytes = serde_json::to_vec_pretty(&f).map_err(std::io::Error::other)?;
+        personal::write_private(&self.path, &bytes)
+    }
+}

@@ -1,0 +1,396 @@
+//! A person's commands for what tools may do: `pending`, `approve NAME`, `deny NAME`,
+//! `secret set|list|rm`, `audit`. These are the only writers of approvals and secrets; no
+//! meta-tool reaches them.
+
+use super::output::{self, UserError};
+use crate::app::App;
+use crate::approval::{self, Decision, Item};
+use crate::audit;
+use crate::index::Tool;
+use crate::secrets;
+use anyhow::Result;
+use serde_json::{Value, json};
+use std::io::IsTerminal;
+
+/// `toolsmith secret ...`
+#[derive(Debug, clap::Subcommand)]
+pub enum SecretCommand {
+    /// Set a secret's value: read from the terminal without echo (or one line of stdin).
+    Set { name: String },
+    /// The secrets set on this machine and the tools that declare them (never values).
+    List,
+    /// Remove a secret.
+    Rm { name: String },
+}
+
+/// `toolsmith audit`
+#[derive(Debug, clap::Args)]
+pub struct AuditArgs {
+    /// Only entries about this tool.
+    #[arg(long)]
+    pub tool: Option<String>,
+    /// Only entries since this time: RFC 3339 (2026-01-31T12:00:00Z) or an age (30m, 2h, 7d).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// At most this many (the newest).
+    #[arg(long, short = 'n', default_value_t = 100)]
+    pub limit: usize,
+}
+
+impl From<secrets::SecretError> for UserError {
+    fn from(e: secrets::SecretError) -> Self {
+        UserError {
+            hint: e.hint(),
+            message: e.to_string(),
+        }
+    }
+}
+
+fn io_error(what: &str, e: std::io::Error) -> anyhow::Error {
+    UserError::new(
+        format!("{what}: {e}"),
+        format!(
+            "check the files under {} (mode 0700/0600, owned by you)",
+            crate::personal::default_dir().display()
+        ),
+    )
+}
+
+/// One tool's request and its state on this machine.
+struct Status {
+    name: String,
+    items: Vec<Item>,
+    content: String,
+    record: Option<approval::Record>,
+}
+
+impl Status {
+    fn decided(&self) -> Option<Decision> {
+        self.record
+            .as_ref()
+            .filter(|r| r.content == self.content)
+            .map(|r| r.decision)
+    }
+}
+
+fn status(app: &App, tool: &Tool) -> Result<Option<Status>> {
+    let name = tool.manifest.name.clone();
+    let items = approval::requested(&tool.manifest);
+    if items.is_empty() {
+        return Ok(None);
+    }
+    let dir = app.toolbox.tools_dir().join(&name);
+    let content = approval::content_hash(&dir, tool, &items)
+        .map_err(|e| io_error(&format!("cannot hash tools/{name}"), e))?;
+    let record = app
+        .gate()
+        .store()
+        .get(&name)
+        .map_err(|e| io_error("cannot read the approvals", e))?;
+    Ok(Some(Status {
+        name,
+        items,
+        content,
+        record,
+    }))
+}
+
+/// The diff since the last approved version (empty when there was none).
+fn diff_since(app: &App, s: &Status) -> String {
+    let Some(commit) = s.record.as_ref().and_then(|r| r.approved_commit.clone()) else {
+        return String::new();
+    };
+    match crate::history::diff_tool(&app.toolbox, &s.name, &commit, "HEAD") {
+        Ok(d) => d.unified,
+        Err(e) => format!("(no diff: {e})"),
+    }
+}
+
+fn tool(app: &App, name: &str) -> Result<Tool> {
+    app.tool(name)
+        .map_err(|e| UserError::new(e.to_string(), e.hint().unwrap_or_default()))
+}
+
+/// `toolsmith pending`
+pub fn pending(app: &App, as_json: bool) -> Result<i32> {
+    let mut out = Vec::new();
+    for t in app.index().tools() {
+        if let Some(s) = status(app, t)?
+            && s.decided().is_none()
+        {
+            out.push(s);
+        }
+    }
+    if as_json {
+        let v: Vec<Value> = out
+            .iter()
+            .map(|s| {
+                json!({
+                    "name": s.name,
+                    "requested": approval::request::lines(&s.items),
+                    "content": s.content,
+                    "previous": s.record.as_ref().map(|r| json!({"decision": r.decision, "at": crate::personal::rfc3339(r.at), "approved_commit": r.approved_commit})),
+                    "diff": diff_since(app, s),
+                })
+            })
+            .collect();
+        output::json(&Value::Array(v));
+        return Ok(0);
+    }
+    if out.is_empty() {
+        eprintln!("nothing waits for approval");
+        return Ok(0);
+    }
+    for s in &out {
+        println!("{} asks for:", s.name);
+        for l in approval::request::lines(&s.items) {
+            println!("  - {l}");
+        }
+        if let Some(r) = &s.record {
+            println!(
+                "  (a person {} an earlier version on {}; it changed since)",
+                match r.decision {
+                    Decision::Approved => "approved",
+                    Decision::Denied => "denied",
+                },
+                crate::personal::rfc3339(r.at)
+            );
+            let diff = diff_since(app, s);
+            if !diff.is_empty() {
+                println!("  diff since the approved version:");
+                for line in diff.lines().take(200) {
+                    println!("    {line}");
+                }
+            }
+        }
+        println!(
+            "  approve: toolsmith approve {0}   deny: toolsmith deny {0}\n",
+            s.name
+        );
+    }
+    Ok(0)
+}
+
+/// `toolsmith approve NAME` / `toolsmith deny NAME`
+pub fn decide(app: &App, name: &str, decision: Decision, as_json: bool) -> Result<i32> {
+    let t = tool(app, name)?;
+    let Some(s) = status(app, &t)? else {
+        return Err(UserError::new(
+            format!("{name} asks for nothing beyond the defaults: there is nothing to approve"),
+            "it runs with the default grants (no network, no environment, its own scratch directory)",
+        ));
+    };
+    app.gate()
+        .decide(name, &s.content, &s.items, decision, "cli")
+        .map_err(|e| io_error("cannot record the decision", e))?;
+    let word = match decision {
+        Decision::Approved => "approved",
+        Decision::Denied => "denied",
+    };
+    let lines = approval::request::lines(&s.items);
+    if as_json {
+        output::json(
+            &json!({"name": name, "decision": word, "content": s.content, "requested": lines}),
+        );
+    } else {
+        println!("{word} for this version of {name} on this machine:");
+        for l in &lines {
+            println!("  - {l}");
+        }
+        if decision == Decision::Denied {
+            println!("it runs with the default grants only");
+        } else {
+            println!("any change to the tool asks again");
+        }
+    }
+    Ok(0)
+}
+
+/// `toolsmith secret ...`
+pub fn secret(app: &App, cmd: &SecretCommand, as_json: bool) -> Result<i32> {
+    let store = secrets::Store::new(app.personal_dir());
+    let log = audit::Log::new(app.personal_dir());
+    let note = |event: &str, name: &str| {
+        log.append(&audit::Entry::decision(
+            app.toolbox.root(),
+            "",
+            event,
+            "cli",
+            vec![name.to_string()],
+        ))
+    };
+    match cmd {
+        SecretCommand::Set { name } => {
+            if !crate::manifest::is_secret_name(name) {
+                return Err(
+                    UserError::from(secrets::SecretError::BadName { name: name.clone() }).into(),
+                );
+            }
+            let value = if std::io::stdin().is_terminal() {
+                rpassword::prompt_password(format!("value of {name} (not echoed): "))
+                    .map_err(|e| io_error("cannot read the value", e))?
+            } else {
+                let mut line = String::new();
+                std::io::stdin()
+                    .read_line(&mut line)
+                    .map_err(|e| io_error("cannot read the value from stdin", e))?;
+                line
+            };
+            if value.trim_end_matches(['\r', '\n']).len() < secrets::redact::MIN_LEN {
+                return Err(UserError::new(
+                    format!(
+                        "the value is shorter than {} characters",
+                        secrets::redact::MIN_LEN
+                    ),
+                    "a value that short could not be told apart from ordinary output (and would not be redacted); paste the real value",
+                ));
+            }
+            store.set(name, &value).map_err(UserError::from)?;
+            note("secret set", name);
+            if as_json {
+                output::json(&json!({"name": name, "set": true}));
+            } else {
+                eprintln!(
+                    "{name} is set (stored in {}, mode 0600)",
+                    store.path().display()
+                );
+            }
+        }
+        SecretCommand::Rm { name } => {
+            store.remove(name).map_err(UserError::from)?;
+            note("secret removed", name);
+            if as_json {
+                output::json(&json!({"name": name, "removed": true}));
+            } else {
+                eprintln!("{name} removed");
+            }
+        }
+        SecretCommand::List => {
+            let set = store.names().map_err(UserError::from)?;
+            let idx = app.index();
+            let mut names: std::collections::BTreeMap<String, Vec<String>> =
+                set.iter().map(|n| (n.clone(), Vec::new())).collect();
+            for t in idx.tools() {
+                for s in t.manifest.secrets.keys() {
+                    names
+                        .entry(s.clone())
+                        .or_default()
+                        .push(t.manifest.name.clone());
+                }
+            }
+            let rows: Vec<(String, bool, Vec<String>)> = names
+                .into_iter()
+                .map(|(n, tools)| (n.clone(), set.contains(&n), tools))
+                .collect();
+            if as_json {
+                output::json(&Value::Array(
+                    rows.iter()
+                        .map(|(n, s, t)| json!({"name": n, "set": s, "tools": t}))
+                        .collect(),
+                ));
+            } else if rows.is_empty() {
+                eprintln!("no secrets are set or declared");
+            } else {
+                let table: Vec<Vec<String>> = rows
+                    .iter()
+                    .map(|(n, s, t)| {
+                        vec![
+                            n.clone(),
+                            if *s { "set".into() } else { "NOT SET".into() },
+                            t.join(", "),
+                        ]
+                    })
+                    .collect();
+                print!("{}", output::table(&["NAME", "VALUE", "USED BY"], &table));
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// Seconds since the epoch of `--since`.
+fn parse_since(s: &str) -> Result<u64> {
+    let bad = || {
+        UserError::new(
+            format!("--since {s:?} is not a time"),
+            "give an RFC 3339 time (2026-01-31T12:00:00Z) or an age such as 30m, 2h or 7d",
+        )
+    };
+    if let Ok(t) = s.parse::<jiff::Timestamp>() {
+        return Ok(t.as_second().max(0) as u64);
+    }
+    let (num, unit) = s.split_at(s.len().saturating_sub(1));
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86400,
+        _ => return Err(bad()),
+    };
+    Ok(crate::personal::now_secs().saturating_sub(secs))
+}
+
+/// `toolsmith audit`
+pub fn audit(app: &App, a: &AuditArgs, as_json: bool) -> Result<i32> {
+    let since = a.since.as_deref().map(parse_since).transpose()?;
+    let log = audit::Log::new(app.personal_dir());
+    let mut entries = log
+        .read(a.tool.as_deref(), since)
+        .map_err(|e| io_error("cannot read the audit log", e))?;
+    let skip = entries.len().saturating_sub(a.limit);
+    entries.drain(..skip);
+    if as_json {
+        output::json(&serde_json::to_value(&entries)?);
+        return Ok(0);
+    }
+    let rows: Vec<Vec<String>> = entries
+        .iter()
+        .map(|e| {
+            let what = if e.event == "call" {
+                format!(
+                    "{} {}ms in {}B out {}B{}",
+                    e.outcome,
+                    e.ms,
+                    e.bytes_in,
+                    e.bytes_out,
+                    e.error
+                        .as_deref()
+                        .map(|x| format!(": {x}"))
+                        .unwrap_or_default()
+                )
+            } else {
+                format!("via {}", e.via)
+            };
+            vec![
+                crate::personal::rfc3339(e.time),
+                e.event.clone(),
+                e.tool.clone(),
+                format!(
+                    "{}{}",
+                    e.actor,
+                    e.session
+                        .as_deref()
+                        .map(|s| format!(" ({s})"))
+                        .unwrap_or_default()
+                ),
+                e.commit
+                    .as_deref()
+                    .map(|c| c.chars().take(8).collect())
+                    .unwrap_or_default(),
+                e.grants.join("; "),
+                what,
+            ]
+        })
+        .collect();
+    print!(
+        "{}",
+        output::table(
+            &[
+                "TIME", "EVENT", "TOOL", "ACTOR", "COMMIT", "GRANTS", "OUTCOME"
+            ],
+            &rows
+        )
+    );
+    Ok(0)
+}

@@ -1,0 +1,184 @@
+//! The commit scan: before `Toolbox::apply` builds a commit, the files going into it are
+//! searched for credentials — the values of secrets stored on this machine, and common
+//! credential formats (GitHub, AWS, OpenAI/Anthropic-style keys, Slack tokens and webhooks,
+//! private key blocks). A finding names the file and line and never repeats the value.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// Stored secret values shorter than this are not searched for (too many false matches).
+pub const MIN_STORED_LEN: usize = 8;
+/// Files larger than this are not scanned for formats (stored values are still searched).
+const MAX_TEXT_BYTES: usize = 4 << 20;
+
+/// One credential found in a file about to be committed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The path, relative to what was scanned.
+    pub path: String,
+    /// 1-based line.
+    pub line: usize,
+    /// What it looks like ("a GitHub token", "the value of the secret API_KEY").
+    pub what: String,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.path, self.line, self.what)
+    }
+}
+
+fn formats() -> &'static [(regex::Regex, &'static str)] {
+    static F: OnceLock<Vec<(regex::Regex, &'static str)>> = OnceLock::new();
+    F.get_or_init(|| {
+        [
+            (r"\bgh[pousr]_[A-Za-z0-9]{36,}", "a GitHub token"),
+            (
+                r"\bgithub_pat_[A-Za-z0-9_]{22,}",
+                "a GitHub fine-grained token",
+            ),
+            (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "an AWS access key id"),
+            (
+                r#"(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?[A-Za-z0-9/+=]{40}\b"#,
+                "an AWS secret access key",
+            ),
+            (r"\bsk-ant-[A-Za-z0-9_\-]{20,}", "an Anthropic API key"),
+            (
+                r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{32,}",
+                "an OpenAI-style API key",
+            ),
+            (r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", "a Slack token"),
+            (
+                r"https://hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+",
+                "a Slack webhook URL",
+            ),
+            (
+                r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
+                "a private key block",
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(re, what)| regex::Regex::new(re).ok().map(|r| (r, what)))
+        .collect()
+    })
+}
+
+fn line_of(text: &[u8], offset: usize) -> usize {
+    text[..offset.min(text.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
+/// Scan one file's bytes. `stored` are (name, value) of the secrets stored on this machine.
+pub fn scan_bytes(path: &str, bytes: &[u8], stored: &[(String, String)]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (name, value) in stored {
+        if value.len() < MIN_STORED_LEN {
+            continue;
+        }
+        if let Some(at) = memchr_find(bytes, value.as_bytes()) {
+            out.push(Finding {
+                path: path.to_string(),
+                line: line_of(bytes, at),
+                what: format!("the value of the secret {name} stored on this machine"),
+            });
+        }
+    }
+    let head = &bytes[..bytes.len().min(8192)];
+    if bytes.len() <= MAX_TEXT_BYTES && !head.contains(&0) {
+        let text = String::from_utf8_lossy(bytes);
+        for (re, what) in formats() {
+            if let Some(m) = re.find(&text) {
+                out.push(Finding {
+                    path: path.to_string(),
+                    line: line_of(text.as_bytes(), m.start()),
+                    what: (*what).to_string(),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn memchr_find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() || needle.len() > hay.len() {
+        return None;
+    }
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Scan every file under `dir` (except environments and build output), naming each as
+/// `prefix/<relative path>`.
+pub fn scan_dir(dir: &Path, prefix: &str, stored: &[(String, String)]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let walker = walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let n = e.file_name().to_string_lossy();
+            !(e.file_type().is_dir() && crate::hashing::IGNORED_NAMES.contains(&n.as_ref()))
+        });
+    for entry in walker.flatten() {
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(entry.path()) else {
+            continue;
+        };
+        let rel = entry
+            .path()
+            .strip_prefix(dir)
+            .map(|r| r.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
+        out.extend(scan_bytes(&format!("{prefix}/{rel}"), &bytes, stored));
+    }
+    out
+}
+
+/// The secrets stored on this machine (`personal::default_dir`), for the scan; none when the
+/// file cannot be read (the format scan still runs).
+pub fn stored_secrets() -> Vec<(String, String)> {
+    crate::secrets::Store::new(&crate::personal::default_dir())
+        .load()
+        .map(|m| m.into_iter().collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_and_stored_values_are_found_with_their_line() {
+        let key = format!("ghp_{}", "a1B2".repeat(9));
+        let src = format!("import os\nTOKEN = \"{key}\"\n");
+        let f = scan_bytes("tools/t/main.py", src.as_bytes(), &[]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!((f[0].line, f[0].what.as_str()), (2, "a GitHub token"));
+        for (text, what) in [
+            ("AKIAABCDEFGHIJKLMNOP", "an AWS access key id"),
+            (
+                &format!("k = 'sk-ant-api03-{}'", "x".repeat(30)),
+                "an Anthropic API key",
+            ),
+            (
+                &format!("sk-proj-{}", "Ab1".repeat(15)),
+                "an OpenAI-style API key",
+            ),
+            ("xoxb-1234567890-abcdefghij", "a Slack token"),
+            ("-----BEGIN OPENSSH PRIVATE KEY-----", "a private key block"),
+            ("-----BEGIN RSA PRIVATE KEY-----", "a private key block"),
+        ] {
+            let f = scan_bytes("x", text.as_bytes(), &[]);
+            assert_eq!(f.first().map(|f| f.what.as_str()), Some(what), "{text}");
+        }
+        let stored = vec![("MY_KEY".to_string(), "plain-looking-value".to_string())];
+        let f = scan_bytes("x", b"a\nb\nv = plain-looking-value\n", &stored);
+        assert_eq!(f[0].line, 3);
+        assert!(f[0].what.contains("MY_KEY"));
+        assert!(scan_bytes("x", b"print('hello sk-short')\n", &stored).is_empty());
+    }
+}

@@ -1,0 +1,197 @@
+"""A person approves a tool's capabilities through MCP elicitation (issue 12), with the official
+Python SDK's elicitation callback playing the person: decline, accept for this call only,
+accept for this version; a client without elicitation gets an isError naming the command.
+
+Scenario "page": a missing secret is entered on the one-time page, offered through URL-mode
+elicitation and filled in by headless Chromium (tests/py/browser.py).
+
+Usage: approvals.py --toolsmith BIN --toolbox DIR --mode legacy|auto [--scenario form|page]
+Prints one JSON summary line on stdout; exits non-zero when an expectation fails.
+"""
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+from mcp import Client, StdioServerParameters, types
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def expect(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def text_of(r):
+    return "".join(getattr(c, "text", "") for c in r.content)
+
+
+CODE = "import json, os, sys\njson.load(sys.stdin)\nprint(json.dumps({'seen': os.environ.get('TOOLSMITH_TEST_APPROVAL_ENV'), 'v': %d}))\n"
+
+
+async def register(client, version):
+    r = await client.call_tool("register_script", {
+        "name": "peek_env", "description": "Shows one environment variable",
+        "language": "python", "protocol": "plain", "source": CODE % version,
+        "capabilities": {"env": ["TOOLSMITH_TEST_APPROVAL_ENV"]}})
+    expect(not r.is_error, f"register: {text_of(r)}")
+
+
+PAGE_VALUE = "page-secret-5c1d9e7a"
+PAGE_CODE = "import json, os, sys\njson.load(sys.stdin)\nv = os.environ.get('PAGE_TOKEN')\nsys.stderr.write('using ' + str(v) + '\\n')\nprint(json.dumps({'token': v, 'len': len(v or '')}))\n"
+
+
+def drive_page(url, summary):
+    """The person at the browser: other origins are refused, the form saves the value once."""
+    import urllib.error
+    import urllib.request
+    from urllib.parse import urlsplit
+    from browser import Browser
+
+    def post(headers):
+        req = urllib.request.Request(url, data=b"value=stolen-value-1234", method="POST", headers=headers)
+        try:
+            return urllib.request.urlopen(req).status
+        except urllib.error.HTTPError as e:
+            return e.code
+
+    summary["other_origin"] = post({"Origin": "http://evil.example"})
+    summary["cross_site"] = post({"Sec-Fetch-Site": "cross-site"})
+    expect(urlsplit(url).hostname == "127.0.0.1", f"the page is on loopback: {url}")
+    b = Browser()
+    try:
+        summary["page_text"] = b.open(url)
+        summary["saved_text"] = b.fill_and_submit("value", PAGE_VALUE)
+        summary["reopened_text"] = b.open(url)
+    finally:
+        b.close()
+    print("page:", json.dumps(summary), file=sys.stderr, flush=True)
+
+
+async def page(a, env, summary):
+    modes = []
+
+    async def person(ctx, params):
+        mode = getattr(params, "mode", None) or "form"
+        modes.append(mode)
+        if mode == "url":
+            expect("PAGE_TOKEN" in params.message, f"the page names the secret: {params.message}")
+            await asyncio.to_thread(drive_page, params.url, summary)
+            return types.ElicitResult(action="accept")
+        props = params.requested_schema["properties"]
+        expect(list(props) == ["approve_for"], f"a form never asks for a secret: {props}")
+        return types.ElicitResult(action="accept", content={"approve_for": "this version"})
+
+    logs = []
+
+    async def on_log(params):
+        logs.append(json.dumps(params.data) if not isinstance(params.data, str) else params.data)
+
+    server = StdioServerParameters(command=a.toolsmith, args=["--toolbox", a.toolbox, "serve"], env=env)
+    async with Client(server, mode=a.mode, cache=None, read_timeout_seconds=120,
+                      elicitation_callback=person, logging_callback=on_log) as client:
+        r = await client.call_tool("register_script", {
+            "name": "page_tok", "description": "Reports its token", "language": "python",
+            "protocol": "plain", "source": PAGE_CODE, "secrets": {"PAGE_TOKEN": "a token for the test"}})
+        expect(not r.is_error, f"register: {text_of(r)}")
+        r = await client.call_tool("page_tok", {})
+        expect(not r.is_error, f"the call runs once the page was filled in: {text_of(r)}")
+        summary["result"] = r.structured_content
+        summary["modes"] = modes
+        summary["value_in_result"] = PAGE_VALUE in text_of(r)
+        r = await client.call_tool("page_tok", {})
+        summary["asked_again"] = len(modes) > 2
+        summary["log_redacted"] = any("using [secret PAGE_TOKEN]" in l for l in logs)
+        summary["value_in_logs"] = any(PAGE_VALUE in l for l in logs)
+    print(json.dumps(summary))
+
+
+async def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--toolsmith", required=True)
+    ap.add_argument("--toolbox", required=True)
+    ap.add_argument("--mode", default="legacy")
+    ap.add_argument("--scenario", default="form")
+    a = ap.parse_args()
+    env = {**os.environ, "TOOLSMITH_TEST_APPROVAL_ENV": "visible"}
+    if a.scenario == "page":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        return await page(a, env, {"mode": a.mode})
+    server = StdioServerParameters(command=a.toolsmith, args=["--toolbox", a.toolbox, "serve"], env=env)
+    answers, asked = [], []
+    summary = {"mode": a.mode}
+
+    async def person(ctx, params):
+        asked.append({"message": params.message, "schema": params.requested_schema})
+        answer = answers.pop(0)
+        if answer == "decline":
+            return types.ElicitResult(action="decline")
+        scope = "this call only" if answer == "once" else "this version"
+        return types.ElicitResult(action="accept", content={"approve_for": scope})
+
+    async with Client(server, mode=a.mode, cache=None, read_timeout_seconds=120,
+                      elicitation_callback=person) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        expect(not any(w in n for n in names for w in ("approve", "grant", "secret")),
+               f"a meta-tool could approve or set secrets: {names}")
+        await register(client, 1)
+        r = await client.call_tool("get_tool", {"name": "peek_env"})
+        expect(r.structured_content["approval"]["state"] == "pending", f"get_tool: {r.structured_content.get('approval')}")
+
+        # Decline: recorded as a denial of this version; the call runs with the defaults.
+        answers.append("decline")
+        r = await client.call_tool("peek_env", {})
+        expect(len(asked) == 1, f"the person was asked once: {asked}")
+        msg = asked[0]["message"]
+        for part in ("peek_env", "the environment variable TOOLSMITH_TEST_APPROVAL_ENV", "python script (main.py, 3 lines"):
+            expect(part in msg, f"the form names {part!r}: {msg}")
+        props = asked[0]["schema"]["properties"]
+        expect(list(props) == ["approve_for"], f"the form asks for nothing else: {props}")
+        expect(not r.is_error and r.structured_content["seen"] is None, f"declined: {text_of(r)}")
+        expect("declined" in text_of(r), f"the result says it was declined: {text_of(r)}")
+        r = await client.call_tool("peek_env", {})
+        expect(len(asked) == 1 and r.structured_content["seen"] is None, "a denial is remembered")
+
+        # A changed tool asks again. Accept for this call only: granted now, asked next time.
+        await register(client, 2)
+        answers.append("once")
+        r = await client.call_tool("peek_env", {})
+        expect(len(asked) == 2, f"a changed tool asks again: {len(asked)}")
+        expect(not r.is_error and r.structured_content["seen"] == "visible", f"once: {text_of(r)}")
+        answers.append("version")
+        r = await client.call_tool("peek_env", {})
+        expect(len(asked) == 3, "accept-once is not remembered")
+        expect(r.structured_content["seen"] == "visible", f"version: {text_of(r)}")
+        r = await client.call_tool("peek_env", {})
+        expect(len(asked) == 3 and r.structured_content["seen"] == "visible",
+               "an approval of this version is remembered")
+        r = await client.call_tool("get_tool", {"name": "peek_env"})
+        expect(r.structured_content["approval"]["state"] == "approved", f"get_tool: {r.structured_content.get('approval')}")
+        await register(client, 3)
+        summary["asked"] = len(asked)
+
+    # A client that cannot ask the person: isError, saying what waits and how to approve it.
+    async with Client(server, mode=a.mode, cache=None, read_timeout_seconds=120) as client:
+        r = await client.call_tool("peek_env", {})
+        t = text_of(r)
+        expect(r.is_error, f"pending without elicitation is an error: {t}")
+        for part in ("the environment variable TOOLSMITH_TEST_APPROVAL_ENV", "toolsmith approve peek_env",
+                     "changed since the version approved"):
+            expect(part in t, f"{part!r} in {t}")
+
+    out = subprocess.run([a.toolsmith, "--toolbox", a.toolbox, "--json", "audit", "--tool", "peek_env"],
+                         check=True, capture_output=True, env=env)
+    log = json.loads(out.stdout)
+    summary["decisions"] = [(e["event"], e.get("via")) for e in log if e["event"] != "call"]
+    summary["calls"] = [e["outcome"] for e in log if e["event"] == "call"]
+    summary["actor_session"] = all(e.get("session") for e in log if e["event"] == "call")
+    print(json.dumps(summary))
+
+
+asyncio.run(main())
