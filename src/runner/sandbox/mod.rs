@@ -218,7 +218,7 @@ pub struct Prepared {
 /// Prepare `argv` (interpreter, its arguments, the entry) for the spec.
 pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, SandboxError> {
     let mechanism = choose(spec.mode)?;
-    if let Some(real) = argv.first().and_then(|a| grants::real_interpreter(a)) {
+    if let Some(real) = argv.first().and_then(|a| crate::runner::interp::resolve(a)) {
         argv[0] = real.to_string_lossy().into_owned();
     }
     let argv0 = argv.first().cloned().unwrap_or_default();
