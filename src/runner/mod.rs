@@ -4,10 +4,13 @@
 //! manifest) and arguments, and return a `CallOutput` or a `RunError` that says what to do.
 
 pub mod interp;
+pub(crate) mod launch;
 mod outcome;
 pub mod pipeline;
 pub mod sandbox;
 pub mod script;
+pub mod spare;
+mod stubs;
 pub mod wasm;
 pub mod worker;
 

@@ -1,0 +1,18 @@
+# toolsmith spare (Perl): started inside the tool's sandbox before any call, it has loaded
+# nothing of the tool's (only JSON::PP, as if the tool had used it first). It writes "r" on
+# stdout once up, reads one line on stdin (the call's entry path), writes "g" and runs the
+# entry file, as `perl ENTRY` would.
+require JSON::PP;
+syswrite(STDOUT, 'r');
+my $line = <STDIN>;
+exit 0 unless defined $line;
+syswrite(STDOUT, 'g');
+chomp $line;
+@ARGV = ();
+$0 = $line;
+undef $line;
+unless (-f $0) { print STDERR "Can't open perl script \"$0\": No such file or directory\n"; exit 2; }
+$@ = '';
+do $0;
+if ($@) { print STDERR $@; exit(($! + 0) || 255); }
+exit 0;
