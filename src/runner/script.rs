@@ -91,7 +91,9 @@ pub async fn call_fresh(
 ) -> Result<CallOutput, RunError> {
     let m = &tool.manifest;
     let name = m.name.clone();
+    let t0 = std::time::Instant::now();
     let recipe = super::launch::Recipe::new(dir, tool, false).await?;
+    let t_recipe = t0.elapsed();
     let timeout = Duration::from_millis(m.limits.timeout_ms());
     let started = std::time::Instant::now();
     // The time limit counts from the call: waiting for a spare still starting is part of it.
@@ -158,18 +160,33 @@ pub async fn call_fresh(
             }
         }
     };
+    let t_acquire = t0.elapsed();
     let outcome = tokio::time::timeout(timeout, work).await;
+    let t_work = t0.elapsed();
     // Whatever happened, no process of this call outlives it.
     kill_group(pid);
     if let Some(cg) = &launched.cgroup {
-        cg.kill_all();
+        cg.signal_all();
     }
-    let _ = launched.child.wait().await;
-    drop(launched);
+    let t_reap = t0.elapsed();
     if stored {
         super::spare::refill(dir, &recipe);
     }
+    tracing::debug!(
+        tool = %name,
+        recipe = ?t_recipe,
+        process = ?t_acquire,
+        answered = ?t_work,
+        signalled = ?t_reap,
+        "script call phases (elapsed at the end of each)"
+    );
     let (err_bytes, err_overflow) = stderr_task.await.unwrap_or_default();
+    // Every process of the call has been signalled; processes it forked meanwhile, the reaping
+    // and the removal of its cgroup and scratch directory finish off the call's path.
+    tokio::spawn(async move {
+        let _ = launched.child.wait().await;
+        let _ = tokio::task::spawn_blocking(move || drop(launched)).await;
+    });
     let stderr_text = String::from_utf8_lossy(&err_bytes).trim().to_string();
     let outcome = match outcome {
         // A plain script waits for the end of stdin, which a jsonrpc call keeps open.
