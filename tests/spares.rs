@@ -72,6 +72,7 @@ async fn through_spare(app: &App, name: &str, args: Value) -> Result<Value, Call
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_through_a_spare_sees_nothing_of_the_previous_call() {
     let _turn = TURN.lock().await;
+    spare::set_enabled(true);
     let (_tmp, app) = app();
     let py_helper = template_helper("python", "main.py", "# --- toolsmith jsonrpc helper");
     let py = format!(
@@ -165,6 +166,7 @@ async fn a_call_through_a_spare_sees_nothing_of_the_previous_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_spare_is_replaced_and_a_changed_environment_gets_a_new_spare() {
     let _turn = TURN.lock().await;
+    spare::set_enabled(true);
     let (_tmp, app) = app();
     // SAFETY: this binary's other tests do not read this variable; set before any call.
     unsafe { std::env::set_var("SPARE_TEST_VALUE", "one") };
@@ -223,6 +225,7 @@ fn leftover(marker: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limits_hold_for_spares() {
     let _turn = TURN.lock().await;
+    spare::set_enabled(true);
     let (_tmp, app) = app();
     add(&app, json!({"name": "loops", "language": "python", "protocol": "plain", "description": "loops forever",
         "limits": {"timeout_ms": 600},

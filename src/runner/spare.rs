@@ -1,5 +1,5 @@
-//! Pre-started spares: per tool (its recipe key: interpreter, environment, sandbox profile,
-//! limits), `TOOLSMITH_SPARES` (default 1) processes already started inside their sandbox,
+//! Pre-started spares: in a server (`set_enabled`, turned on by `serve`), per tool (its recipe
+//! key: interpreter, environment, sandbox profile, limits), `TOOLSMITH_SPARES` (default 1) processes already started inside their sandbox,
 //! waiting in a stub (`stubs.rs`) for the entry path of their one call. A call takes one, hands
 //! it the entry, then its input, and a replacement is started in the background once the call
 //! is over. Every call is still a fresh process — a spare serves exactly one call — and every
@@ -25,7 +25,18 @@ pub const DEFAULT_SPARES: usize = 1;
 /// Default bound on idle spares overall.
 pub const DEFAULT_MAX_SPARES: usize = 8;
 
+static ENABLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Keep spares (a long-running server: `serve` turns this on; a one-shot command does not
+/// start processes it would leave behind).
+pub fn set_enabled(on: bool) {
+    ENABLED.store(on, Ordering::SeqCst);
+}
+
 fn per_tool() -> usize {
+    if !ENABLED.load(Ordering::SeqCst) {
+        return 0;
+    }
     env_count("TOOLSMITH_SPARES").unwrap_or(DEFAULT_SPARES)
 }
 
@@ -272,7 +283,8 @@ pub fn idle_count() -> usize {
     slots().values().map(|s| s.idle.len()).sum()
 }
 
-/// Stop every spare (tests; shutdown).
+/// Stop every spare (tests; shutdown), removing their scratch directories and cgroups.
 pub fn stop_all() {
-    slots().clear();
+    let stopped: Vec<Slot> = slots().drain().map(|(_, s)| s).collect();
+    drop(stopped);
 }

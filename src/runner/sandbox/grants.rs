@@ -147,6 +147,17 @@ pub fn interpreter_prefixes(argv0: &str) -> Vec<PathBuf> {
     out
 }
 
+/// The system directories and /etc entries that exist here (looked up once per process).
+fn system_paths() -> &'static [PathBuf] {
+    static SYSTEM: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    SYSTEM.get_or_init(|| {
+        let mut system: Vec<PathBuf> = SYSTEM_DIRS.iter().map(PathBuf::from).collect();
+        system.extend(ETC_ENTRIES.iter().map(|e| Path::new("/etc").join(e)));
+        system.retain(|p| p.exists());
+        system
+    })
+}
+
 impl Grants {
     /// Resolve a spec for the interpreter `argv0`.
     pub fn new(spec: &Spec<'_>, argv0: &str) -> Result<Grants, SandboxError> {
@@ -160,9 +171,7 @@ impl Grants {
             .iter()
             .map(|p| resolve_declared(p, "write", spec.roots))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut system: Vec<PathBuf> = SYSTEM_DIRS.iter().map(PathBuf::from).collect();
-        system.extend(ETC_ENTRIES.iter().map(|e| Path::new("/etc").join(e)));
-        system.retain(|p| p.exists());
+        let system = system_paths().to_vec();
         let mut read = interpreter_prefixes(argv0);
         read.extend(spec.visible.iter().cloned());
         read.extend(read_declared);
