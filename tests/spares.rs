@@ -160,6 +160,21 @@ async fn a_call_through_a_spare_sees_nothing_of_the_previous_call() {
         }
         other => panic!("{other:?}"),
     }
+    // Exit codes, atexit functions and threads behave as at a normal interpreter exit.
+    add(&app, json!({"name": "exits", "language": "python", "protocol": "plain", "description": "exits 3",
+        "code": "import atexit, sys, threading, time\natexit.register(lambda: print('atexit ran', file=sys.stderr))\nthreading.Thread(target=lambda: (time.sleep(0.05), print('thread done', file=sys.stderr))).start()\nsys.exit(3)\n"})).await;
+    let _ = call(&app, "exits", json!({})).await;
+    match through_spare(&app, "exits", json!({})).await {
+        Err(CallError::Run(RunError::Failed {
+            code: 3, stderr, ..
+        })) => {
+            assert!(
+                stderr.contains("thread done") && stderr.contains("atexit ran"),
+                "{stderr}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
     spare::stop_all();
 }
 

@@ -24,14 +24,37 @@ def _toolsmith_spare():
     return entry
 _toolsmith_entry = _toolsmith_spare()
 del _toolsmith_spare
+def _toolsmith_exit(code):
+    # What interpreter shutdown does that a script can observe — wait for its threads, run its
+    # atexit functions, flush its output — then exit without tearing every module down.
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        threading._shutdown()
+    __import__("atexit")._run_exitfuncs()
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:
+            pass
+    os._exit(code)
+if not os.path.isfile(_toolsmith_entry):
+    print(f"{sys.executable}: can't open file {_toolsmith_entry!r}: [Errno 2] No such file or directory", file=sys.stderr)
+    _toolsmith_exit(2)
 try:
     __import__("runpy").run_path(_toolsmith_entry, run_name="__main__")
-except SystemExit:
-    raise
+except SystemExit as e:
+    c = e.code
+    if c is None:
+        _toolsmith_exit(0)
+    if isinstance(c, int):
+        _toolsmith_exit(c & 0xFF)
+    print(c, file=sys.stderr)
+    _toolsmith_exit(1)
 except BaseException as e:
     import traceback
     tb = e.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != _toolsmith_entry:
         tb = tb.tb_next
     traceback.print_exception(type(e), e, tb or e.__traceback__)
-    sys.exit(1)
+    _toolsmith_exit(1)
+_toolsmith_exit(0)
