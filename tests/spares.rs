@@ -160,6 +160,7 @@ async fn a_call_through_a_spare_sees_nothing_of_the_previous_call() {
         }
         other => panic!("{other:?}"),
     }
+    assert_clean(app.toolbox.root());
     // Exit codes, atexit functions and threads behave as at a normal interpreter exit.
     add(&app, json!({"name": "exits", "language": "python", "protocol": "plain", "description": "exits 3",
         "code": "import atexit, sys, threading, time\natexit.register(lambda: print('atexit ran', file=sys.stderr))\nthreading.Thread(target=lambda: (time.sleep(0.05), print('thread done', file=sys.stderr))).start()\nsys.exit(3)\n"})).await;
