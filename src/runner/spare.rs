@@ -79,6 +79,17 @@ impl Spare {
     }
 }
 
+/// Stop spares off the async threads (killing a process's cgroup waits for it to empty).
+fn discard(spares: Vec<Spare>) {
+    if spares.is_empty() {
+        return;
+    }
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) => drop(h.spawn_blocking(move || drop(spares))),
+        Err(_) => drop(spares),
+    }
+}
+
 struct Slot {
     key: u64,
     idle: Vec<Spare>,
@@ -107,7 +118,7 @@ fn take(dir: &Path, key: u64) -> Option<Spare> {
     let slot = slots.get_mut(dir)?;
     if slot.key != key {
         tracing::debug!(dir = %dir.display(), "the tool's process set-up changed; dropping its spares");
-        slot.idle.clear();
+        discard(std::mem::take(&mut slot.idle));
         slot.key = key;
         return None;
     }
@@ -204,7 +215,7 @@ pub(crate) fn refill(dir: &Path, r: &Recipe) {
             last_used: now,
         });
         if slot.key != key {
-            slot.idle.clear();
+            discard(std::mem::take(&mut slot.idle));
             slot.key = key;
         }
         slot.last_used = now;
@@ -218,7 +229,14 @@ pub(crate) fn refill(dir: &Path, r: &Recipe) {
             let started = start(&r, true).await;
             let mut slots = slots();
             let Some(slot) = slots.get_mut(&dir) else {
-                return; // stopped meanwhile: the spare is dropped (killed)
+                // Stopped meanwhile: the spare is stopped too.
+                if let Ok(launched) = started {
+                    discard(vec![Spare {
+                        launched,
+                        ready: false,
+                    }]);
+                }
+                return;
             };
             slot.starting = slot.starting.saturating_sub(1);
             match started {
@@ -226,7 +244,10 @@ pub(crate) fn refill(dir: &Path, r: &Recipe) {
                     launched,
                     ready: false,
                 }),
-                Ok(_) => {}
+                Ok(launched) => discard(vec![Spare {
+                    launched,
+                    ready: false,
+                }]),
                 Err(e) => tracing::debug!(tool = %r.name, "could not start a spare: {e}"),
             }
             evict(&mut slots);
@@ -247,7 +268,7 @@ fn evict(slots: &mut HashMap<PathBuf, Slot>) {
             return;
         };
         if let Some(s) = slots.get_mut(&victim) {
-            s.idle.remove(0);
+            discard(vec![s.idle.remove(0)]);
         }
     }
 }
@@ -259,8 +280,18 @@ pub async fn settled() {
         let done = {
             let mut slots = slots();
             slots.values_mut().all(|s| {
-                s.idle.retain_mut(Spare::alive);
-                s.starting == 0 && s.idle.iter_mut().all(Spare::poll_ready)
+                let (mut live, mut dead) = (Vec::new(), Vec::new());
+                for mut sp in std::mem::take(&mut s.idle) {
+                    if sp.alive() {
+                        live.push(sp);
+                    } else {
+                        dead.push(sp);
+                    }
+                }
+                discard(dead);
+                let ready = live.iter_mut().all(Spare::poll_ready);
+                s.idle = live;
+                s.starting == 0 && ready
             })
         };
         if done {
