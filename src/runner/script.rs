@@ -97,7 +97,7 @@ pub async fn call_fresh(
     let timeout = Duration::from_millis(m.limits.timeout_ms());
     let started = std::time::Instant::now();
     // The time limit counts from the call: waiting for a spare still starting is part of it.
-    let mut launched =
+    let (mut launched, go_pending) =
         match tokio::time::timeout(timeout, super::spare::acquire(dir, &recipe)).await {
             Ok(l) => l?,
             Err(_) => {
@@ -128,15 +128,16 @@ pub async fn call_fresh(
 
     let work = async {
         match m.protocol() {
-            Protocol::Plain => run_plain(child, args, cap).await,
+            Protocol::Plain => run_plain(child, args, cap, go_pending).await,
             Protocol::Jsonrpc => {
                 let mut stdin = child.stdin.take().expect("stdin is piped");
-                let stdout = child.stdout.take().expect("stdout is piped");
-                let mut reader = BufReader::new(stdout);
                 // A failed write means the script exited at once; its exit status tells why.
                 let _ = stdin
                     .write_all(request_line(tool, 0, args).as_bytes())
                     .await;
+                tool_started(child, go_pending).await?;
+                let stdout = child.stdout.take().expect("stdout is piped");
+                let mut reader = BufReader::new(stdout);
                 match session.exchange(&mut stdin, &mut reader, 0).await {
                     Err(Outcome::Eof) => {
                         let status = child
@@ -227,10 +228,34 @@ pub(crate) async fn read_capped(
     (buf, overflow)
 }
 
+/// With a spare's "g" still to come (its input was written right behind the entry line):
+/// read it; when the process ended before starting the tool, its exit status.
+async fn tool_started(
+    child: &mut tokio::process::Child,
+    go_pending: Option<bool>,
+) -> Result<(), Outcome> {
+    let Some(ready) = go_pending else {
+        return Ok(());
+    };
+    let Err(why) = super::spare::read_go(child, ready).await else {
+        return Ok(());
+    };
+    let status = child
+        .wait()
+        .await
+        .map_err(|e| Outcome::Protocol(e.to_string()))?;
+    Err(if status.success() {
+        Outcome::Protocol(format!("the process did not start the tool: {why}"))
+    } else {
+        Outcome::Exited(exit_code(status))
+    })
+}
+
 async fn run_plain(
     child: &mut tokio::process::Child,
     args: &Value,
     cap: usize,
+    go_pending: Option<bool>,
 ) -> Result<CallOutput, Outcome> {
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let input = args.to_string();
@@ -238,6 +263,7 @@ async fn run_plain(
         let _ = stdin.write_all(input.as_bytes()).await;
         let _ = stdin.shutdown().await;
     });
+    tool_started(child, go_pending).await?;
     let stdout = child.stdout.take().expect("stdout is piped");
     let (out, overflow) = read_capped(stdout, cap).await;
     let _ = writer.await;

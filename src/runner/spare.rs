@@ -127,17 +127,24 @@ fn take(dir: &Path, key: u64) -> Option<Spare> {
     (!slot.idle.is_empty()).then(|| slot.idle.remove(0))
 }
 
-/// Send the entry path to a started stub and wait for its "g" (skipping its "r"): Ok when the
-/// process now runs the tool's entry; Err when it ended first (killed, or it failed to start).
-async fn go(l: &mut Launched, entry: &Path, mut ready: bool) -> Result<(), String> {
+/// Send the entry path to a started stub.
+async fn send_entry(l: &mut Launched, entry: &Path) -> Result<(), String> {
     let mut line = entry.as_os_str().as_encoded_bytes().to_vec();
     line.push(b'\n');
     let stdin = l.child.stdin.as_mut().ok_or("no stdin")?;
     stdin
         .write_all(&line)
         .await
-        .map_err(|e| format!("writing the entry: {e}"))?;
-    let stdout = l.child.stdout.as_mut().ok_or("no stdout")?;
+        .map_err(|e| format!("writing the entry: {e}"))
+}
+
+/// Read a stub's "g" (after its "r" unless `ready`): Ok when the process now runs the tool's
+/// entry; Err when it ended first (killed, or it failed to start) or printed something else.
+pub(crate) async fn read_go(
+    child: &mut tokio::process::Child,
+    mut ready: bool,
+) -> Result<(), String> {
+    let stdout = child.stdout.as_mut().ok_or("no stdout")?;
     loop {
         let mut b = [0u8; 1];
         match stdout.read(&mut b).await {
@@ -155,33 +162,47 @@ async fn go(l: &mut Launched, entry: &Path, mut ready: bool) -> Result<(), Strin
     }
 }
 
-/// A process running the recipe's entry for one call: an idle spare when one is there (a dead
-/// one is skipped), else one started now. Without a stub, a direct start.
-pub(crate) async fn acquire(dir: &Path, r: &Recipe) -> Result<Launched, RunError> {
-    if r.stub.is_none() {
-        return start(r, false).await;
-    }
+/// A process running (or about to run) the recipe's entry for one call: an idle spare when one
+/// is there (a dead one is skipped), else one started now; without a stub, a direct start.
+/// With `Some(ready)`, the stub's "g" is still to be read (`read_go`) before its stdout is the
+/// tool's: the call's input may be written at once, right behind the entry line.
+pub(crate) async fn acquire(dir: &Path, r: &Recipe) -> Result<(Launched, Option<bool>), RunError> {
+    let Some(stub) = r.stub else {
+        return start(r, false).await.map(|l| (l, None));
+    };
     let key = r.key();
     while let Some(mut s) = take(dir, key) {
         if !s.alive() {
             tracing::info!(tool = %r.name, "a spare had exited (killed from outside?); skipping it");
+            discard(vec![s]);
             continue;
         }
         let ready = s.ready;
-        match go(&mut s.launched, &r.entry, ready).await {
-            Ok(()) => return Ok(s.launched),
+        let sent = send_entry(&mut s.launched, &r.entry).await;
+        let went = match sent {
+            Ok(()) if stub.pipelined() => return Ok((s.launched, Some(ready))),
+            Ok(()) => read_go(&mut s.launched.child, ready).await,
+            Err(e) => Err(e),
+        };
+        match went {
+            Ok(()) => return Ok((s.launched, None)),
             Err(why) => {
-                tracing::info!(tool = %r.name, why, "a spare could not take the call; skipping it")
+                tracing::info!(tool = %r.name, why, "a spare could not take the call; skipping it");
+                discard(vec![s]);
             }
         }
     }
     let mut l = start(r, true).await?;
     // A fresh process that fails here (a missing interpreter, a bad flag) reports it through
     // its exit status and stderr, read by the call as for any process.
-    if let Err(why) = go(&mut l, &r.entry, false).await {
+    let _ = send_entry(&mut l, &r.entry).await;
+    if stub.pipelined() {
+        return Ok((l, Some(false)));
+    }
+    if let Err(why) = read_go(&mut l.child, false).await {
         tracing::debug!(tool = %r.name, why, "the process ended before the tool started");
     }
-    Ok(l)
+    Ok((l, None))
 }
 
 /// Start a process off the async threads (the fork waits for the child's sandbox set-up).

@@ -4,8 +4,9 @@
 //! Every stub speaks the same tiny protocol on its own stdin and stdout before the tool gets
 //! them: it writes `r` once the interpreter is up, reads one line — the absolute path of the
 //! tool's entry file — writes `g` and runs the entry as the main script in a fresh namespace
-//! (or `exec`s the interpreter on it). The host writes the call's input only after the `g`,
-//! so the stub never reads any of it. It loads nothing of the tool's before that line arrives,
+//! (or `exec`s the interpreter on it). It reads that line byte by byte, so the host may write
+//! the call's input right behind it (`pipelined`); PHP, which reads stdin in blocks, gets its
+//! input only after the `g`. It loads nothing of the tool's before that line arrives,
 //! so no tool code runs before the call, and it serves exactly one call: every call is a
 //! fresh process.
 
@@ -49,6 +50,11 @@ impl Stub {
             _ if name.starts_with("php") => Stub::Php,
             _ => Stub::Exec,
         }
+    }
+
+    /// Whether the call's input may be written right behind the entry line.
+    pub fn pipelined(self) -> bool {
+        self != Stub::Php
     }
 
     /// The spare's command line for the interpreter command `interp` (program and flags).

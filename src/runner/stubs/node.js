@@ -1,7 +1,7 @@
 // toolsmith spare (Node): started inside the tool's sandbox before any call, it has loaded
 // nothing of the tool's. It writes "r" on stdout once up, reads one line on stdin (the call's
 // entry path), writes "g" and runs the entry as the main module, as `node ENTRY` would. The
-// host writes the call's input only after the "g".
+// call's input may follow the line at once: only the line is read.
 'use strict';
 {
   const fs = require('fs');
@@ -11,7 +11,8 @@
   let got = Buffer.alloc(0);
   while (got.indexOf(10) < 0) {
     let n = 0;
-    try { n = fs.readSync(0, buf, 0, buf.length, null); } catch (e) { if (e.code === 'EAGAIN') continue; throw e; }
+    // Byte by byte: the call's input may follow the line at once.
+    try { n = fs.readSync(0, buf, 0, 1, null); } catch (e) { if (e.code === 'EAGAIN') continue; throw e; }
     if (n === 0) process.exit(0); // the server went away
     got = Buffer.concat([got, buf.subarray(0, n)]);
   }

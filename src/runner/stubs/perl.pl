@@ -4,8 +4,10 @@
 # entry file, as `perl ENTRY` would.
 require JSON::PP;
 syswrite(STDOUT, 'r');
-my $line = <STDIN>;
-exit 0 unless defined $line;
+# Byte by byte (unbuffered): the call's input may follow the line at once.
+my $line = '';
+while (sysread(STDIN, my $c, 1)) { $line .= $c; last if $c eq "\n"; }
+exit 0 unless $line =~ /\n\z/;
 syswrite(STDOUT, 'g');
 chomp $line;
 @ARGV = ();

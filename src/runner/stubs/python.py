@@ -1,14 +1,14 @@
 # toolsmith spare (Python): started inside the tool's sandbox before any call, it has imported
 # nothing of the tool's. It writes "r" on stdout once up, reads one line on stdin (the call's
 # entry path), writes "g" and runs the entry as __main__ in a fresh namespace, as
-# `python3 -u ENTRY` would. The host writes the call's input only after the "g".
+# `python3 -u ENTRY` would. The call's input may follow the line at once: only the line is read.
 import sys, os
 def _toolsmith_spare():
     import json, runpy  # the stdlib modules every tool's helper imports: loaded while waiting
     os.write(1, b"r")
     got = b""
     while not got.endswith(b"\n"):
-        chunk = os.read(0, 4096)
+        chunk = os.read(0, 1)  # byte by byte: the call's input may follow the line
         if not chunk:
             os._exit(0)  # the server went away
         got += chunk

@@ -4,7 +4,13 @@
 # and loads the entry as the main script ($0), as `ruby ENTRY` would.
 require 'json'
 $stdout.syswrite('r')
-line = $stdin.gets or exit!(0)
+line = +''
+# Byte by byte (unbuffered): the call's input may follow the line at once.
+while (c = ($stdin.sysread(1) rescue nil))
+  line << c
+  break if c == "\n"
+end
+exit!(0) unless line.end_with?("\n")
 $stdout.syswrite('g')
 ARGV.clear
 $0 = line.chomp
