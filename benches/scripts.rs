@@ -1,40 +1,154 @@
-//! Script call latency through `App::call` (argument validation, runner, sandbox, JSON-RPC):
-//! the sandbox rows compare bubblewrap, the in-process fallback and unsandboxed, plus the
-//! fallback's set-up before the fork (`sandbox::prepare`, target ≤ 2 ms added per call);
-//! a Python echo as a fresh process (sandboxed and not) and as a warm worker, Bash and Node,
-//! next to the bare interpreter start. Prints a table; run with `cargo bench --bench scripts`.
+//! Script call latency through MCP (a real `toolsmith serve` over stdio, raw JSON-RPC) with the
+//! sandbox on, beside the bare interpreter start measured in the same run:
+//! - a fresh echo call in Python, Node, Ruby, Bash, Perl and PHP, through a waiting spare (calls
+//!   spaced 300 ms apart, one per request as an AI calls, so the replacement spare is up), and
+//!   the same without spares (`TOOLSMITH_SPARES=0`: every call starts its process);
+//! - Python back to back (no pause: the next call waits for the spare still starting), and
+//!   under the in-process sandbox (`TOOLSMITH_BWRAP=/nonexistent`);
+//! - a burst of 20 concurrent calls to one tool (p50/p95);
+//! - the resident memory of each waiting spare (all its processes: sandbox and interpreter).
+//!
+//! Run with `cargo bench --bench scripts`; prints a table.
 
 use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 use toolsmith::app::App;
 use toolsmith::register::{self, ScriptSpec};
 use toolsmith::runner::script::NoHost;
 use toolsmith::toolbox::{Actor, Toolbox};
 
-fn pct(mut v: Vec<Duration>, p: f64) -> f64 {
-    v.sort();
-    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
-    v[i].as_secs_f64() * 1000.0
+const PAUSE: Duration = Duration::from_millis(300);
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
 }
 
-fn python_echo() -> String {
-    let t = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/templates/python/main.py"
-    ))
-    .expect("the python template");
-    let helper = &t[t.find("# --- toolsmith jsonrpc helper").expect("helper")..];
-    format!("def run(args, ctx):\n    return {{\"echo\": args.get(\"text\")}}\n{helper}")
+impl Server {
+    fn spawn(toolbox: &Path, cache: &Path, env: &[(&str, &str)]) -> Server {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+        cmd.arg("--toolbox")
+            .arg(toolbox)
+            .arg("serve")
+            .env("TOOLSMITH_CACHE", cache)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn toolsmith serve");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut s = Server {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+        };
+        s.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}));
+        s.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        s
+    }
+
+    fn send(&mut self, v: Value) {
+        writeln!(self.stdin, "{v}").expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    fn read(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("read");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad line {line:?}: {e}"))
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let v = self.read();
+            if v.get("id") == Some(&json!(id)) {
+                return v;
+            }
+        }
+    }
+
+    fn call(&mut self, tool: &str, i: usize) -> Duration {
+        let t = Instant::now();
+        let r = self.request(
+            "tools/call",
+            json!({"name": tool, "arguments": {"text": format!("hi {i}")}}),
+        );
+        let d = t.elapsed();
+        check(tool, &r);
+        d
+    }
+
+    /// `n` calls, each after `pause` (and one first call to start the tool's spare).
+    fn calls(&mut self, tool: &str, n: usize, pause: Duration) -> Vec<Duration> {
+        self.call(tool, 0);
+        (0..n)
+            .map(|i| {
+                std::thread::sleep(pause);
+                self.call(tool, i)
+            })
+            .collect()
+    }
+
+    /// `n` calls sent at once; each one's time from the send to its response.
+    fn burst(&mut self, tool: &str, n: usize) -> Vec<Duration> {
+        let t = Instant::now();
+        let first = self.next;
+        for i in 0..n {
+            let id = self.next;
+            self.next += 1;
+            self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {"text": format!("hi {i}")}}}));
+        }
+        let mut out = Vec::new();
+        while out.len() < n {
+            let v = self.read();
+            if v.get("id")
+                .and_then(Value::as_u64)
+                .is_some_and(|id| id >= first)
+            {
+                check(tool, &v);
+                out.push(t.elapsed());
+            }
+        }
+        out
+    }
 }
 
-fn node_echo() -> String {
-    let t = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/templates/node/main.js"
-    ))
-    .expect("the node template");
-    let helper = &t[t.find("// --- toolsmith jsonrpc helper").expect("helper")..];
-    format!("'use strict';\nasync function run(args) {{ return {{ echo: args.text }}; }}\n{helper}")
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn check(tool: &str, r: &Value) {
+    let text = r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        r["result"]["isError"] != json!(true) && text.contains("hi"),
+        "{tool}: {r}"
+    );
+}
+
+fn template_helper(lang: &str, file: &str, marker: &str) -> String {
+    let t = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("templates/{lang}/{file}")),
+    )
+    .expect("the template");
+    t[t.find(marker).expect("helper")..].to_string()
 }
 
 async fn add(app: &App, v: Value) {
@@ -44,141 +158,235 @@ async fn add(app: &App, v: Value) {
         .expect("register");
 }
 
-fn bare(cmd: &[&str], n: usize) -> Vec<Duration> {
-    (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            let s = std::process::Command::new(cmd[0])
-                .args(&cmd[1..])
-                .status()
-                .expect("runs");
-            assert!(s.success());
-            t.elapsed()
-        })
-        .collect()
-}
-
-async fn calls(app: &App, name: &str, n: usize) -> Vec<Duration> {
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let t = Instant::now();
-        let r = app
-            .call(name, json!({"text": format!("hi {i}")}), &NoHost)
-            .await;
-        out.push(t.elapsed());
-        let o = r.unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(o.text.contains("hi"), "{name}: {}", o.text);
-    }
-    out
-}
-
-/// The sandbox's own set-up before the fork (grants, Landlock ruleset, seccomp program or
-/// bwrap's command line), without starting a process.
-fn prepare_times(app: &App, n: usize) -> Vec<Duration> {
-    use toolsmith::runner::sandbox;
-    let dir = app.toolbox.tools_dir().join("py_echo");
-    let scratch = tempfile::tempdir().expect("scratch");
-    (0..n)
-        .map(|_| {
-            let spec = sandbox::Spec {
-                mode: toolsmith::manifest::SandboxMode::Auto,
-                network: false,
-                scratch: scratch.path(),
-                visible: vec![dir.clone()],
-                read: &[],
-                write: &[],
-                roots: &[],
-            };
-            let t = Instant::now();
-            let p = sandbox::prepare(vec!["python3".into(), "main.py".into()], &spec)
-                .expect("a sandbox");
-            let e = t.elapsed();
-            drop(p);
-            e
-        })
-        .collect()
-}
-
-fn main() {
+fn register_tools(root: &Path) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("runtime");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let tb = Toolbox::init(&tmp.path().join("box"), &[], "bench").expect("toolbox");
+    let tb = Toolbox::init(root, &[], "bench").expect("toolbox");
     let app = App::new(tb);
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
-    // The person's opt-out, for the unsandboxed row only (`sandbox = "none"`).
-    toolsmith::runner::sandbox::set_allow_unsandboxed(true);
+    let py = format!(
+        "def run(args, ctx):\n    return {{\"echo\": args.get(\"text\")}}\n{}",
+        template_helper("python", "main.py", "# --- toolsmith jsonrpc helper")
+    );
+    let js = format!(
+        "'use strict';\nasync function run(args) {{ return {{ echo: args.text }}; }}\n{}",
+        template_helper("node", "main.js", "// --- toolsmith jsonrpc helper")
+    );
+    let rb = format!(
+        "require 'json'\ndef run(args, _ctx)\n  {{ 'echo' => args['text'] }}\nend\n{}",
+        template_helper("ruby", "main.rb", "# --- toolsmith jsonrpc helper")
+    );
+    let pl = "use JSON::PP;\nmy $a = decode_json(do { local $/; <STDIN> });\nprint encode_json({echo => $a->{text}}), \"\\n\";\n";
+    let php = "<?php $a = json_decode(stream_get_contents(STDIN), true); echo json_encode(['echo' => $a['text']]), \"\\n\";\n";
+    rt.block_on(async {
+        for (name, lang, protocol, code) in [
+            ("py_echo", "python", "jsonrpc", py.as_str()),
+            ("js_echo", "node", "jsonrpc", js.as_str()),
+            ("rb_echo", "ruby", "jsonrpc", rb.as_str()),
+            ("sh_echo", "bash", "plain", "cat\n"),
+            ("pl_echo", "perl", "plain", pl),
+            ("php_echo", "php", "plain", php),
+        ] {
+            add(&app, json!({"name": name, "language": lang, "protocol": protocol, "description": "echo", "code": code, "input_schema": schema})).await;
+        }
+    });
+}
+
+fn bare(cmd: &[String], n: usize) -> Vec<Duration> {
+    (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            let s = Command::new(&cmd[0])
+                .args(&cmd[1..])
+                .stdin(Stdio::null())
+                .status()
+                .expect("runs");
+            assert!(s.success(), "{cmd:?}");
+            t.elapsed()
+        })
+        .collect()
+}
+
+fn pct(v: &[Duration], p: f64) -> f64 {
+    let mut v = v.to_vec();
+    v.sort();
+    v[((v.len() as f64 - 1.0) * p).round() as usize].as_secs_f64() * 1000.0
+}
+
+/// Resident memory of every process under `pid` (children first), by each direct child: its
+/// total RSS in KiB and the name of its deepest process (the interpreter).
+fn spare_rss(server: u32) -> Vec<(String, u64)> {
+    let mut parent: HashMap<u32, u32> = HashMap::new();
+    let mut info: HashMap<u32, (String, u64)> = HashMap::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let status = std::fs::read_to_string(e.path().join("status")).unwrap_or_default();
+        let field = |k: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(k))
+                .map(|v| v.trim().to_string())
+        };
+        let ppid = field("PPid:").and_then(|v| v.parse().ok()).unwrap_or(0);
+        let rss = field("VmRSS:")
+            .and_then(|v| v.trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0);
+        parent.insert(pid, ppid);
+        info.insert(pid, (field("Name:").unwrap_or_default(), rss));
+    }
+    let mut out = Vec::new();
+    for (&child, _) in parent.iter().filter(|(_, p)| **p == server) {
+        // Every process whose chain of parents reaches `child`.
+        let mut total = 0;
+        let mut deepest = (0usize, String::new());
+        for (&pid, (name, rss)) in &info {
+            let mut p = pid;
+            let mut depth = 0;
+            while p != child && p > 1 && depth < 64 {
+                p = parent.get(&p).copied().unwrap_or(0);
+                depth += 1;
+            }
+            if p == child {
+                total += rss;
+                if depth >= deepest.0 {
+                    deepest = (depth, name.clone());
+                }
+            }
+        }
+        out.push((deepest.1, total));
+    }
+    out.sort();
+    out
+}
+
+fn main() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("box");
+    register_tools(&root);
+    let cache = tmp.path().join("cache");
     let mechanism = toolsmith::runner::sandbox::choose(toolsmith::manifest::SandboxMode::Required)
         .map(|m| m.as_str())
         .unwrap_or("unavailable");
-    rt.block_on(async {
-        add(&app, json!({"name": "py_echo", "language": "python", "description": "echo", "code": python_echo(), "input_schema": schema})).await;
-        add(&app, json!({"name": "py_echo_nosandbox", "language": "python", "sandbox": "none", "description": "echo", "code": python_echo(), "input_schema": schema})).await;
-        add(&app, json!({"name": "py_worker", "language": "python", "worker": true, "description": "echo", "code": python_echo(), "input_schema": schema})).await;
-        add(&app, json!({"name": "sh_echo", "language": "bash", "protocol": "plain", "description": "echo", "code": "cat\n", "input_schema": schema})).await;
-        add(&app, json!({"name": "js_echo", "language": "node", "description": "echo", "code": node_echo(), "input_schema": schema})).await;
-    });
-    let rows: Vec<(&str, Vec<Duration>)> = vec![
+    let resolve = |c: &str| {
+        toolsmith::runner::interp::resolve(c)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|| c.to_string())
+    };
+    let langs: [(&str, &str, Vec<String>, &str); 6] = [
         (
-            "python3 -u -c pass (bare start)",
-            bare(&["python3", "-u", "-c", "pass"], 30),
+            "python",
+            "py_echo",
+            vec![resolve("python3"), "-u".into(), "-c".into(), "pass".into()],
+            "≤ 5",
         ),
         (
-            "python echo, fresh process",
-            rt.block_on(calls(&app, "py_echo", 30)),
+            "node",
+            "js_echo",
+            vec![resolve("node"), "-e".into(), "0".into()],
+            "≤ 8",
         ),
         (
-            "python echo, fresh, unsandboxed",
-            rt.block_on(calls(&app, "py_echo_nosandbox", 30)),
-        ),
-        ("python echo, fresh, in-process fallback", {
-            // SAFETY: no other thread reads the environment between calls here (the runtime
-            // is idle outside block_on); the runner reads TOOLSMITH_BWRAP at each call.
-            unsafe { std::env::set_var("TOOLSMITH_BWRAP", "/nonexistent/bwrap") };
-            let v = rt.block_on(calls(&app, "py_echo", 30));
-            unsafe { std::env::remove_var("TOOLSMITH_BWRAP") };
-            v
-        }),
-        ("sandbox::prepare, in-process fallback", {
-            unsafe { std::env::set_var("TOOLSMITH_BWRAP", "/nonexistent/bwrap") };
-            let v = prepare_times(&app, 200);
-            unsafe { std::env::remove_var("TOOLSMITH_BWRAP") };
-            v
-        }),
-        ("sandbox::prepare, bubblewrap", prepare_times(&app, 200)),
-        ("python echo, warm worker", {
-            rt.block_on(calls(&app, "py_worker", 5)); // start it
-            rt.block_on(calls(&app, "py_worker", 500))
-        }),
-        (
-            "bash -c true (bare start)",
-            bare(&["bash", "-c", "true"], 30),
+            "ruby",
+            "rb_echo",
+            vec![resolve("ruby"), "-e".into(), "0".into()],
+            "≤ 8",
         ),
         (
-            "bash echo (plain), fresh",
-            rt.block_on(calls(&app, "sh_echo", 30)),
+            "bash",
+            "sh_echo",
+            vec![resolve("bash"), "-c".into(), "true".into()],
+            "≤ 3",
         ),
-        ("node -e 0 (bare start)", bare(&["node", "-e", "0"], 20)),
         (
-            "node echo, fresh process",
-            rt.block_on(calls(&app, "js_echo", 20)),
+            "perl",
+            "pl_echo",
+            vec![resolve("perl"), "-e".into(), "0".into()],
+            "≤ 8",
+        ),
+        (
+            "php",
+            "php_echo",
+            vec![resolve("php"), "-r".into(), "".into()],
+            "≤ 8",
         ),
     ];
-    println!("script calls through App::call (sandbox: {})", mechanism);
+    let mut rows: Vec<(String, Vec<Duration>, &str)> = Vec::new();
+    let rss;
+    {
+        let mut s = Server::spawn(&root, &cache, &[]);
+        for (lang, tool, cmd, target) in &langs {
+            let name = Path::new(&cmd[0])
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            rows.push((
+                format!("{name} {} (bare start, no sandbox)", cmd[1..].join(" ")),
+                bare(cmd, 20),
+                "",
+            ));
+            rows.push((
+                format!("{lang} echo via MCP, fresh process (spare)"),
+                s.calls(tool, 20, PAUSE),
+                target,
+            ));
+        }
+        rows.push((
+            "python echo via MCP, back to back".into(),
+            s.calls("py_echo", 20, Duration::ZERO),
+            "",
+        ));
+        std::thread::sleep(Duration::from_secs(1));
+        rss = spare_rss(s.child.id());
+        std::thread::sleep(PAUSE);
+        let b = s.burst("py_echo", 20);
+        rows.push((
+            "python echo via MCP, burst of 20 concurrent".into(),
+            b,
+            "p95 ≤ 3× p50",
+        ));
+    }
+    {
+        let mut s = Server::spawn(&root, &cache, &[("TOOLSMITH_SPARES", "0")]);
+        for (lang, tool, _, _) in &langs {
+            rows.push((
+                format!("{lang} echo via MCP, no spares (cold start)"),
+                s.calls(tool, 10, Duration::ZERO),
+                "",
+            ));
+        }
+        let b = s.burst("py_echo", 20);
+        rows.push(("python echo via MCP, burst of 20, no spares".into(), b, ""));
+    }
+    {
+        let mut s = Server::spawn(&root, &cache, &[("TOOLSMITH_BWRAP", "/nonexistent/bwrap")]);
+        rows.push((
+            "python echo via MCP, spare, in-process sandbox".into(),
+            s.calls("py_echo", 20, PAUSE),
+            "",
+        ));
+    }
+    println!("script calls through MCP (stdio, `toolsmith serve`), sandbox: {mechanism}");
     println!(
-        "{:<40} {:>6} {:>9} {:>9}",
+        "{:<58} {:>5} {:>8} {:>8}  target ms",
         "case", "calls", "p50 ms", "p95 ms"
     );
-    for (name, v) in rows {
+    for (name, v, target) in &rows {
         println!(
-            "{:<40} {:>6} {:>9.2} {:>9.2}",
+            "{:<58} {:>5} {:>8.2} {:>8.2}  {}",
             name,
             v.len(),
-            pct(v.clone(), 0.5),
-            pct(v, 0.95)
+            pct(v, 0.5),
+            pct(v, 0.95),
+            target
         );
+    }
+    println!("\nresident memory of each waiting spare (sandbox + interpreter processes):");
+    for (name, kib) in rss {
+        println!("  {:<12} {:>7.1} MiB", name, kib as f64 / 1024.0);
     }
 }

@@ -8,6 +8,13 @@ source scripts/setup.sh
 cargo fmt --all -- --check
 # Lint gate: clippy warnings fail the suite.
 cargo clippy --all-targets -- -D warnings
+# Approvals, secrets and the audit log of tests that use the default personal directory go to
+# a throwaway one, never the person's own.
+if [ -z "${TOOLSMITH_DATA:-}" ]; then
+  TOOLSMITH_DATA="$(mktemp -d)"
+  export TOOLSMITH_DATA
+  trap 'rm -rf "$TOOLSMITH_DATA"' EXIT
+fi
 cargo test --workspace "$@" 2>&1
 # macOS (Seatbelt) build check; set TOOLSMITH_SKIP_CROSS=1 to skip it.
 if [ "${TOOLSMITH_SKIP_CROSS:-0}" != 1 ]; then

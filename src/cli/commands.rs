@@ -128,7 +128,11 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Call { name, args } => call(open(explicit, &location)?, &name, &args, cli.json),
         Command::Serve(args) => {
             crate::runner::sandbox::log_status();
-            super::serve::serve(open(explicit, &location)?, args)
+            // A server keeps spares for its script tools; one-shot commands do not.
+            crate::runner::spare::set_enabled(true);
+            let r = super::serve::serve(open(explicit, &location)?, args);
+            crate::runner::spare::stop_all();
+            r
         }
         Command::Doctor => super::doctor::run(explicit.as_deref(), &location, cli.json),
         Command::Build { name, force } => {

@@ -3,10 +3,14 @@
 //! Invariant: runners know nothing of git or MCP. They get a tool (its directory and parsed
 //! manifest) and arguments, and return a `CallOutput` or a `RunError` that says what to do.
 
+pub mod interp;
+pub(crate) mod launch;
 mod outcome;
 pub mod pipeline;
 pub mod sandbox;
 pub mod script;
+pub mod spare;
+mod stubs;
 pub mod wasm;
 pub mod worker;
 

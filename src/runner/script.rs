@@ -6,17 +6,14 @@
 //! locale variables and the declared `capabilities.env` pass), in its own process group that
 //! is killed whole on timeout; stdout and stderr are drained concurrently and capped.
 
-use super::{CallOutput, RunError, sandbox};
-use crate::deps;
+use super::{CallOutput, RunError};
 use crate::index::Tool;
 use crate::manifest::Protocol;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
 
 use super::outcome::speaks_jsonrpc;
 pub(crate) use super::outcome::{Outcome, exit_code, finish};
@@ -68,160 +65,8 @@ impl Host for NoHost {
     }
 }
 
-/// Environment variables every script gets (besides declared ones).
-const BASE_ENV: &[&str] = &["PATH", "LANG", "LC_ALL", "TZ"];
-
-/// The toolbox root of a tool directory `<root>/tools/<name>` (also for a hidden staging
-/// directory beside it); None for a directory outside a toolbox (e.g. execute_code's scratch).
-pub fn toolbox_root(dir: &Path) -> Option<PathBuf> {
-    let tools = dir.parent()?;
-    (tools.file_name()? == crate::index::TOOLS_DIR)
-        .then(|| tools.parent().map(Path::to_path_buf))?
-}
-
-/// Where dependency environments and memory live for a tool directory.
-fn state_root(dir: &Path) -> PathBuf {
-    toolbox_root(dir).unwrap_or_else(|| {
-        std::env::var_os("TOOLSMITH_CACHE")
-            .map(PathBuf::from)
-            .or_else(|| dirs::cache_dir().map(|d| d.join("toolsmith")))
-            .unwrap_or_else(std::env::temp_dir)
-    })
-}
-
-/// A started script process with what must outlive it: its scratch directory and cgroup.
-/// Dropping it kills the whole process group (and the cgroup's processes).
-pub(crate) struct Launched {
-    pub child: tokio::process::Child,
-    pub pid: Option<u32>,
-    #[allow(dead_code)] // kept alive (and removed on drop) as long as the process runs
-    pub scratch: tempfile::TempDir,
-    pub cgroup: Option<sandbox::PidsCgroup>,
-}
-
-impl Drop for Launched {
-    fn drop(&mut self) {
-        kill_group(self.pid);
-    }
-}
-
-/// Start a script process for `tool` living in `dir`: interpreter (the tool's venv python
-/// when it has pip dependencies), cleared environment, scratch directory, sandbox and limits.
-pub(crate) async fn launch(dir: &Path, tool: &Tool, worker: bool) -> Result<Launched, RunError> {
-    let m = &tool.manifest;
-    let name = m.name.clone();
-    let start_err = |message: String| RunError::Start {
-        tool: name.clone(),
-        message,
-    };
-    let mut interp = m
-        .interpreter()
-        .ok_or_else(|| start_err("no interpreter: set run.language or run.interpreter".into()))?;
-    let env = deps::ensure(&state_root(dir), m, dir).await.map_err(|e| {
-        start_err(format!(
-            "its dependencies could not be installed: {e}{}",
-            e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default()
-        ))
-    })?;
-    if let Some(py) = &env.python
-        && m.run.language.as_deref() == Some("python")
-        && m.run.interpreter.is_none()
-    {
-        interp[0] = py.to_string_lossy().into_owned();
-    }
-    let is_node = m.run.language.as_deref() == Some("node")
-        || Path::new(&interp[0])
-            .file_name()
-            .is_some_and(|f| f.to_string_lossy().starts_with("node"));
-    let entry = dir.join(m.run.entry.as_deref().unwrap_or("main"));
-    let scratch = tempfile::Builder::new()
-        .prefix("toolsmith-run-")
-        .tempdir()
-        .map_err(|e| start_err(format!("cannot create a scratch directory: {e}")))?;
-
-    let mut argv = interp.clone();
-    argv.push(entry.to_string_lossy().into_owned());
-    let roots = super::allowed_roots();
-    let mut visible = vec![dir.to_path_buf()];
-    visible.extend(env.dir.clone());
-    let spec = sandbox::Spec {
-        mode: m.sandbox(),
-        network: m.capabilities.network,
-        scratch: scratch.path(),
-        visible,
-        read: &m.capabilities.read,
-        write: &m.capabilities.write,
-        roots: &roots,
-    };
-    let prepared = sandbox::prepare(argv, &spec).map_err(|e| match e {
-        sandbox::SandboxError::OutsideRoots { path, what, roots } => RunError::Denied {
-            tool: name.clone(),
-            what: format!("{what} access to {path}"),
-            why: format!("it is outside the allowed roots ({roots})"),
-        },
-        other => RunError::Sandbox {
-            tool: name.clone(),
-            message: other.to_string(),
-            hint: other.hint(),
-        },
-    })?;
-    let mut cmd = Command::new(&prepared.argv[0]);
-    cmd.args(&prepared.argv[1..])
-        .current_dir(scratch.path())
-        .env_clear();
-    for var in BASE_ENV
-        .iter()
-        .copied()
-        .chain(m.capabilities.env.iter().map(String::as_str))
-    {
-        if let Some(v) = std::env::var_os(var) {
-            cmd.env(var, v);
-        }
-    }
-    // Secrets a person approved for this tool (decided by `approval::admit`).
-    cmd.envs(tool.secrets.vars());
-    cmd.env("HOME", scratch.path())
-        .env("TMPDIR", scratch.path())
-        .env("TOOLSMITH_TOOL", &name)
-        .env("TOOLSMITH_TOOL_DIR", dir)
-        .env("PYTHONDONTWRITEBYTECODE", "1");
-    if let Some(nm) = &env.node_modules {
-        cmd.env("NODE_PATH", nm);
-    }
-    if is_node {
-        cmd.env(
-            "NODE_OPTIONS",
-            format!("--max-old-space-size={}", m.limits.memory_mb()),
-        );
-    }
-    if worker {
-        cmd.env("TOOLSMITH_WORKER", "1");
-    }
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .process_group(0);
-    let cgroup = sandbox::PidsCgroup::new(sandbox::MAX_TASKS);
-    let mechanism = prepared.mechanism;
-    let program = prepared.argv[0].clone();
-    sandbox::ChildLimits::new(m.limits.memory_mb(), is_node, cgroup.as_ref())
-        .apply(&mut cmd, prepared);
-    let child = cmd.spawn().map_err(|e| {
-        start_err(format!(
-            "cannot run {program:?} (sandbox: {}): {e}",
-            mechanism.as_str()
-        ))
-    })?;
-    drop(cmd); // closes the descriptors prepared for the child
-    let pid = child.id();
-    Ok(Launched {
-        child,
-        pid,
-        scratch,
-        cgroup,
-    })
-}
+pub use super::launch::toolbox_root;
+pub(crate) use super::launch::{Launched, kill_group};
 
 /// The JSON-RPC request that carries one call.
 pub(crate) fn request_line(tool: &Tool, id: u64, args: &Value) -> String {
@@ -260,12 +105,31 @@ pub async fn call_fresh(
 ) -> Result<CallOutput, RunError> {
     let m = &tool.manifest;
     let name = m.name.clone();
-    let mut launched = launch(dir, tool, false).await?;
+    let t0 = std::time::Instant::now();
+    let recipe = super::launch::Recipe::new(dir, tool, false).await?;
+    let t_recipe = t0.elapsed();
+    let timeout = Duration::from_millis(m.limits.timeout_ms());
+    let started = std::time::Instant::now();
+    // The time limit counts from the call: waiting for a spare still starting is part of it.
+    let (mut launched, go_pending) =
+        match tokio::time::timeout(timeout, super::spare::acquire(dir, &recipe)).await {
+            Ok(l) => l?,
+            Err(_) => {
+                return Err(RunError::Timeout {
+                    tool: name,
+                    ms: m.limits.timeout_ms(),
+                });
+            }
+        };
+    // Only a stored tool keeps spares (not a staged copy checking its examples, nor
+    // execute_code's throwaway directory).
+    let stored =
+        dir.file_name().is_some_and(|f| f == m.name.as_str()) && toolbox_root(dir).is_some();
     let pid = launched.pid;
     let child = &mut launched.child;
 
     let cap = m.limits.output_bytes() as usize;
-    let timeout = Duration::from_millis(m.limits.timeout_ms());
+    let timeout = timeout.saturating_sub(started.elapsed());
     let stderr = child.stderr.take().expect("stderr is piped");
     let stderr_task = tokio::spawn(read_capped(stderr, cap));
     let memory = toolbox_root(dir).map(|r| crate::memory::Memory::for_toolbox(&r));
@@ -278,15 +142,16 @@ pub async fn call_fresh(
 
     let work = async {
         match m.protocol() {
-            Protocol::Plain => run_plain(child, args, cap).await,
+            Protocol::Plain => run_plain(child, args, cap, go_pending).await,
             Protocol::Jsonrpc => {
                 let mut stdin = child.stdin.take().expect("stdin is piped");
-                let stdout = child.stdout.take().expect("stdout is piped");
-                let mut reader = BufReader::new(stdout);
                 // A failed write means the script exited at once; its exit status tells why.
                 let _ = stdin
                     .write_all(request_line(tool, 0, args).as_bytes())
                     .await;
+                tool_started(child, go_pending).await?;
+                let stdout = child.stdout.take().expect("stdout is piped");
+                let mut reader = BufReader::new(stdout);
                 match session.exchange(&mut stdin, &mut reader, 0).await {
                     Err(Outcome::Eof) => {
                         let status = child
@@ -310,14 +175,33 @@ pub async fn call_fresh(
             }
         }
     };
+    let t_acquire = t0.elapsed();
     let outcome = tokio::time::timeout(timeout, work).await;
+    let t_work = t0.elapsed();
     // Whatever happened, no process of this call outlives it.
     kill_group(pid);
     if let Some(cg) = &launched.cgroup {
-        cg.kill_all();
+        cg.signal_all();
     }
-    let _ = launched.child.wait().await;
+    let t_reap = t0.elapsed();
+    if stored {
+        super::spare::refill(dir, &recipe);
+    }
+    tracing::debug!(
+        tool = %name,
+        recipe = ?t_recipe,
+        process = ?t_acquire,
+        answered = ?t_work,
+        signalled = ?t_reap,
+        "script call phases (elapsed at the end of each)"
+    );
     let (err_bytes, err_overflow) = stderr_task.await.unwrap_or_default();
+    // Every process of the call has been signalled; processes it forked meanwhile, the reaping
+    // and the removal of its cgroup and scratch directory finish off the call's path.
+    tokio::spawn(async move {
+        let _ = launched.child.wait().await;
+        let _ = tokio::task::spawn_blocking(move || drop(launched)).await;
+    });
     let stderr_text = String::from_utf8_lossy(&err_bytes).trim().to_string();
     let outcome = match outcome {
         // A plain script waits for the end of stdin, which a jsonrpc call keeps open.
@@ -331,16 +215,6 @@ pub async fn call_fresh(
         Ok(r) => r,
     };
     finish(m, outcome, &err_bytes, &stderr_text, err_overflow, host)
-}
-
-pub(crate) fn kill_group(pid: Option<u32>) {
-    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-        // SAFETY: kill(2) with a negative pid signals the process group the child leads
-        // (created with process_group(0)); it has no memory-safety preconditions.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
 }
 
 /// Read a stream to the end, keeping at most `cap` bytes; true when more came.
@@ -368,10 +242,34 @@ pub(crate) async fn read_capped(
     (buf, overflow)
 }
 
+/// With a spare's "g" still to come (its input was written right behind the entry line):
+/// read it; when the process ended before starting the tool, its exit status.
+async fn tool_started(
+    child: &mut tokio::process::Child,
+    go_pending: Option<bool>,
+) -> Result<(), Outcome> {
+    let Some(ready) = go_pending else {
+        return Ok(());
+    };
+    let Err(why) = super::spare::read_go(child, ready).await else {
+        return Ok(());
+    };
+    let status = child
+        .wait()
+        .await
+        .map_err(|e| Outcome::Protocol(e.to_string()))?;
+    Err(if status.success() {
+        Outcome::Protocol(format!("the process did not start the tool: {why}"))
+    } else {
+        Outcome::Exited(exit_code(status))
+    })
+}
+
 async fn run_plain(
     child: &mut tokio::process::Child,
     args: &Value,
     cap: usize,
+    go_pending: Option<bool>,
 ) -> Result<CallOutput, Outcome> {
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let input = args.to_string();
@@ -379,6 +277,7 @@ async fn run_plain(
         let _ = stdin.write_all(input.as_bytes()).await;
         let _ = stdin.shutdown().await;
     });
+    tool_started(child, go_pending).await?;
     let stdout = child.stdout.take().expect("stdout is piped");
     let (out, overflow) = read_capped(stdout, cap).await;
     let _ = writer.await;

@@ -171,7 +171,8 @@ pub fn stop_all() {
 }
 
 async fn start(dir: &Path, tool: &Tool) -> Result<Worker, RunError> {
-    let mut launched = script::launch(dir, tool, true).await?;
+    let recipe = super::launch::Recipe::new(dir, tool, true).await?;
+    let mut launched = super::launch::spawn(&recipe, false)?;
     let stdin = launched.child.stdin.take().expect("stdin is piped");
     let stdout = BufReader::new(launched.child.stdout.take().expect("stdout is piped"));
     let stderr = launched.child.stderr.take().expect("stderr is piped");

@@ -79,7 +79,7 @@ pub fn status() -> Result<String, String> {
 /// A file descriptor holding the seccomp program (memfd, close-on-exec: the child clears
 /// that flag on this one descriptor only).
 fn seccomp_fd(network: bool) -> Result<OwnedFd, SandboxError> {
-    let prog = super::linux::seccomp_program(network)
+    let prog = super::linux::seccomp_cached(network)
         .map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
     let bytes = super::linux::seccomp_bytes(&prog);
     // SAFETY: memfd_create with a static name; the returned fd is owned here.

@@ -104,6 +104,16 @@ impl PidsCgroup {
             .collect()
     }
 
+    /// SIGKILL every process in the cgroup now (one pass; `kill_all` makes sure).
+    pub fn signal_all(&self) {
+        for p in self.pids() {
+            // SAFETY: kill(2) has no memory-safety preconditions.
+            unsafe {
+                libc::kill(p, libc::SIGKILL);
+            }
+        }
+    }
+
     /// SIGKILL every process in the cgroup until it is empty (bounded retries).
     pub fn kill_all(&self) {
         for _ in 0..200 {

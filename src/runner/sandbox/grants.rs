@@ -104,65 +104,7 @@ fn resolve_declared(
 
 /// The program `argv0` names: itself when it has a slash, else the first match on PATH.
 pub fn which(argv0: &str) -> Option<PathBuf> {
-    if argv0.contains('/') {
-        return Some(PathBuf::from(argv0));
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(argv0))
-        .find(|p| p.is_file())
-}
-
-/// The real executable behind an interpreter command that is a version-manager shim (pyenv,
-/// rbenv, nodenv, asdf: a shell script choosing a version at every start): asked once, then
-/// run directly. A shim would need the manager's whole tree (often in the home directory)
-/// inside the sandbox, and costs a dozen extra processes per call. None for a real binary.
-pub fn real_interpreter(argv0: &str) -> Option<PathBuf> {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static CACHE: OnceLock<Mutex<HashMap<String, Option<PathBuf>>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(Mutex::default);
-    if let Some(r) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(argv0) {
-        return r.clone();
-    }
-    let found = (|| {
-        let path = which(argv0)?;
-        let mut head = [0u8; 2];
-        use std::io::Read;
-        std::fs::File::open(&path)
-            .ok()?
-            .read_exact(&mut head)
-            .ok()?;
-        if &head != b"#!" {
-            return None;
-        }
-        let name = path.file_name()?.to_string_lossy().into_owned();
-        let probe: &[&str] = if name.starts_with("python") {
-            &["-c", "import sys; print(sys.executable)"]
-        } else if name.starts_with("node") {
-            &["-e", "console.log(process.execPath)"]
-        } else if name.starts_with("ruby") {
-            &["-e", "print RbConfig.ruby"]
-        } else if name.starts_with("perl") {
-            &["-e", "print $^X"]
-        } else if name.starts_with("php") {
-            &["-r", "echo PHP_BINARY;"]
-        } else {
-            return None;
-        };
-        let out = std::process::Command::new(&path)
-            .args(probe)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .ok()?;
-        let real = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        (out.status.success() && real.is_absolute() && real.is_file()).then_some(real)
-    })();
-    cache
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(argv0.to_string(), found.clone());
-    found
+    crate::runner::interp::which_in(argv0, std::env::var_os("PATH").as_deref())
 }
 
 /// Whether `p` lies under one of the system directories.
@@ -205,6 +147,17 @@ pub fn interpreter_prefixes(argv0: &str) -> Vec<PathBuf> {
     out
 }
 
+/// The system directories and /etc entries that exist here (looked up once per process).
+fn system_paths() -> &'static [PathBuf] {
+    static SYSTEM: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    SYSTEM.get_or_init(|| {
+        let mut system: Vec<PathBuf> = SYSTEM_DIRS.iter().map(PathBuf::from).collect();
+        system.extend(ETC_ENTRIES.iter().map(|e| Path::new("/etc").join(e)));
+        system.retain(|p| p.exists());
+        system
+    })
+}
+
 impl Grants {
     /// Resolve a spec for the interpreter `argv0`.
     pub fn new(spec: &Spec<'_>, argv0: &str) -> Result<Grants, SandboxError> {
@@ -218,9 +171,7 @@ impl Grants {
             .iter()
             .map(|p| resolve_declared(p, "write", spec.roots))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut system: Vec<PathBuf> = SYSTEM_DIRS.iter().map(PathBuf::from).collect();
-        system.extend(ETC_ENTRIES.iter().map(|e| Path::new("/etc").join(e)));
-        system.retain(|p| p.exists());
+        let system = system_paths().to_vec();
         let mut read = interpreter_prefixes(argv0);
         read.extend(spec.visible.iter().cloned());
         read.extend(read_declared);

@@ -132,6 +132,14 @@ pub fn status() -> Result<Support, String> {
     .clone()
 }
 
+/// `seccomp_program`, built once per process for each value of `network`.
+pub fn seccomp_cached(network: bool) -> Result<BpfProgram, String> {
+    static CACHE: [OnceLock<Result<BpfProgram, String>>; 2] = [OnceLock::new(), OnceLock::new()];
+    CACHE[usize::from(network)]
+        .get_or_init(|| seccomp_program(network))
+        .clone()
+}
+
 /// The seccomp program every sandboxed script gets (also handed to bubblewrap): refuses
 /// socket() for anything but unix sockets unless network is granted, and system calls a
 /// script never needs that widen the kernel's attack surface. Refusals return EPERM.
@@ -306,7 +314,7 @@ impl InChild {
         let landlock = ruleset(g, support.landlock_abi)
             .map_err(|e| SandboxError::Setup(format!("Landlock: {e}")))?;
         let seccomp =
-            seccomp_program(g.network).map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
+            seccomp_cached(g.network).map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
         let cstr = |s: String| CString::new(s).map_err(|e| SandboxError::Setup(e.to_string()));
         // SAFETY: getuid/getgid have no preconditions.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };

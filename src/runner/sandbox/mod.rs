@@ -222,6 +222,8 @@ pub struct Spec<'a> {
 pub struct Prepared {
     pub mechanism: Mechanism,
     pub argv: Vec<String>,
+    /// Where the sandboxed program's own command line starts in `argv` (after a wrapper's).
+    program_at: usize,
     pub grants: Grants,
     /// In-child set-up (namespaces, Landlock, seccomp), built before the fork.
     pub(crate) child: limits::InChild,
@@ -230,13 +232,14 @@ pub struct Prepared {
 /// Prepare `argv` (interpreter, its arguments, the entry) for the spec.
 pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, SandboxError> {
     let mechanism = choose(spec.mode)?;
-    if let Some(real) = argv.first().and_then(|a| grants::real_interpreter(a)) {
+    if let Some(real) = argv.first().and_then(|a| crate::runner::interp::resolve(a)) {
         argv[0] = real.to_string_lossy().into_owned();
     }
     let argv0 = argv.first().cloned().unwrap_or_default();
     let grants = Grants::new(spec, &argv0)?;
     #[allow(unused_mut)] // set only by the Linux mechanisms
     let mut child = limits::InChild::default();
+    let program_len = argv.len();
     let argv = match mechanism {
         Mechanism::Unsandboxed => argv,
         #[cfg(target_os = "linux")]
@@ -272,10 +275,21 @@ pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, Sandb
     };
     Ok(Prepared {
         mechanism,
+        program_at: argv.len() - program_len,
         argv,
         grants,
         child,
     })
+}
+
+impl Prepared {
+    /// Run another program in the same sandbox (a spare's stub instead of the interpreter on
+    /// the entry): the grants stay those prepared for the original command line.
+    pub fn with_program(mut self, program: Vec<String>) -> Prepared {
+        self.argv.truncate(self.program_at);
+        self.argv.extend(program);
+        self
+    }
 }
 
 /// The sandbox a script tool gets here, for `register_script`, `get_tool` and the guide:

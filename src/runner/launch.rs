@@ -1,0 +1,288 @@
+//! Starting a script process: the `Recipe` of a tool (interpreter resolved once, cleared
+//! environment, sandbox spec, limits — everything that decides how its process is set up) and
+//! `spawn`, which makes a process from it: scratch directory, pids cgroup, sandbox, limits.
+//!
+//! A recipe's `key` names its process set-up: two calls with the same key may use each other's
+//! spares (see `spare.rs`); anything that could make the process differ is part of it.
+
+use super::stubs::Stub;
+use super::{RunError, sandbox};
+use crate::deps;
+use crate::index::Tool;
+use crate::manifest::SandboxMode;
+use std::ffi::OsString;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use tokio::process::Command;
+
+/// Environment variables every script gets (besides declared ones).
+const BASE_ENV: &[&str] = &["PATH", "LANG", "LC_ALL", "TZ"];
+
+/// The toolbox root of a tool directory `<root>/tools/<name>` (also for a hidden staging
+/// directory beside it); None for a directory outside a toolbox (e.g. execute_code's scratch).
+pub fn toolbox_root(dir: &Path) -> Option<PathBuf> {
+    let tools = dir.parent()?;
+    (tools.file_name()? == crate::index::TOOLS_DIR)
+        .then(|| tools.parent().map(Path::to_path_buf))?
+}
+
+/// Where dependency environments and memory live for a tool directory.
+fn state_root(dir: &Path) -> PathBuf {
+    toolbox_root(dir).unwrap_or_else(|| {
+        std::env::var_os("TOOLSMITH_CACHE")
+            .map(PathBuf::from)
+            .or_else(|| dirs::cache_dir().map(|d| d.join("toolsmith")))
+            .unwrap_or_else(std::env::temp_dir)
+    })
+}
+
+/// A started script process with what must outlive it: its scratch directory and cgroup.
+/// Dropping it kills the whole process group (and the cgroup's processes).
+pub(crate) struct Launched {
+    pub child: tokio::process::Child,
+    pub pid: Option<u32>,
+    #[allow(dead_code)] // kept alive (and removed on drop) as long as the process runs
+    pub scratch: tempfile::TempDir,
+    pub cgroup: Option<sandbox::PidsCgroup>,
+}
+
+impl Drop for Launched {
+    fn drop(&mut self) {
+        kill_group(self.pid);
+    }
+}
+
+pub(crate) fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: kill(2) with a negative pid signals the process group the child leads
+        // (created with process_group(0)); it has no memory-safety preconditions.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// How a tool's process is set up: everything but the per-process scratch directory.
+#[derive(Debug, Clone)]
+pub(crate) struct Recipe {
+    pub name: String,
+    /// The interpreter (program resolved through shims) and its flags.
+    pub interp: Vec<String>,
+    pub entry: PathBuf,
+    /// Variables set after the environment is cleared (HOME and TMPDIR are the scratch).
+    pub env: Vec<(String, OsString)>,
+    /// Secrets a person approved for this tool (decided by `approval::admit`); kept apart from
+    /// `env` so that no `Debug` of a recipe shows a value.
+    pub secrets: crate::secrets::SecretEnv,
+    pub mode: SandboxMode,
+    pub network: bool,
+    pub visible: Vec<PathBuf>,
+    pub read: Vec<String>,
+    pub write: Vec<String>,
+    pub roots: Vec<PathBuf>,
+    pub memory_mb: u64,
+    pub is_node: bool,
+    /// How a spare of this recipe waits for its call; None: only direct starts.
+    pub stub: Option<Stub>,
+}
+
+impl Recipe {
+    /// The recipe of `tool` living in `dir`: interpreter (the tool's venv python when it has
+    /// pip dependencies), its dependencies installed, environment, sandbox spec, limits.
+    pub async fn new(dir: &Path, tool: &Tool, worker: bool) -> Result<Recipe, RunError> {
+        let m = &tool.manifest;
+        let name = m.name.clone();
+        let start_err = |message: String| RunError::Start {
+            tool: name.clone(),
+            message,
+        };
+        let mut interp = m.interpreter().ok_or_else(|| {
+            start_err("no interpreter: set run.language or run.interpreter".into())
+        })?;
+        let env = deps::ensure(&state_root(dir), m, dir).await.map_err(|e| {
+            start_err(format!(
+                "its dependencies could not be installed: {e}{}",
+                e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default()
+            ))
+        })?;
+        if let Some(py) = &env.python
+            && m.run.language.as_deref() == Some("python")
+            && m.run.interpreter.is_none()
+        {
+            interp[0] = py.to_string_lossy().into_owned();
+        }
+        if let Some(real) = super::interp::resolve(&interp[0]) {
+            interp[0] = real.to_string_lossy().into_owned();
+        }
+        let is_node = m.run.language.as_deref() == Some("node")
+            || Path::new(&interp[0])
+                .file_name()
+                .is_some_and(|f| f.to_string_lossy().starts_with("node"));
+        let entry = dir.join(m.run.entry.as_deref().unwrap_or("main"));
+        let mut vars: Vec<(String, OsString)> = Vec::new();
+        for var in BASE_ENV
+            .iter()
+            .copied()
+            .chain(m.capabilities.env.iter().map(String::as_str))
+        {
+            if let Some(v) = std::env::var_os(var) {
+                vars.push((var.to_string(), v));
+            }
+        }
+        vars.push(("TOOLSMITH_TOOL".into(), name.clone().into()));
+        vars.push(("TOOLSMITH_TOOL_DIR".into(), dir.into()));
+        vars.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
+        if let Some(nm) = &env.node_modules {
+            vars.push(("NODE_PATH".into(), nm.into()));
+        }
+        if is_node {
+            vars.push((
+                "NODE_OPTIONS".into(),
+                format!("--max-old-space-size={}", m.limits.memory_mb()).into(),
+            ));
+        }
+        if worker {
+            vars.push(("TOOLSMITH_WORKER".into(), "1".into()));
+        }
+        let mut visible = vec![dir.to_path_buf()];
+        visible.extend(env.dir.clone());
+        // A spare learns its entry from one line: a path with a newline starts directly.
+        let stub = (!worker && !entry.to_string_lossy().contains('\n'))
+            .then(|| Stub::for_interpreter(&interp[0], m.run.interpreter.is_none()));
+        Ok(Recipe {
+            name,
+            interp,
+            entry,
+            env: vars,
+            secrets: tool.secrets.clone(),
+            mode: m.sandbox(),
+            network: m.capabilities.network,
+            visible,
+            read: m.capabilities.read.clone(),
+            write: m.capabilities.write.clone(),
+            roots: super::allowed_roots(),
+            memory_mb: m.limits.memory_mb(),
+            is_node,
+            stub,
+        })
+    }
+
+    /// What names this process set-up (with the sandbox mechanism that applies now).
+    pub fn key(&self) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (
+            &self.interp,
+            &self.env,
+            self.secrets.fingerprint(),
+            &self.visible,
+            &self.read,
+            &self.write,
+            &self.roots,
+            self.network,
+            self.memory_mb,
+            self.stub,
+        )
+            .hash(&mut h);
+        format!("{:?}", self.mode).hash(&mut h);
+        // Binds and Landlock rules hold directories, not paths: a tool directory replaced by
+        // a commit (or a rebuilt environment) needs a new process.
+        let declared = self.read.iter().chain(&self.write).map(|p| {
+            let p = Path::new(p);
+            match self.roots.first() {
+                Some(root) if p.is_relative() => root.join(p),
+                _ => p.to_path_buf(),
+            }
+        });
+        for p in self.visible.iter().cloned().chain(declared) {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(&p)
+                .map(|md| (md.dev(), md.ino()))
+                .ok()
+                .hash(&mut h);
+        }
+        sandbox::choose(self.mode)
+            .map(|m| m.as_str())
+            .unwrap_or("refused")
+            .hash(&mut h);
+        h.finish()
+    }
+}
+
+/// Start a process for the recipe: as a spare waiting for its call (`spare`, when the recipe
+/// has a stub) or directly on the entry.
+pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
+    let start_err = |message: String| RunError::Start {
+        tool: r.name.clone(),
+        message,
+    };
+    let scratch = tempfile::Builder::new()
+        .prefix("toolsmith-run-")
+        .tempdir()
+        .map_err(|e| start_err(format!("cannot create a scratch directory: {e}")))?;
+    let spec = sandbox::Spec {
+        mode: r.mode,
+        network: r.network,
+        scratch: scratch.path(),
+        visible: r.visible.clone(),
+        read: &r.read,
+        write: &r.write,
+        roots: &r.roots,
+    };
+    // The interpreter's prefix is granted from the interpreter itself, whatever runs first.
+    let direct = || {
+        let mut a = r.interp.clone();
+        a.push(r.entry.to_string_lossy().into_owned());
+        a
+    };
+    let prepared = sandbox::prepare(direct(), &spec).map_err(|e| match e {
+        sandbox::SandboxError::OutsideRoots { path, what, roots } => RunError::Denied {
+            tool: r.name.clone(),
+            what: format!("{what} access to {path}"),
+            why: format!("it is outside the allowed roots ({roots})"),
+        },
+        other => RunError::Sandbox {
+            tool: r.name.clone(),
+            message: other.to_string(),
+            hint: other.hint(),
+        },
+    })?;
+    let stub = r.stub.filter(|_| spare);
+    let prepared = match stub {
+        None => prepared,
+        Some(stub) => prepared.with_program(stub.argv(&r.interp).ok_or_else(|| {
+            start_err("no /bin/sh to wait in for the call (set TOOLSMITH_SPARES=0)".into())
+        })?),
+    };
+    let mut cmd = Command::new(&prepared.argv[0]);
+    cmd.args(&prepared.argv[1..])
+        .current_dir(scratch.path())
+        .env_clear()
+        .envs(r.env.iter().map(|(k, v)| (k, v)))
+        .envs(r.secrets.vars())
+        .env("HOME", scratch.path())
+        .env("TMPDIR", scratch.path());
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    let cgroup = sandbox::PidsCgroup::new(sandbox::MAX_TASKS);
+    let mechanism = prepared.mechanism;
+    let program = prepared.argv[0].clone();
+    sandbox::ChildLimits::new(r.memory_mb, r.is_node, cgroup.as_ref()).apply(&mut cmd, prepared);
+    let child = cmd.spawn().map_err(|e| {
+        start_err(format!(
+            "cannot run {program:?} (sandbox: {}): {e}",
+            mechanism.as_str()
+        ))
+    })?;
+    drop(cmd); // closes the descriptors prepared for the child
+    let pid = child.id();
+    Ok(Launched {
+        child,
+        pid,
+        scratch,
+        cgroup,
+    })
+}

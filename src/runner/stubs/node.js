@@ -1,0 +1,25 @@
+// toolsmith spare (Node): started inside the tool's sandbox before any call, it has loaded
+// nothing of the tool's. It writes "r" on stdout once up, reads one line on stdin (the call's
+// entry path), writes "g" and runs the entry as the main module, as `node ENTRY` would. The
+// call's input may follow the line at once: only the line is read.
+'use strict';
+{
+  const fs = require('fs');
+  require('readline'); // built in; what the jsonrpc helper uses: loaded while waiting
+  void process.stdout; void process.stderr; // created as the tool would; stdin stays untouched
+  fs.writeSync(1, 'r');
+  const buf = Buffer.alloc(4096);
+  let got = Buffer.alloc(0);
+  while (got.indexOf(10) < 0) {
+    let n = 0;
+    // Byte by byte: the call's input may follow the line at once.
+    try { n = fs.readSync(0, buf, 0, 1, null); } catch (e) { if (e.code === 'EAGAIN') continue; throw e; }
+    if (n === 0) process.exit(0); // the server went away
+    got = Buffer.concat([got, buf.subarray(0, n)]);
+  }
+  fs.writeSync(1, 'g');
+  const entry = got.subarray(0, got.indexOf(10)).toString();
+  process.argv = [process.argv[0], entry];
+  const Module = require('module');
+  if (/\.mjs$/.test(entry)) Module.runMain(entry); else Module._load(entry, null, true);
+}

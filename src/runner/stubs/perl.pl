@@ -1,0 +1,20 @@
+# toolsmith spare (Perl): started inside the tool's sandbox before any call, it has loaded
+# nothing of the tool's (only JSON::PP, as if the tool had used it first). It writes "r" on
+# stdout once up, reads one line on stdin (the call's entry path), writes "g" and runs the
+# entry file, as `perl ENTRY` would.
+require JSON::PP;
+syswrite(STDOUT, 'r');
+# Byte by byte (unbuffered): the call's input may follow the line at once.
+my $line = '';
+while (sysread(STDIN, my $c, 1)) { $line .= $c; last if $c eq "\n"; }
+exit 0 unless $line =~ /\n\z/;
+syswrite(STDOUT, 'g');
+chomp $line;
+@ARGV = ();
+$0 = $line;
+undef $line;
+unless (-f $0) { print STDERR "Can't open perl script \"$0\": No such file or directory\n"; exit 2; }
+$@ = '';
+do $0;
+if ($@) { print STDERR $@; exit(($! + 0) || 255); }
+exit 0;

@@ -1,0 +1,60 @@
+# toolsmith spare (Python): started inside the tool's sandbox before any call, it has imported
+# nothing of the tool's. It writes "r" on stdout once up, reads one line on stdin (the call's
+# entry path), writes "g" and runs the entry as __main__ in a fresh namespace, as
+# `python3 -u ENTRY` would. The call's input may follow the line at once: only the line is read.
+import sys, os
+def _toolsmith_spare():
+    import json, runpy  # the stdlib modules every tool's helper imports: loaded while waiting
+    os.write(1, b"r")
+    got = b""
+    while not got.endswith(b"\n"):
+        chunk = os.read(0, 1)  # byte by byte: the call's input may follow the line
+        if not chunk:
+            os._exit(0)  # the server went away
+        got += chunk
+    os.write(1, b"g")
+    entry = os.fsdecode(got[:-1])
+    here = os.path.dirname(entry)
+    # A tool with its own json module must get it, as it would in a cold start.
+    if os.path.exists(os.path.join(here, "json.py")) or os.path.isdir(os.path.join(here, "json")):
+        for m in [m for m in sys.modules if m == "json" or m.startswith("json.")]:
+            del sys.modules[m]
+    sys.argv[:] = [entry]
+    sys.path[0] = here
+    return entry
+_toolsmith_entry = _toolsmith_spare()
+del _toolsmith_spare
+def _toolsmith_exit(code):
+    # What interpreter shutdown does that a script can observe — wait for its threads, run its
+    # atexit functions, flush its output — then exit without tearing every module down.
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        threading._shutdown()
+    __import__("atexit")._run_exitfuncs()
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:
+            pass
+    os._exit(code)
+if not os.path.isfile(_toolsmith_entry):
+    print(f"{sys.executable}: can't open file {_toolsmith_entry!r}: [Errno 2] No such file or directory", file=sys.stderr)
+    _toolsmith_exit(2)
+try:
+    __import__("runpy").run_path(_toolsmith_entry, run_name="__main__")
+except SystemExit as e:
+    c = e.code
+    if c is None:
+        _toolsmith_exit(0)
+    if isinstance(c, int):
+        _toolsmith_exit(c & 0xFF)
+    print(c, file=sys.stderr)
+    _toolsmith_exit(1)
+except BaseException as e:
+    import traceback
+    tb = e.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != _toolsmith_entry:
+        tb = tb.tb_next
+    traceback.print_exception(type(e), e, tb or e.__traceback__)
+    _toolsmith_exit(1)
+_toolsmith_exit(0)

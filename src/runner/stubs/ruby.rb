@@ -1,0 +1,18 @@
+# toolsmith spare (Ruby): started inside the tool's sandbox before any call, it has loaded
+# nothing of the tool's (only the json library, as if the tool had required it first). It
+# writes "r" on stdout once up, reads one line on stdin (the call's entry path), writes "g"
+# and loads the entry as the main script ($0), as `ruby ENTRY` would.
+require 'json'
+$stdout.syswrite('r')
+line = +''
+# Byte by byte (unbuffered): the call's input may follow the line at once.
+while (c = ($stdin.sysread(1) rescue nil))
+  line << c
+  break if c == "\n"
+end
+exit!(0) unless line.end_with?("\n")
+$stdout.syswrite('g')
+ARGV.clear
+$0 = line.chomp
+line = nil
+load($0)
