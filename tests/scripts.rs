@@ -368,14 +368,6 @@ async fn plain_py(app: &App, name: &str, code: &str, extra: Value) {
         .unwrap_or_else(|e| panic!("{name}: {e}"));
 }
 
-fn leftover(marker: &str) -> bool {
-    std::process::Command::new("pgrep")
-        .args(["-f", marker])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timeout_kills_the_whole_process_group() {
     let (_tmp, app) = app();

@@ -121,7 +121,8 @@ async fn a_call_through_a_spare_sees_nothing_of_the_previous_call() {
         (
             "fresh_sh",
             "bash",
-            "if [ -e left.txt ]; then s=true; else s=false; fi\n: > left.txt\nprintf '{\"seen\":%s,\"main\":true}\\n' \"$s\"\n",
+            // As `bash ENTRY`: $0 and BASH_SOURCE name the entry, no positional parameters.
+            "if [ -e left.txt ]; then s=true; else s=false; fi\n: > left.txt\nif [ \"$0\" = \"${BASH_SOURCE[0]}\" ] && [ \"${0##*/}\" = main.sh ] && [ $# -eq 0 ]; then m=true; else m=false; fi\nprintf '{\"seen\":%s,\"main\":%s}\\n' \"$s\" \"$m\"\n",
         ),
         (
             "fresh_pl",
@@ -232,14 +233,6 @@ async fn a_killed_spare_is_replaced_and_a_changed_environment_gets_a_new_spare()
         json!({"v2": "two"})
     );
     spare::stop_all();
-}
-
-fn leftover(marker: &str) -> bool {
-    std::process::Command::new("pgrep")
-        .args(["-f", marker])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -131,7 +131,8 @@ pub async fn call_fresh(
     let cap = m.limits.output_bytes() as usize;
     let timeout = timeout.saturating_sub(started.elapsed());
     let stderr = child.stderr.take().expect("stderr is piped");
-    let stderr_task = tokio::spawn(read_capped(stderr, cap));
+    let (stderr_done, done) = tokio::sync::oneshot::channel();
+    let stderr_task = tokio::spawn(read_stderr(stderr, cap, done));
     let memory = toolbox_root(dir).map(|r| crate::memory::Memory::for_toolbox(&r));
     let session = Session {
         tool: &name,
@@ -195,6 +196,7 @@ pub async fn call_fresh(
         signalled = ?t_reap,
         "script call phases (elapsed at the end of each)"
     );
+    let _ = stderr_done.send(());
     let (err_bytes, err_overflow) = stderr_task.await.unwrap_or_default();
     // Every process of the call has been signalled; processes it forked meanwhile, the reaping
     // and the removal of its cgroup and scratch directory finish off the call's path.
@@ -222,24 +224,79 @@ pub(crate) async fn read_capped(
     mut r: impl tokio::io::AsyncRead + Unpin,
     cap: usize,
 ) -> (Vec<u8>, bool) {
-    let mut buf = Vec::new();
+    let mut acc = Capped::new(cap);
     let mut chunk = [0u8; 8192];
-    let mut overflow = false;
+    while let Ok(n @ 1..) = r.read(&mut chunk).await {
+        acc.push(&chunk[..n]);
+    }
+    acc.finish()
+}
+
+/// A call's stderr: read until its end, or until `done` says the call is over — then only what
+/// is already in the pipe. (Its end comes only once every process holding the pipe is gone,
+/// the sandbox's included: waiting for that cost a few milliseconds per call.)
+async fn read_stderr(
+    mut r: tokio::process::ChildStderr,
+    cap: usize,
+    mut done: tokio::sync::oneshot::Receiver<()>,
+) -> (Vec<u8>, bool) {
+    let mut acc = Capped::new(cap);
+    let mut chunk = [0u8; 8192];
     loop {
-        match r.read(&mut chunk).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if buf.len() + n > cap {
-                    buf.extend_from_slice(&chunk[..cap - buf.len()]);
-                    overflow = true;
-                    // Keep draining so the child never blocks on a full pipe.
-                } else if !overflow {
-                    buf.extend_from_slice(&chunk[..n]);
-                }
-            }
+        tokio::select! {
+            biased;
+            read = r.read(&mut chunk) => match read {
+                Ok(n @ 1..) => acc.push(&chunk[..n]),
+                _ => return acc.finish(),
+            },
+            _ = &mut done => break,
         }
     }
-    (buf, overflow)
+    // Everything the call's processes wrote before they were stopped is in the pipe's buffer:
+    // read it without waiting (the descriptor is non-blocking), stop at "would block" or end.
+    use std::os::fd::AsRawFd;
+    let fd = r.as_raw_fd();
+    loop {
+        // SAFETY: `fd` is the open pipe `r` owns, `chunk` is a valid buffer of that length.
+        let n = unsafe { libc::read(fd, chunk.as_mut_ptr().cast(), chunk.len()) };
+        if n <= 0 {
+            break;
+        }
+        acc.push(&chunk[..n as usize]);
+    }
+    acc.finish()
+}
+
+/// At most `cap` bytes of a stream, and whether more came (the rest is read and dropped, so the
+/// writer never blocks on a full pipe).
+struct Capped {
+    buf: Vec<u8>,
+    cap: usize,
+    overflow: bool,
+}
+
+impl Capped {
+    fn new(cap: usize) -> Capped {
+        Capped {
+            buf: Vec::new(),
+            cap,
+            overflow: false,
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        let room = self.cap.saturating_sub(self.buf.len());
+        if bytes.len() > room {
+            self.buf.extend_from_slice(&bytes[..room]);
+            self.overflow = true;
+        } else if !self.overflow {
+            self.buf.extend_from_slice(bytes);
+        }
+    }
+
+    fn finish(self) -> (Vec<u8>, bool) {
+        (self.buf, self.overflow)
+    }
 }
 
 /// With a spare's "g" still to come (its input was written right behind the entry line):

@@ -22,6 +22,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Default idle spares per tool.
 pub const DEFAULT_SPARES: usize = 1;
+/// How long after a call its replacement spare is started.
+const REFILL_AFTER: std::time::Duration = std::time::Duration::from_millis(10);
 /// Default bound on idle spares overall.
 pub const DEFAULT_MAX_SPARES: usize = 8;
 
@@ -247,6 +249,9 @@ pub(crate) fn refill(dir: &Path, r: &Recipe) {
     for _ in 0..missing {
         let (dir, r) = (dir.to_path_buf(), r.clone());
         tokio::spawn(async move {
+            // After the call's result has gone out: starting a process forks this one, which
+            // holds its memory map while it copies it, and the result's path needs it too.
+            tokio::time::sleep(REFILL_AFTER).await;
             let started = start(&r, true).await;
             let mut slots = slots();
             let Some(slot) = slots.get_mut(&dir) else {

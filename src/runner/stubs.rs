@@ -16,6 +16,7 @@ const RUBY: &str = include_str!("stubs/ruby.rb");
 const PERL: &str = include_str!("stubs/perl.pl");
 const PHP: &str = include_str!("stubs/php.php");
 const EXEC: &str = include_str!("stubs/exec.sh");
+const BASH: &str = include_str!("stubs/bash.sh");
 
 /// How a spare waits for its call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -26,8 +27,9 @@ pub enum Stub {
     Ruby,
     Perl,
     Php,
-    /// A shell waits, then `exec`s the interpreter on the entry (any other interpreter, and
-    /// those whose start is already cheap: bash).
+    /// Bash waits and runs the entry itself (its start is most of a Bash call).
+    Bash,
+    /// A shell waits, then `exec`s the interpreter on the entry (any other interpreter).
     Exec,
 }
 
@@ -48,6 +50,7 @@ impl Stub {
             _ if name.starts_with("ruby") => Stub::Ruby,
             _ if name.starts_with("perl") => Stub::Perl,
             _ if name.starts_with("php") => Stub::Php,
+            _ if name == "bash" => Stub::Bash,
             _ => Stub::Exec,
         }
     }
@@ -71,6 +74,12 @@ impl Stub {
             Stub::Ruby => inline("-e", RUBY),
             Stub::Perl => inline("-e", PERL),
             Stub::Php => inline("-r", PHP),
+            Stub::Bash => {
+                let mut a = inline("-c", BASH);
+                // `bash -c CODE NAME`: NAME is $0 until the stub sets it to the entry.
+                a.push("toolsmith-spare".into());
+                a
+            }
             Stub::Exec => {
                 let sh = ["/bin/sh", "/usr/bin/sh"]
                     .into_iter()

@@ -92,3 +92,23 @@ pub fn approve(app: &toolsmith::app::App, name: &str) {
         )
         .expect("record the approval");
 }
+
+/// Whether a process whose command line contains `marker` is still there a moment after a
+/// call returned. A call's processes are killed (SIGKILL) before its result returns; the kernel
+/// finishes their exit right after, so one that is still there after two seconds survived.
+pub fn leftover(marker: &str) -> bool {
+    let running = || {
+        std::process::Command::new("pgrep")
+            .args(["-f", marker])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    for _ in 0..40 {
+        if !running() {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    running()
+}
