@@ -232,11 +232,14 @@ fn compare(
             .map(|(_, f)| f),
     };
     let local_changes = orig.is_some_and(|orig| {
+        // Compared in path order: a conversion appends the files it writes.
         let strip_name = |fs: &[FileAt]| {
-            without_origin(fs)
+            let mut fs: Vec<FileAt> = without_origin(fs)
                 .into_iter()
                 .filter(|f| f.path != crate::manifest::FILE_NAME)
-                .collect::<Vec<_>>()
+                .collect();
+            fs.sort_by(|a, b| a.path.cmp(&b.path));
+            fs
         };
         strip_name(orig) != strip_name(&current)
     });
