@@ -747,4 +747,52 @@ mod tests {
         assert_eq!(declared, ["pillow", "numpy"]);
         assert_eq!(missing, ["weirdlib"]);
     }
+
+    fn file(p: &str, t: &str) -> FileAt {
+        FileAt {
+            path: p.into(),
+            bytes: t.as_bytes().to_vec(),
+            executable: false,
+        }
+    }
+
+    #[test]
+    fn script_names_are_valid_unique_and_stable() {
+        let files = [
+            file("scripts/run.py", ""),
+            file("bin/run.sh", ""),
+            file("scripts/Make Report.py", ""),
+        ];
+        let refs: Vec<&FileAt> = files.iter().collect();
+        assert_eq!(suffixes(&refs), ["run-py", "run-sh", "make_report"]);
+        for s in suffixes(&refs) {
+            let n = script_tool_name(&"a".repeat(80), &s);
+            assert_eq!(n.len(), crate::names::MAX_NAME_LEN, "{n}");
+            assert!(n.ends_with(&format!("-{s}")), "{n}");
+            crate::names::validate(&n).unwrap();
+        }
+        assert_eq!(script_tool_name("pdf", "fill_form"), "pdf-fill_form");
+    }
+
+    #[test]
+    fn a_helper_imported_by_a_script_is_not_a_tool() {
+        let files = vec![
+            file("scripts/a.py", "import helper\nhelper.go()\n"),
+            file("scripts/helper.py", "def go():\n    pass\n"),
+            file("scripts/b.py", "#!/usr/bin/env python3\nprint(1)\n"),
+            file("scripts/__init__.py", ""),
+            file("examples/c.py", "#!/usr/bin/env python3\n"),
+        ];
+        let callable: Vec<&str> = files
+            .iter()
+            .filter(|f| callable(f, &files))
+            .map(|f| f.path.as_str())
+            .collect();
+        assert_eq!(callable, ["scripts/a.py", "scripts/b.py"]);
+        let code: Vec<&str> = local_code(&files, &files[0])
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect();
+        assert_eq!(code, ["scripts/a.py", "scripts/helper.py"]);
+    }
 }
