@@ -822,6 +822,29 @@ async fn a_skill_with_several_scripts_is_a_tool_per_script() {
     assert_eq!(u.new_scripts, ["scripts/wait_port.py"]);
     assert!(u.hint.as_deref().unwrap_or("").contains(port), "{u:?}");
     assert_eq!(commit_count(tb.root()), count);
+    // The CLI shows the same review, tool by tool.
+    let cli = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .arg("--toolbox")
+        .arg(tb.root())
+        .args(["update", server])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&cli.stdout),
+        String::from_utf8_lossy(&cli.stderr),
+    );
+    assert!(cli.status.success(), "{stderr}");
+    assert!(
+        stdout.contains(&format!("== {port}"))
+            && stdout.contains("CHANGED input_schema")
+            && stdout.contains(&format!("--apply --commit {second}")),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("new script scripts/wait_port.py"),
+        "{stderr}"
+    );
+    assert_eq!(commit_count(tb.root()), count);
     // Apply: one commit for the three tools, each pinned to the new commit.
     let u = share::update_tool(&tb, port, true, Some(&u.to_commit), "test").unwrap();
     assert!(
