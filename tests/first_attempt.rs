@@ -400,29 +400,59 @@ fn agent_skills_are_imported_as_what_they_are() {
         "---\nname: no-description\n---\n# Nothing\n",
     )
     .unwrap();
+    // And a skill with two scripts (and a helper they share).
+    let ports = repo.join("port-tools/scripts");
+    std::fs::create_dir_all(&ports).unwrap();
+    std::fs::write(
+        repo.join("port-tools/SKILL.md"),
+        "---\nname: port-tools\ndescription: Check TCP ports\n---\n# Port tools\n\nRun scripts/check_port.py PORT.\n",
+    )
+    .unwrap();
+    std::fs::write(ports.join("check_port.py"), CHECK_PORT).unwrap();
+    std::fs::write(ports.join("portcheck.py"), PORTCHECK).unwrap();
+    std::fs::write(
+        ports.join("wait_port.py"),
+        "#!/usr/bin/env python3\n\"\"\"Wait for a port.\"\"\"\nimport argparse\nfrom portcheck import is_open\np = argparse.ArgumentParser()\np.add_argument('port', type=int)\nprint(is_open('127.0.0.1', p.parse_args().port, 1))\n",
+    )
+    .unwrap();
     git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(
-        &repo,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "skills",
-        ],
-    );
+    commit_all(&repo, "skills");
     let s = scenario(tb.root(), "skills", &["--skills", repo.to_str().unwrap()]);
     assert_eq!(
         s["imported"],
         serde_json::json!([
             "brand-guidelines",
             "internal-comms",
+            "port-tools-check_port",
+            "port-tools-wait_port",
             "slack-gif-creator",
             "webapp-testing"
         ]),
+        "{s}"
+    );
+    // The skill with two scripts: its instructions once (as the skill and under each tool's
+    // name), each tool callable through MCP with its own arguments.
+    let resources = s["resources"].as_array().unwrap();
+    let port_uris: Vec<&str> = resources
+        .iter()
+        .filter_map(|r| r.as_str())
+        .filter(|r| r.contains("port-tools"))
+        .collect();
+    assert_eq!(port_uris, ["toolsmith://skills/port-tools"], "{s}");
+    assert!(
+        s["port_resource"]
+            .as_str()
+            .unwrap()
+            .starts_with("# Port tools"),
+        "{s}"
+    );
+    let guide = s["guide"].as_str().unwrap();
+    assert_eq!(guide.matches("### Skill `port-tools`").count(), 1);
+    assert_eq!(guide.matches("Run scripts/check_port.py PORT.").count(), 1);
+    assert_eq!(s["port_call"]["is_error"], false, "{s}");
+    assert_eq!(
+        s["port_call"]["text"].as_str().unwrap().trim(),
+        "127.0.0.1:9 closed",
         "{s}"
     );
     // The folder import took what it could and said what it refused, and why.
