@@ -819,6 +819,13 @@ async fn a_skill_with_several_scripts_is_a_tool_per_script() {
     );
     assert_clean(other.root());
 
+    // Here, a person edits one tool of the skill with plain git.
+    let edited = tb.tools_dir().join(shot).join("scripts/screenshot.py");
+    let mut text = std::fs::read_to_string(&edited).unwrap();
+    text.push_str("# edited here\n");
+    std::fs::write(&edited, text).unwrap();
+    commit_all(tb.root(), "edit screenshot.py");
+
     // Upstream: check_port gains an option, a script is added.
     let changed = CHECK_PORT.replace(
         "    args = parser.parse_args()",
@@ -840,8 +847,9 @@ async fn a_skill_with_several_scripts_is_a_tool_per_script() {
         .iter()
         .map(|o| (o.name.as_str(), o.up_to_date))
         .collect();
-    assert_eq!(others, [(port, false), (shot, true)], "{u:?}");
-    assert!(u.skill_tools.iter().all(|o| !o.local_changes), "{u:?}");
+    assert_eq!(others, [(port, false), (shot, false)], "{u:?}");
+    let local: Vec<bool> = u.skill_tools.iter().map(|o| o.local_changes).collect();
+    assert_eq!(local, [false, true], "only the edited tool: {u:?}");
     assert!(
         u.skill_tools[0]
             .changed_fields

@@ -684,7 +684,7 @@ pub(super) fn agent_skill(
                         .map(String::as_str)
                         .collect();
                     let notes = vec![
-                        resource.clone(),
+                        format!("{resource} (also toolsmith://skills/{tool})"),
                         format!(
                             "the skill has {} scripts, each its own tool; this one runs {} (the others: {})",
                             many.len(),

@@ -302,12 +302,13 @@ pub fn update_tool(
     } else {
         from_git(&tools, &origin)?
     };
+    let gone = |script: &str| ShareError::SkillScriptGone {
+        name: name.to_string(),
+        script: script.to_string(),
+        path: origin.path.clone().unwrap_or_default(),
+    };
     if let Some((_, script)) = source.new.gone.iter().find(|(n, _)| n == name) {
-        return Err(ShareError::SkillScriptGone {
-            name: name.to_string(),
-            script: script.clone(),
-            path: origin.path.clone().unwrap_or_default(),
-        });
+        return Err(gone(script));
     }
     let head =
         crate::git::resolve(tb.root(), "HEAD").map_err(crate::history::HistoryError::from)?;
@@ -327,8 +328,11 @@ pub fn update_tool(
         currents.push(current);
     }
     // The tool asked for comes first (prepare keeps the order of `tools`).
-    let mut out = outcomes.remove(0);
-    out.skill_tools = outcomes;
+    let mut outcomes = outcomes.into_iter();
+    let Some(mut out) = outcomes.next() else {
+        return Err(gone(origin.script.as_deref().unwrap_or("")));
+    };
+    out.skill_tools = outcomes.collect();
     out.new_scripts = source.new.new_scripts.clone();
     out.left_alone = source
         .new
