@@ -915,6 +915,42 @@ async fn a_skill_with_several_scripts_is_a_tool_per_script() {
         .expect("the updated check_port runs");
     assert_eq!(r.text.trim(), "127.0.0.1:9 closed", "{r:?}");
 
+    // A skill imported when it had one script keeps its tool when it gains another: that
+    // tool still runs its script, and the new one is reported.
+    let (_tmp3, single) = toolbox();
+    let solo = tmp.path().join("solo");
+    copy_tree(&skill_fixtures().join("webapp-testing"), &solo);
+    git(&solo, &["init", "-q", "-b", "main"]);
+    commit_all(&solo, "one script");
+    let source = ImportRequest {
+        source: solo.display().to_string(),
+        ..Default::default()
+    };
+    let out = share::import_tool(&single, &source, "test").unwrap();
+    assert_eq!(out.tools[0].name, "webapp-testing");
+    assert!(
+        tool_toml(&single, "webapp-testing")["origin"]
+            .get("script")
+            .is_none()
+    );
+    std::fs::write(solo.join("scripts/check_port.py"), CHECK_PORT).unwrap();
+    std::fs::write(solo.join("scripts/portcheck.py"), PORTCHECK).unwrap();
+    commit_all(&solo, "two scripts");
+    let u = share::update_tool(&single, "webapp-testing", true, None, "test").unwrap();
+    assert!(u.applied && u.skill_tools.is_empty(), "{u:?}");
+    assert_eq!(u.new_scripts, ["scripts/check_port.py"], "{u:?}");
+    assert_eq!(
+        tool_toml(&single, "webapp-testing")["origin"]["script"].as_str(),
+        Some("scripts/with_server.py")
+    );
+    let w = toolsmith::index::Index::build(single.root());
+    assert!(
+        w.tool("webapp-testing").unwrap().input_schema["properties"]
+            .get("servers")
+            .is_some()
+    );
+    assert_clean(single.root());
+
     // A script gone upstream: its tool is left alone, and cannot be updated by itself.
     std::fs::remove_file(scripts.join("screenshot.py")).unwrap();
     commit_all(&repo, "no screenshot");

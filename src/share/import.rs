@@ -203,11 +203,15 @@ pub(crate) fn prepare_files(
             let count = converted.len();
             for (tool, script) in tools {
                 let at = match script {
-                    Some(s) => converted.iter().position(|c| {
-                        c.as_ref()
-                            .and_then(|c| c.script.as_ref())
-                            .is_some_and(|c| c.path == *s)
-                    }),
+                    // By its script; a one-tool skill whose one script was renamed follows it.
+                    Some(s) => converted
+                        .iter()
+                        .position(|c| {
+                            c.as_ref()
+                                .and_then(|c| c.script.as_ref())
+                                .is_some_and(|c| c.path == *s)
+                        })
+                        .or((count == 1 && tools.len() == 1).then_some(0)),
                     None if count == 1 => Some(0),
                     None => {
                         return Err(ShareError::SkillSplit {

@@ -401,6 +401,23 @@ fn skill_manifest(
     t
 }
 
+/// The script a skill's tool runs, read from its files: its entry, or the script its
+/// command-line wrapper runs. For tools imported before `[origin] script` was recorded (a
+/// skill's only script); None for an instructions-only tool or an old multi-script dispatcher.
+pub(super) fn script_run_by(entry: Option<&str>, files: &[FileAt]) -> Option<String> {
+    match entry? {
+        INSTRUCTIONS_ENTRY => None,
+        CLI_ENTRY => {
+            let wrapper = files.iter().find(|f| f.path == CLI_ENTRY)?;
+            let line = text_of(wrapper)?
+                .lines()
+                .find_map(|l| l.strip_prefix("SCRIPT = "))?;
+            serde_json::from_str(line.trim()).ok()
+        }
+        script => Some(script.to_string()),
+    }
+}
+
 /// Longest suffix a script adds to its skill's name (`<skill>-<suffix>`).
 const MAX_SUFFIX_LEN: usize = 40;
 

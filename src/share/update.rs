@@ -293,7 +293,20 @@ pub fn update_tool(
             .ok_or_else(|| ShareError::NotImported {
                 name: name.to_string(),
             })?;
-    let mut tools = vec![(name.to_string(), origin.script.clone())];
+    let head =
+        crate::git::resolve(tb.root(), "HEAD").map_err(crate::history::HistoryError::from)?;
+    // A skill's tool imported when the skill had one script names no script: the one it runs
+    // is read from its files, so it stays that script's tool if the skill gains others.
+    let script = origin.script.clone().or_else(|| {
+        let skill = current_tool.manifest.tags.iter().any(|t| t == "skill");
+        let files = crate::history::tool_at(tb, name, &head).ok()?.files;
+        skill
+            .then(|| {
+                super::skill::script_run_by(current_tool.manifest.run.entry.as_deref(), &files)
+            })
+            .flatten()
+    });
+    let mut tools = vec![(name.to_string(), script)];
     if origin.script.is_some() {
         tools.extend(skill_siblings(&index, name, &origin));
     }
@@ -310,8 +323,6 @@ pub fn update_tool(
     if let Some((_, script)) = source.new.gone.iter().find(|(n, _)| n == name) {
         return Err(gone(script));
     }
-    let head =
-        crate::git::resolve(tb.root(), "HEAD").map_err(crate::history::HistoryError::from)?;
     let mut outcomes = Vec::new();
     let mut currents = Vec::new();
     for p in &source.new.tools {
