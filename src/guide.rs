@@ -48,10 +48,24 @@ pub fn render(index: &Index) -> String {
     if !skills.is_empty() {
         let _ = writeln!(
             g,
-            "## Skills\n\nInstructions of the imported Agent Skills (each also the resource `{SKILL_URI_PREFIX}<name>`, and a tool of the same name).\n"
+            "## Skills\n\nInstructions of the imported Agent Skills (each also the resource `{SKILL_URI_PREFIX}<name>`, and a tool of the same name, or a tool per script).\n"
         );
-        for (name, description, body) in &skills {
+        for Skill {
+            name,
+            description,
+            body,
+            tools,
+        } in &skills
+        {
             let _ = writeln!(g, "### Skill `{name}`\n\n{description}\n");
+            if tools.len() > 1 || tools[0] != *name {
+                let list: Vec<String> = tools.iter().map(|t| format!("`{t}`")).collect();
+                let _ = writeln!(
+                    g,
+                    "Its tools, one per script: {} (the instructions are also `{SKILL_URI_PREFIX}<tool>`).\n",
+                    list.join(", ")
+                );
+            }
             const MAX: usize = 3000;
             if body.len() > MAX {
                 let mut end = MAX;
@@ -153,22 +167,107 @@ fn render_broken(g: &mut String, broken: &[&crate::index::Entry]) {
 /// Where an imported skill's instructions are served.
 pub const SKILL_URI_PREFIX: &str = "toolsmith://skills/";
 
-/// The imported Agent Skills: (tool name, description, SKILL.md without its front matter).
-/// A skill is a tool tagged `skill` whose directory holds a SKILL.md.
-pub fn skills(index: &Index) -> Vec<(String, String, String)> {
-    index
+/// One imported Agent Skill: its instructions, and the tools made from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    /// The resource name (`toolsmith://skills/<name>`): the tool's name for a skill that is
+    /// one tool; the skill's own name for a skill with a tool per script (the first tool's name
+    /// when that is taken).
+    pub name: String,
+    pub description: String,
+    /// SKILL.md without its front matter.
+    pub body: String,
+    /// The tools made from it, by name; each also serves the instructions as
+    /// `toolsmith://skills/<tool>`.
+    pub tools: Vec<String>,
+}
+
+impl Skill {
+    /// Whether `toolsmith://skills/<name>` is this skill's instructions.
+    pub fn serves(&self, name: &str) -> bool {
+        self.name == name || self.tools.iter().any(|t| t == name)
+    }
+}
+
+/// The imported Agent Skills. A skill is a tool tagged `skill` whose directory holds a
+/// SKILL.md; the tools made from one skill with several scripts (`[origin] script`, the same
+/// origin URL, ref and path) are one skill, listed once.
+pub fn skills(index: &Index) -> Vec<Skill> {
+    type Key = (String, Option<String>, Option<String>);
+    let mut out: Vec<Skill> = Vec::new();
+    let mut groups: Vec<(Key, usize)> = Vec::new();
+    for t in index
         .tools()
         .filter(|t| t.manifest.tags.iter().any(|g| g == "skill"))
-        .filter_map(|t| {
-            let e = index.get(&t.manifest.name)?;
-            let text = std::fs::read_to_string(e.dir.join("SKILL.md")).ok()?;
-            Some((
-                t.manifest.name.clone(),
-                t.manifest.summary().to_string(),
-                without_front_matter(&text).trim().to_string(),
-            ))
-        })
-        .collect()
+    {
+        let Some(e) = index.get(&t.manifest.name) else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(e.dir.join("SKILL.md")) else {
+            continue;
+        };
+        let tool = t.manifest.name.clone();
+        let body = without_front_matter(&text).trim().to_string();
+        let Some(o) = t.manifest.origin.as_ref().filter(|o| o.script.is_some()) else {
+            out.push(Skill {
+                name: tool.clone(),
+                description: t.manifest.summary().to_string(),
+                body,
+                tools: vec![tool],
+            });
+            continue;
+        };
+        let key = (o.url.clone(), o.reference.clone(), o.path.clone());
+        if let Some((_, i)) = groups.iter().find(|(k, _)| *k == key) {
+            out[*i].tools.push(tool);
+            continue;
+        }
+        let (name, description) = skill_front_matter(&text);
+        let dir = o.path.as_deref().unwrap_or("");
+        let dir = dir.rsplit('/').next().unwrap_or(dir);
+        groups.push((key, out.len()));
+        out.push(Skill {
+            name: crate::names::sanitize(name.as_deref().unwrap_or(dir)),
+            description: description.unwrap_or_else(|| t.manifest.summary().to_string()),
+            body,
+            tools: vec![tool],
+        });
+    }
+    // A skill's name never hides another skill's instructions.
+    for i in 0..out.len() {
+        let taken = out
+            .iter()
+            .enumerate()
+            .any(|(j, s)| j != i && s.serves(&out[i].name));
+        if taken {
+            out[i].name = out[i].tools[0].clone();
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// The YAML front matter fields `name` and `description` of a SKILL.md (simple scalars).
+pub fn skill_front_matter(text: &str) -> (Option<String>, Option<String>) {
+    let mut lines = text.lines();
+    if lines.next().map(str::trim) != Some("---") {
+        return (None, None);
+    }
+    let (mut name, mut desc) = (None, None);
+    for l in lines {
+        if l.trim() == "---" {
+            break;
+        }
+        if let Some((k, v)) = l.split_once(':') {
+            let v = v.trim().trim_matches(['"', '\'']).to_string();
+            match k.trim() {
+                "name" if !v.is_empty() => name = Some(v),
+                "description" if !v.is_empty() && v != "|" && v != ">" => desc = Some(v),
+                _ => {}
+            }
+        }
+    }
+    (name, desc)
 }
 
 /// A Markdown text without its leading `---` front matter.

@@ -215,6 +215,26 @@ pub fn check_text(field: &str, text: &str) -> Result<(), String> {
     }
 }
 
+/// A valid tool name made from arbitrary text (lowercase, `_` for other characters).
+pub fn sanitize(text: &str) -> String {
+    let mut s: String = text
+        .chars()
+        .map(|c| {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !s.starts_with(|c: char| c.is_ascii_lowercase()) {
+        s.insert(0, 't');
+    }
+    s.truncate(MAX_NAME_LEN);
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

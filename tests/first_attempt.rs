@@ -400,29 +400,59 @@ fn agent_skills_are_imported_as_what_they_are() {
         "---\nname: no-description\n---\n# Nothing\n",
     )
     .unwrap();
+    // And a skill with two scripts (and a helper they share).
+    let ports = repo.join("port-tools/scripts");
+    std::fs::create_dir_all(&ports).unwrap();
+    std::fs::write(
+        repo.join("port-tools/SKILL.md"),
+        "---\nname: port-tools\ndescription: Check TCP ports\n---\n# Port tools\n\nRun scripts/check_port.py PORT.\n",
+    )
+    .unwrap();
+    std::fs::write(ports.join("check_port.py"), CHECK_PORT).unwrap();
+    std::fs::write(ports.join("portcheck.py"), PORTCHECK).unwrap();
+    std::fs::write(
+        ports.join("wait_port.py"),
+        "#!/usr/bin/env python3\n\"\"\"Wait for a port.\"\"\"\nimport argparse\nfrom portcheck import is_open\np = argparse.ArgumentParser()\np.add_argument('port', type=int)\nprint(is_open('127.0.0.1', p.parse_args().port, 1))\n",
+    )
+    .unwrap();
     git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(
-        &repo,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "skills",
-        ],
-    );
+    commit_all(&repo, "skills");
     let s = scenario(tb.root(), "skills", &["--skills", repo.to_str().unwrap()]);
     assert_eq!(
         s["imported"],
         serde_json::json!([
             "brand-guidelines",
             "internal-comms",
+            "port-tools-check_port",
+            "port-tools-wait_port",
             "slack-gif-creator",
             "webapp-testing"
         ]),
+        "{s}"
+    );
+    // The skill with two scripts: its instructions once (as the skill and under each tool's
+    // name), each tool callable through MCP with its own arguments.
+    let resources = s["resources"].as_array().unwrap();
+    let port_uris: Vec<&str> = resources
+        .iter()
+        .filter_map(|r| r.as_str())
+        .filter(|r| r.contains("port-tools"))
+        .collect();
+    assert_eq!(port_uris, ["toolsmith://skills/port-tools"], "{s}");
+    assert!(
+        s["port_resource"]
+            .as_str()
+            .unwrap()
+            .starts_with("# Port tools"),
+        "{s}"
+    );
+    let guide = s["guide"].as_str().unwrap();
+    assert_eq!(guide.matches("### Skill `port-tools`").count(), 1);
+    assert_eq!(guide.matches("Run scripts/check_port.py PORT.").count(), 1);
+    assert_eq!(s["port_call"]["is_error"], false, "{s}");
+    assert_eq!(
+        s["port_call"]["text"].as_str().unwrap().trim(),
+        "127.0.0.1:9 closed",
         "{s}"
     );
     // The folder import took what it could and said what it refused, and why.
@@ -560,4 +590,376 @@ fn the_cli_refuses_a_misspelled_example_key_too() {
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["protocol"], "plain", "{v}");
+}
+
+const CHECK_PORT: &str = r#"#!/usr/bin/env python3
+"""Tell whether a TCP port answers."""
+import argparse
+import sys
+from portcheck import is_open
+
+
+def main():
+    parser = argparse.ArgumentParser(description='Tell whether a TCP port answers')
+    parser.add_argument('port', type=int, help='The port')
+    parser.add_argument('--host', default='127.0.0.1', help='The host')
+    parser.add_argument('--timeout', type=float, default=1.0, help='Seconds to wait')
+    args = parser.parse_args()
+    state = 'open' if is_open(args.host, args.port, args.timeout) else 'closed'
+    print(f"{args.host}:{args.port} {state}")
+
+
+if __name__ == '__main__':
+    main()
+"#;
+
+const PORTCHECK: &str = r#""""Shared by the skill's scripts: does a TCP port answer?"""
+import socket
+
+
+def is_open(host, port, timeout):
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+"#;
+
+const SCREENSHOT: &str = r#"#!/usr/bin/env python3
+"""Save a screenshot of a page with Playwright."""
+import argparse
+
+
+def main():
+    parser = argparse.ArgumentParser(description='Save a screenshot of a page')
+    parser.add_argument('--url', required=True, help='The page')
+    parser.add_argument('--out', default='page.png', help='Where to save it')
+    parser.add_argument('--full-page', action='store_true', help='The whole page')
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(headless=True)
+        page = browser.new_page()
+        page.goto(args.url)
+        page.screenshot(path=args.out, full_page=args.full_page)
+        browser.close()
+
+
+if __name__ == '__main__':
+    main()
+"#;
+
+fn commit_all(repo: &Path, message: &str) -> String {
+    git(repo, &["add", "-A"]);
+    git(
+        repo,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            message,
+        ],
+    );
+    git(repo, &["rev-parse", "HEAD"]).trim().to_string()
+}
+
+fn tool_toml(tb: &toolsmith::toolbox::Toolbox, name: &str) -> toml::Table {
+    let text = std::fs::read_to_string(tb.tools_dir().join(name).join("tool.toml")).unwrap();
+    toml::from_str(&text).unwrap()
+}
+
+/// The real webapp-testing skill with two more scripts (and a helper they may import): each
+/// callable script is a tool with its own schema, dependencies and files, all imported in one
+/// commit, listed once in the guide, updated together.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_skill_with_several_scripts_is_a_tool_per_script() {
+    use toolsmith::share::{self, ImportRequest};
+    let (tmp, tb) = toolbox();
+    let repo = tmp.path().join("skills-repo");
+    copy_tree(
+        &skill_fixtures().join("webapp-testing"),
+        &repo.join("webapp-plus"),
+    );
+    let scripts = repo.join("webapp-plus/scripts");
+    std::fs::write(scripts.join("check_port.py"), CHECK_PORT).unwrap();
+    std::fs::write(scripts.join("portcheck.py"), PORTCHECK).unwrap();
+    std::fs::write(scripts.join("screenshot.py"), SCREENSHOT).unwrap();
+    std::fs::create_dir_all(repo.join("broken")).unwrap();
+    std::fs::write(
+        repo.join("broken/SKILL.md"),
+        "---\nname: broken\n---\n# No description\n",
+    )
+    .unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    let first = commit_all(&repo, "skills");
+
+    let before = commit_count(tb.root());
+    let req = |path: Option<&str>, name: Option<&str>| ImportRequest {
+        source: repo.display().to_string(),
+        reference: None,
+        path: path.map(str::to_string),
+        name: name.map(str::to_string),
+    };
+    let out = share::import_tool(&tb, &req(None, None), "test").unwrap();
+    let names: Vec<&str> = out.tools.iter().map(|t| t.name.as_str()).collect();
+    let (port, shot, server) = (
+        "webapp-testing-check_port",
+        "webapp-testing-screenshot",
+        "webapp-testing-with_server",
+    );
+    assert_eq!(names, [port, shot, server], "{out:?}");
+    // The folder import took what it could and said what it refused, and why.
+    assert_eq!(out.refused.len(), 1, "{out:?}");
+    assert_eq!(out.refused[0].path, "broken");
+    assert!(out.refused[0].reason.contains("description"), "{out:?}");
+    assert!(out.refused[0].hint.is_some(), "{out:?}");
+    // One commit for the whole skill, naming each tool; the work tree clean.
+    assert_eq!(commit_count(tb.root()), before + 1);
+    let msg = git(tb.root(), &["log", "-1", "--format=%B"]);
+    for n in [port, shot, server] {
+        assert!(msg.contains(&format!("Tool: {n}\n")), "{msg}");
+    }
+    assert_clean(tb.root());
+
+    // Each tool: its own schema, its own dependencies, its script and the skill's shared files.
+    let index = toolsmith::index::Index::build(tb.root());
+    let schema = |n: &str| serde_json::Value::Object(index.tool(n).unwrap().input_schema.clone());
+    let p = schema(port);
+    assert_eq!(p["properties"]["port"]["type"], "integer", "{p}");
+    assert_eq!(p["properties"]["timeout"]["type"], "number", "{p}");
+    assert_eq!(p["required"], serde_json::json!(["port"]), "{p}");
+    assert!(p["properties"].get("servers").is_none(), "{p}");
+    let s = schema(shot);
+    assert_eq!(s["properties"]["full_page"]["type"], "boolean", "{s}");
+    assert_eq!(s["required"], serde_json::json!(["url"]), "{s}");
+    let w = schema(server);
+    assert_eq!(w["properties"]["ports"]["items"]["type"], "integer", "{w}");
+    assert!(w["properties"].get("url").is_none(), "{w}");
+    let pip = |n: &str| {
+        tool_toml(&tb, n)
+            .get("dependencies")
+            .and_then(|d| d.get("pip"))
+            .cloned()
+    };
+    assert_eq!(
+        pip(shot),
+        Some(toml::Value::Array(vec!["playwright".into()]))
+    );
+    assert_eq!(pip(port), None);
+    assert_eq!(pip(server), None);
+    let has = |n: &str, f: &str| tb.tools_dir().join(n).join(f).is_file();
+    for n in [port, shot, server] {
+        assert!(has(n, "SKILL.md") && has(n, "scripts/portcheck.py"), "{n}");
+        let origin = tool_toml(&tb, n)["origin"].clone();
+        assert_eq!(origin["path"].as_str(), Some("webapp-plus"), "{n}");
+        assert_eq!(origin["commit"].as_str(), Some(first.as_str()), "{n}");
+    }
+    assert_eq!(
+        tool_toml(&tb, port)["origin"]["script"].as_str(),
+        Some("scripts/check_port.py")
+    );
+    assert!(has(port, "scripts/check_port.py") && !has(port, "scripts/screenshot.py"));
+    assert!(has(shot, "scripts/screenshot.py") && !has(shot, "scripts/with_server.py"));
+    let description = &index.tool(port).unwrap().manifest.description;
+    assert!(
+        description.starts_with("Tell whether a TCP port answers")
+            && description.contains("Agent Skill `webapp-testing`"),
+        "{description}"
+    );
+
+    // The instructions: one skill in the guide and the resources, served under every tool.
+    let skills = toolsmith::guide::skills(&index);
+    assert_eq!(skills.len(), 1, "{skills:?}");
+    assert_eq!(skills[0].name, "webapp-testing");
+    assert_eq!(skills[0].tools, [port, shot, server]);
+    assert!(skills[0].body.starts_with("# Web Application Testing"));
+    for n in ["webapp-testing", port, shot, server] {
+        assert!(skills[0].serves(n), "{n}");
+    }
+    let guide = toolsmith::guide::render(&index);
+    assert_eq!(guide.matches("# Web Application Testing").count(), 1);
+    assert_eq!(guide.matches("### Skill `webapp-testing`").count(), 1);
+
+    // Calls: check_port with real arguments (its helper imported beside it), with_server's own
+    // refusal of mismatched arguments reaching the caller.
+    let app = toolsmith::app::App::new(tb.clone());
+    for n in [port, server] {
+        toolsmith::trust::trust(&tb, n).unwrap();
+    }
+    let host = toolsmith::runner::script::NoHost;
+    let r = app
+        .call(port, serde_json::json!({"port": 9, "timeout": 0.5}), &host)
+        .await
+        .expect("check_port runs");
+    assert_eq!(r.text.trim(), "127.0.0.1:9 closed", "{r:?}");
+    let e = app
+        .call(
+            server,
+            serde_json::json!({"servers": ["true", "true"], "ports": [1], "command": ["true"]}),
+            &host,
+        )
+        .await
+        .expect_err("mismatched counts fail");
+    assert!(
+        e.to_string()
+            .contains("Number of --server and --port arguments must match"),
+        "{e}"
+    );
+
+    // A name given to the import is the base of the tools' names.
+    let (_tmp2, other) = toolbox();
+    let out = share::import_tool(&other, &req(Some("webapp-plus"), Some("web")), "test").unwrap();
+    let names: Vec<&str> = out.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["web-check_port", "web-screenshot", "web-with_server"]
+    );
+    assert_clean(other.root());
+
+    // Here, a person edits one tool of the skill with plain git.
+    let edited = tb.tools_dir().join(shot).join("scripts/screenshot.py");
+    let mut text = std::fs::read_to_string(&edited).unwrap();
+    text.push_str("# edited here\n");
+    std::fs::write(&edited, text).unwrap();
+    commit_all(tb.root(), "edit screenshot.py");
+
+    // Upstream: check_port gains an option, a script is added.
+    let changed = CHECK_PORT.replace(
+        "    args = parser.parse_args()",
+        "    parser.add_argument('--verbose', action='store_true', help='Say more')\n    args = parser.parse_args()",
+    );
+    std::fs::write(scripts.join("check_port.py"), changed).unwrap();
+    std::fs::write(
+        scripts.join("wait_port.py"),
+        "#!/usr/bin/env python3\nimport sys\nprint(sys.argv)\n",
+    )
+    .unwrap();
+    let second = commit_all(&repo, "check_port --verbose, wait_port");
+    // Review from any tool of the skill: all its tools, nothing changed yet.
+    let count = commit_count(tb.root());
+    let u = share::update_tool(&tb, server, false, None, "test").unwrap();
+    assert!(u.up_to_date && !u.applied && !u.local_changes, "{u:?}");
+    let others: Vec<(&str, bool)> = u
+        .skill_tools
+        .iter()
+        .map(|o| (o.name.as_str(), o.up_to_date))
+        .collect();
+    assert_eq!(others, [(port, false), (shot, false)], "{u:?}");
+    let local: Vec<bool> = u.skill_tools.iter().map(|o| o.local_changes).collect();
+    assert_eq!(local, [false, true], "only the edited tool: {u:?}");
+    assert!(
+        u.skill_tools[0]
+            .changed_fields
+            .iter()
+            .any(|c| c.field == "input_schema"),
+        "{u:?}"
+    );
+    assert_eq!(u.new_scripts, ["scripts/wait_port.py"]);
+    assert!(u.hint.as_deref().unwrap_or("").contains(port), "{u:?}");
+    assert_eq!(commit_count(tb.root()), count);
+    // The CLI shows the same review, tool by tool.
+    let cli = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .arg("--toolbox")
+        .arg(tb.root())
+        .args(["update", server])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&cli.stdout),
+        String::from_utf8_lossy(&cli.stderr),
+    );
+    assert!(cli.status.success(), "{stderr}");
+    assert!(
+        stdout.contains(&format!("== {port}"))
+            && stdout.contains("CHANGED input_schema")
+            && stdout.contains(&format!("--apply --commit {second}")),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("new script scripts/wait_port.py"),
+        "{stderr}"
+    );
+    assert_eq!(commit_count(tb.root()), count);
+    // Apply: one commit for the three tools, each pinned to the new commit.
+    let u = share::update_tool(&tb, port, true, Some(&u.to_commit), "test").unwrap();
+    assert!(
+        u.applied && u.skill_tools.iter().all(|o| o.applied),
+        "{u:?}"
+    );
+    assert_eq!(commit_count(tb.root()), count + 1);
+    let msg = git(tb.root(), &["log", "-1", "--format=%B"]);
+    for n in [port, shot, server] {
+        assert!(msg.contains(&format!("Tool: {n}\n")), "{msg}");
+        assert_eq!(
+            tool_toml(&tb, n)["origin"]["commit"].as_str(),
+            Some(second.as_str()),
+            "{n}"
+        );
+    }
+    assert!(msg.contains(&format!("Source-Commit: {second}")), "{msg}");
+    assert_clean(tb.root());
+    let index = toolsmith::index::Index::build(tb.root());
+    assert!(
+        index.tool(port).unwrap().input_schema["properties"]
+            .get("verbose")
+            .is_some()
+    );
+    toolsmith::trust::trust(&tb, port).unwrap();
+    let app = toolsmith::app::App::new(tb.clone());
+    let r = app
+        .call(port, serde_json::json!({"port": 9, "timeout": 0.2}), &host)
+        .await
+        .expect("the updated check_port runs");
+    assert_eq!(r.text.trim(), "127.0.0.1:9 closed", "{r:?}");
+
+    // A skill imported when it had one script keeps its tool when it gains another: that
+    // tool still runs its script, and the new one is reported.
+    let (_tmp3, single) = toolbox();
+    let solo = tmp.path().join("solo");
+    copy_tree(&skill_fixtures().join("webapp-testing"), &solo);
+    git(&solo, &["init", "-q", "-b", "main"]);
+    commit_all(&solo, "one script");
+    let source = ImportRequest {
+        source: solo.display().to_string(),
+        ..Default::default()
+    };
+    let out = share::import_tool(&single, &source, "test").unwrap();
+    assert_eq!(out.tools[0].name, "webapp-testing");
+    assert!(
+        tool_toml(&single, "webapp-testing")["origin"]
+            .get("script")
+            .is_none()
+    );
+    std::fs::write(solo.join("scripts/check_port.py"), CHECK_PORT).unwrap();
+    std::fs::write(solo.join("scripts/portcheck.py"), PORTCHECK).unwrap();
+    commit_all(&solo, "two scripts");
+    let u = share::update_tool(&single, "webapp-testing", true, None, "test").unwrap();
+    assert!(u.applied && u.skill_tools.is_empty(), "{u:?}");
+    assert_eq!(u.new_scripts, ["scripts/check_port.py"], "{u:?}");
+    assert_eq!(
+        tool_toml(&single, "webapp-testing")["origin"]["script"].as_str(),
+        Some("scripts/with_server.py")
+    );
+    let w = toolsmith::index::Index::build(single.root());
+    assert!(
+        w.tool("webapp-testing").unwrap().input_schema["properties"]
+            .get("servers")
+            .is_some()
+    );
+    assert_clean(single.root());
+
+    // A script gone upstream: its tool is left alone, and cannot be updated by itself.
+    std::fs::remove_file(scripts.join("screenshot.py")).unwrap();
+    commit_all(&repo, "no screenshot");
+    let u = share::update_tool(&tb, port, false, None, "test").unwrap();
+    assert_eq!(u.left_alone.len(), 1, "{u:?}");
+    assert!(u.left_alone[0].starts_with(shot), "{u:?}");
+    let e = share::update_tool(&tb, shot, false, None, "test").unwrap_err();
+    assert!(
+        e.to_string().contains("scripts/screenshot.py") && e.hint().is_some(),
+        "{e}"
+    );
 }

@@ -106,31 +106,57 @@ pub fn update(tb: &Toolbox, a: &UpdateArgs, json: bool) -> Result<i32> {
         output::json(&serde_json::to_value(&o)?);
         return Ok(0);
     }
-    if o.up_to_date && !o.applied {
+    let short: String = o.to_commit.chars().take(10).collect();
+    let all = std::iter::once(&o).chain(&o.skill_tools);
+    if all.clone().all(|t| t.up_to_date) && !o.applied {
+        let names: Vec<&str> = all.map(|t| t.name.as_str()).collect();
         println!(
-            "{} is up to date with {} ({})",
-            o.name,
+            "{} {} up to date with {} ({short})",
+            names.join(", "),
+            if names.len() > 1 { "are" } else { "is" },
             o.url,
-            &o.to_commit[..10]
         );
-        return Ok(0);
-    }
-    print!("{}", o.diff);
-    for c in &o.changed_fields {
-        println!("CHANGED {}: {} -> {}", c.field, c.old, c.new);
-    }
-    if o.local_changes {
-        eprintln!(
-            "warning: {} was changed here since it was imported; updating overwrites that",
-            o.name
-        );
-    }
-    if o.applied {
-        println!("updated {} to {}", o.name, &o.to_commit[..10]);
     } else {
+        for t in all.clone() {
+            if !o.skill_tools.is_empty() {
+                println!("== {}", t.name);
+            }
+            print!("{}", t.diff);
+            for c in &t.changed_fields {
+                println!("CHANGED {}: {} -> {}", c.field, c.old, c.new);
+            }
+            if t.local_changes {
+                eprintln!(
+                    "warning: {} was changed here since it was imported; updating overwrites that",
+                    t.name
+                );
+            }
+        }
+    }
+    for s in &o.new_scripts {
+        eprintln!(
+            "note: the skill has a new script {s}, which no tool here runs; import the skill again under another name to get it"
+        );
+    }
+    for t in &o.left_alone {
+        eprintln!("note: left as it is: {t}");
+    }
+    let names: Vec<&str> = std::iter::once(&o)
+        .chain(&o.skill_tools)
+        .map(|t| t.name.as_str())
+        .collect();
+    if o.applied {
+        println!("updated {} to {short}", names.join(", "));
+    } else if o.hint.is_some() {
         println!(
-            "not applied. To apply exactly this: toolsmith update {} --apply --commit {}",
-            o.name, o.to_commit
+            "not applied. To apply exactly this{}: toolsmith update {} --apply --commit {}",
+            if names.len() > 1 {
+                format!(" (to {})", names.join(", "))
+            } else {
+                String::new()
+            },
+            o.name,
+            o.to_commit
         );
     }
     Ok(0)

@@ -371,6 +371,10 @@ pub struct Origin {
     /// The manifest digest ("sha256:<hex>") of an artifact imported from an OCI registry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
+    /// The script this tool runs, inside the Agent Skill at `path`, when that skill has several
+    /// scripts (each is its own tool; `update_tool` updates them together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
 }
 
 /// One pipeline step.

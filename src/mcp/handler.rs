@@ -293,11 +293,14 @@ impl ServerHandler for Server {
             .with_mime_type("text/markdown");
         let mut all = vec![guide];
         // Each imported Agent Skill's instructions.
-        for (name, description, _) in guide::skills(&self.shared.app.index()) {
+        for s in guide::skills(&self.shared.app.index()) {
             all.push(
-                Resource::new(format!("{}{name}", guide::SKILL_URI_PREFIX), name.clone())
-                    .with_description(description)
-                    .with_mime_type("text/markdown"),
+                Resource::new(
+                    format!("{}{}", guide::SKILL_URI_PREFIX, s.name),
+                    s.name.clone(),
+                )
+                .with_description(s.description)
+                .with_mime_type("text/markdown"),
             );
         }
         if self.shared.fixtures {

@@ -20,8 +20,8 @@ pub fn read_text(shared: &Shared, uri: &str) -> Option<(String, &'static str)> {
         let idx = shared.app.index();
         return guide::skills(&idx)
             .into_iter()
-            .find(|(n, _, _)| n == name)
-            .map(|(_, _, body)| (body, "text/markdown"));
+            .find(|s| s.serves(name))
+            .map(|s| (s.body, "text/markdown"));
     }
     let name = uri.strip_prefix(TOOL_URI_PREFIX)?;
     crate::names::validate(name).ok()?;

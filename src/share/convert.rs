@@ -7,6 +7,9 @@ use crate::history::FileAt;
 use crate::manifest;
 use serde_json::{Value, json};
 
+pub(crate) use crate::guide::skill_front_matter as front_matter;
+pub(crate) use crate::names::sanitize;
+
 /// A tool directory ready for validation.
 #[derive(Debug, Clone)]
 pub struct Converted {
@@ -18,6 +21,17 @@ pub struct Converted {
     /// The tool.toml written by the conversion.
     pub inferred_manifest: Option<String>,
     pub notes: Vec<String>,
+    /// The script it runs, when it is one of the tools of an Agent Skill with several scripts.
+    pub script: Option<SkillScript>,
+}
+
+/// One callable script of an Agent Skill that has several: each becomes its own tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillScript {
+    /// The script's path inside the skill (recorded as `[origin] script`).
+    pub path: String,
+    /// What its tool's name adds to the skill's: `<skill>-<suffix>` (unique in the skill).
+    pub suffix: String,
 }
 
 /// Script languages by file extension.
@@ -36,32 +50,12 @@ pub(super) fn language_of(path: &str) -> Option<&'static str> {
     EXTENSIONS.iter().find(|(e, _)| *e == ext).map(|(_, l)| *l)
 }
 
-/// A valid tool name made from arbitrary text (lowercase, `_` for other characters).
-pub(crate) fn sanitize(text: &str) -> String {
-    let mut s: String = text
-        .chars()
-        .map(|c| {
-            let c = c.to_ascii_lowercase();
-            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if !s.starts_with(|c: char| c.is_ascii_lowercase()) {
-        s.insert(0, 't');
-    }
-    s.truncate(crate::names::MAX_NAME_LEN);
-    s
-}
-
 pub(super) fn text_of(f: &FileAt) -> Option<&str> {
     std::str::from_utf8(&f.bytes).ok()
 }
 
 /// The first comment line or docstring line of a script, as a description.
-fn leading_comment(text: &str) -> Option<String> {
+pub(super) fn leading_comment(text: &str) -> Option<String> {
     for line in text.lines().take(20) {
         let l = line.trim();
         if l.starts_with("#!") || l.is_empty() || l == "<?php" || l.starts_with("# -*-") {
@@ -124,9 +118,14 @@ pub fn infer_script_manifest(
     t
 }
 
-/// Convert the files of one directory of a repository into a tool. `dir_name` is the
-/// directory's name ("" for a repository root); `gist` allows the single-script shape.
-pub fn convert(files: Vec<FileAt>, dir_name: &str, gist: bool) -> Result<Converted, ShareError> {
+/// Convert the files of one directory of a repository into its tools: one, except for an Agent
+/// Skill with several callable scripts (a tool per script). `dir_name` is the directory's name
+/// ("" for a repository root); `gist` allows the single-script shape.
+pub fn convert(
+    files: Vec<FileAt>,
+    dir_name: &str,
+    gist: bool,
+) -> Result<Vec<Converted>, ShareError> {
     let shown = if dir_name.is_empty() {
         "(repository root)"
     } else {
@@ -140,16 +139,17 @@ pub fn convert(files: Vec<FileAt>, dir_name: &str, gist: bool) -> Result<Convert
     if let Some(f) = find(manifest::FILE_NAME) {
         let text = text_of(f).ok_or_else(|| not("tool.toml is not UTF-8".into()))?;
         let name = toml_name(text).unwrap_or_else(|| sanitize(dir_name));
-        return Ok(Converted {
+        return Ok(vec![Converted {
             name,
             files,
             converted_from: None,
             inferred_manifest: None,
             notes: Vec::new(),
-        });
+            script: None,
+        }]);
     }
     if let Some(f) = find("manifest.json") {
-        return skillz(&files, f, dir_name).map_err(not);
+        return skillz(&files, f, dir_name).map(|c| vec![c]).map_err(not);
     }
     if let Some(f) = find("SKILL.md") {
         return super::skill::agent_skill(&files, f, dir_name).map_err(not);
@@ -174,15 +174,16 @@ pub fn convert(files: Vec<FileAt>, dir_name: &str, gist: bool) -> Result<Convert
                 bytes: m.clone().into_bytes(),
                 executable: false,
             });
-            return Ok(Converted {
+            return Ok(vec![Converted {
                 name,
                 files,
+                script: None,
                 converted_from: Some("gist-script"),
                 inferred_manifest: Some(m),
                 notes: vec![
                     "the manifest was inferred: the script gets its arguments as JSON on stdin and any JSON it prints is the result; review the description and input schema".into(),
                 ],
-            });
+            }]);
         }
         return Err(not(format!(
             "it has no tool.toml and {} script files (a single script can be imported)",
@@ -260,32 +261,10 @@ fn skillz(files: &[FileAt], f: &FileAt, dir_name: &str) -> Result<Converted, Str
         name,
         files: with_manifest(files.to_vec(), &m, Some(&schema)),
         converted_from: Some("skillz"),
+        script: None,
         inferred_manifest: Some(m),
         notes: vec!["converted from a Skillz manifest.json (kept beside the new tool.toml); the script gets its arguments as JSON on stdin".into()],
     })
-}
-
-/// The YAML front matter fields `name` and `description` of a SKILL.md (simple scalars).
-pub(super) fn front_matter(text: &str) -> (Option<String>, Option<String>) {
-    let mut lines = text.lines();
-    if lines.next().map(str::trim) != Some("---") {
-        return (None, None);
-    }
-    let (mut name, mut desc) = (None, None);
-    for l in lines {
-        if l.trim() == "---" {
-            break;
-        }
-        if let Some((k, v)) = l.split_once(':') {
-            let v = v.trim().trim_matches(['"', '\'']).to_string();
-            match k.trim() {
-                "name" if !v.is_empty() => name = Some(v),
-                "description" if !v.is_empty() && v != "|" && v != ">" => desc = Some(v),
-                _ => {}
-            }
-        }
-    }
-    (name, desc)
 }
 
 #[cfg(test)]

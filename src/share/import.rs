@@ -113,6 +113,9 @@ pub(crate) fn set_origin(text: &str, name: &str, origin: &Origin) -> Result<Stri
     if let Some(d) = &origin.digest {
         t["digest"] = toml_edit::value(d);
     }
+    if let Some(s) = &origin.script {
+        t["script"] = toml_edit::value(s);
+    }
     doc.remove("origin");
     doc.insert("origin", toml_edit::Item::Table(t));
     Ok(doc.to_string())
@@ -127,38 +130,132 @@ pub(crate) struct Prepared {
     pub warnings: Vec<String>,
 }
 
-/// Read `dir` of the fetched commit, convert it, give it `name` (or its own) and `[origin]`,
-/// and validate it like any tool in a toolbox. Nothing is run.
+/// How the tools of a directory are named.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Naming<'a> {
+    /// An import: each tool's own name; a given name renames the one tool, or is the base of
+    /// the names of an Agent Skill's several script tools (`<name>-<script>`).
+    Import(Option<&'a str>),
+    /// An update: the tools already here, each with the skill script it runs (`[origin]
+    /// script`; None for the directory's only tool).
+    Existing(&'a [(String, Option<String>)]),
+}
+
+/// The tools of one directory, prepared.
+pub(crate) struct PreparedDir {
+    pub tools: Vec<Prepared>,
+    /// (Update) scripts of the skill that no tool here runs: new since the import.
+    pub new_scripts: Vec<String>,
+    /// (Update) tools here whose script the skill no longer has, with that script.
+    pub gone: Vec<(String, String)>,
+}
+
+/// Read `dir` of the fetched commit, convert it, name its tools per `naming`, give them
+/// `[origin]`, and validate them like any tool in a toolbox. Nothing is run.
 pub(crate) fn prepare(
     fetched: &Fetched,
     dir: &str,
     gist: bool,
-    name: Option<&str>,
+    naming: Naming<'_>,
     reference: Option<&str>,
-) -> Result<Prepared, ShareError> {
+) -> Result<PreparedDir, ShareError> {
     let origin = Origin {
         url: fetched.url.clone(),
         reference: reference.map(str::to_string),
         commit: Some(fetched.commit.clone()),
         path: Some(dir.to_string()),
         digest: None,
+        script: None,
     };
-    prepare_files(fetched.read_dir(dir)?, dir, gist, name, origin)
+    prepare_files(fetched.read_dir(dir)?, dir, gist, naming, origin)
 }
 
-/// `prepare` for files already read from a source: convert, rename, set `origin`, validate.
+/// `prepare` for files already read from a source: convert, name, set `origin`, validate.
 pub(crate) fn prepare_files(
     files: Vec<FileAt>,
     dir: &str,
     gist: bool,
-    name: Option<&str>,
+    naming: Naming<'_>,
     origin: Origin,
-) -> Result<Prepared, ShareError> {
+) -> Result<PreparedDir, ShareError> {
     let dir_name = dir.rsplit('/').next().unwrap_or("");
-    let converted = convert::convert(files, dir_name, gist)?;
-    let name = name
-        .map(str::to_string)
-        .unwrap_or_else(|| converted.name.clone());
+    let mut converted: Vec<Option<Converted>> = convert::convert(files, dir_name, gist)?
+        .into_iter()
+        .map(Some)
+        .collect();
+    let several = converted.len() > 1;
+    let mut chosen: Vec<(Converted, String)> = Vec::new();
+    let mut gone = Vec::new();
+    match naming {
+        Naming::Import(name) => {
+            for c in converted.iter_mut().filter_map(Option::take) {
+                let n = match (&c.script, name) {
+                    (Some(s), Some(base)) if several => {
+                        super::skill::script_tool_name(base, &s.suffix)
+                    }
+                    (_, Some(n)) => n.to_string(),
+                    (_, None) => c.name.clone(),
+                };
+                chosen.push((c, n));
+            }
+        }
+        Naming::Existing(tools) => {
+            let count = converted.len();
+            for (tool, script) in tools {
+                let at = match script {
+                    // By its script; a one-tool skill whose one script was renamed follows it.
+                    Some(s) => converted
+                        .iter()
+                        .position(|c| {
+                            c.as_ref()
+                                .and_then(|c| c.script.as_ref())
+                                .is_some_and(|c| c.path == *s)
+                        })
+                        .or((count == 1 && tools.len() == 1).then_some(0)),
+                    None if count == 1 => Some(0),
+                    None => {
+                        return Err(ShareError::SkillSplit {
+                            name: tool.clone(),
+                            path: dir.to_string(),
+                            count,
+                        });
+                    }
+                };
+                match at.and_then(|i| converted[i].take()) {
+                    Some(c) => chosen.push((c, tool.clone())),
+                    None => gone.push((tool.clone(), script.clone().unwrap_or_default())),
+                }
+            }
+        }
+    }
+    let new_scripts = converted
+        .into_iter()
+        .flatten()
+        .map(|c| c.script.map_or(c.name, |s| s.path))
+        .collect();
+    let mut tools = Vec::new();
+    for (c, name) in chosen {
+        let mut origin = origin.clone();
+        origin.script = c
+            .script
+            .as_ref()
+            .filter(|_| several)
+            .map(|s| s.path.clone());
+        tools.push(validate_one(c, name, &origin)?);
+    }
+    Ok(PreparedDir {
+        tools,
+        new_scripts,
+        gone,
+    })
+}
+
+/// Give a converted tool its name and origin, and validate it as the index would.
+fn validate_one(
+    converted: Converted,
+    name: String,
+    origin: &Origin,
+) -> Result<Prepared, ShareError> {
     names::validate(&name).map_err(|source| ShareError::BadName {
         name: name.clone(),
         source,
@@ -172,7 +269,7 @@ pub(crate) fn prepare_files(
         if f.path == manifest::FILE_NAME {
             let text = std::str::from_utf8(&f.bytes)
                 .map_err(|_| invalid("tool.toml is not UTF-8".into()))?;
-            f.bytes = set_origin(text, &name, &origin)
+            f.bytes = set_origin(text, &name, origin)
                 .map_err(|e| invalid(format!("tool.toml: {e}")))?
                 .into_bytes();
         }
@@ -314,33 +411,37 @@ pub fn import_tool(
             limit: super::MAX_IMPORT_FILES,
         });
     }
-    let mut prepared = Vec::new();
+    let mut prepared: Vec<(Prepared, String)> = Vec::new();
     let (mut total_bytes, mut total_files) = (0u64, 0usize);
-    let mut kept_dirs = Vec::new();
     let mut refused = Vec::new();
     for dir in &dirs {
         let p = prepare(
             &fetched,
             dir,
             gist && dir.is_empty(),
-            req.name.as_deref(),
+            Naming::Import(req.name.as_deref()),
             req.reference.as_deref(),
         )
         .and_then(|p| {
-            if tb.tools_dir().join(&p.name).exists()
-                || prepared.iter().any(|q: &Prepared| q.name == p.name)
-            {
-                Err(ShareError::Exists { name: p.name })
-            } else {
-                Ok(p)
+            // A skill's tools come in together or not at all.
+            match p.tools.iter().find(|t| {
+                tb.tools_dir().join(&t.name).exists()
+                    || prepared.iter().any(|(q, _)| q.name == t.name)
+            }) {
+                Some(t) => Err(ShareError::Exists {
+                    name: t.name.clone(),
+                }),
+                None => Ok(p),
             }
         });
         match p {
             Ok(p) => {
                 // Caps over the whole import, checked as each tool is read (one tool is capped by
                 // the fetch itself), so memory stays bounded too.
-                total_files += p.files.len();
-                total_bytes += p.files.iter().map(|f| f.bytes.len() as u64).sum::<u64>();
+                for t in &p.tools {
+                    total_files += t.files.len();
+                    total_bytes += t.files.iter().map(|f| f.bytes.len() as u64).sum::<u64>();
+                }
                 if total_files > super::MAX_IMPORT_FILES {
                     return Err(ShareError::TooManyFiles {
                         path: "the import".into(),
@@ -354,8 +455,7 @@ pub fn import_tool(
                         limit: super::MAX_IMPORT_BYTES,
                     });
                 }
-                prepared.push(p);
-                kept_dirs.push(dir.clone());
+                prepared.extend(p.tools.into_iter().map(|t| (t, dir.clone())));
             }
             // A folder of several tools imports what it can and reports the rest.
             Err(e) if dirs.len() > 1 => refused.push(Refused {
@@ -383,9 +483,8 @@ pub fn import_tool(
             ),
         });
     }
-    let dirs = kept_dirs;
     let short = &fetched.commit[..10];
-    let names: Vec<&str> = prepared.iter().map(|p| p.name.as_str()).collect();
+    let names: Vec<&str> = prepared.iter().map(|(p, _)| p.name.as_str()).collect();
     let mut msg = format!("import {}: from {url} at {short}\n\n", names.join(", "));
     msg.push_str(&format!(
         "Source: {url}\nSource-Commit: {}\n\n",
@@ -397,7 +496,7 @@ pub fn import_tool(
     msg.push_str(&actor.trailers());
     let changes: Vec<(String, crate::toolbox::Change)> = prepared
         .iter()
-        .map(|p| (p.name.clone(), change_to(p.files.clone(), false)))
+        .map(|(p, _)| (p.name.clone(), change_to(p.files.clone(), false)))
         .collect();
     let commit = tb.apply(&changes, &msg)?;
     Ok(ImportOutcome {
@@ -405,12 +504,11 @@ pub fn import_tool(
         source_commit: fetched.commit.clone(),
         tools: prepared
             .into_iter()
-            .zip(&dirs)
             .map(|(p, dir)| ImportedTool {
                 kind: p.tool.manifest.kind.as_str().to_string(),
                 description: p.tool.manifest.description.clone(),
                 name: p.name,
-                path: dir.clone(),
+                path: dir,
                 converted_from: p.converted.converted_from,
                 inferred_manifest: p.converted.inferred_manifest,
                 notes: p.converted.notes,
@@ -445,8 +543,24 @@ fn import_oci(
         commit: None,
         path: None,
         digest: Some(pulled.digest.clone()),
+        script: None,
     };
-    let p = prepare_files(pulled.files, "", false, req.name.as_deref(), origin)?;
+    let mut dir = prepare_files(
+        pulled.files,
+        "",
+        false,
+        Naming::Import(req.name.as_deref()),
+        origin,
+    )?;
+    let p = match (dir.tools.pop(), dir.tools.is_empty()) {
+        (Some(p), true) => p,
+        _ => {
+            return Err(ShareError::OciNotATool {
+                reference: req.source.clone(),
+                reason: "it holds more than one tool".into(),
+            });
+        }
+    };
     if tb.tools_dir().join(&p.name).exists() {
         return Err(ShareError::Exists { name: p.name });
     }

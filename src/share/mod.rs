@@ -18,7 +18,7 @@ mod oci_layout;
 mod skill;
 mod update;
 
-pub use convert::{Converted, infer_script_manifest};
+pub use convert::{Converted, SkillScript, infer_script_manifest};
 pub use export::{ExportOutcome, export_tools, gist_json};
 pub use fetch::{Fetched, fetch};
 pub use import::{
@@ -91,6 +91,22 @@ pub enum ShareError {
         expected: String,
         actual: String,
     },
+    #[error(
+        "{name:?} was imported from the Agent Skill at {path:?} when it had one script; it now has {count}, each its own tool, and cannot be updated as one"
+    )]
+    SkillSplit {
+        name: String,
+        path: String,
+        count: usize,
+    },
+    #[error(
+        "{name:?} runs {script} of the Agent Skill at {path:?}, which no longer has that script"
+    )]
+    SkillScriptGone {
+        name: String,
+        script: String,
+        path: String,
+    },
     #[error("{what}: {reason}")]
     Unsupported { what: String, reason: String },
     #[error("git {action} failed: {stderr}")]
@@ -142,6 +158,8 @@ impl ShareError {
             ShareError::Exists { .. } => "give the imported tool a new name with `name`, or delete the existing one first".into(),
             ShareError::NotImported { .. } => "only tools brought in with import_tool can be updated from their origin".into(),
             ShareError::OriginMoved { .. } => "run update_tool without apply to review the newer changes first".into(),
+            ShareError::SkillSplit { name, .. } => format!("import the skill again under another name (import_tool with its source, `path` and a `name`: one tool per script), then delete {name} with delete_tool"),
+            ShareError::SkillScriptGone { name, .. } => format!("keep {name} as it is, or delete it with delete_tool; the skill's other tools update without it"),
             ShareError::Unsupported { .. } => "import_tool takes a git URL or path, a Gist, and a `path` inside it (toolsmith://guide)".into(),
             ShareError::GitCli { .. } => "check that the remote exists and accepts pushes (a bare repository or a URL you may push to); the git CLI must be installed".into(),
             ShareError::OciReference { .. } => "write oci://REGISTRY/REPOSITORY:TAG or oci://REGISTRY/REPOSITORY@sha256:DIGEST with the registry host spelled out and a lowercase repository, e.g. oci://ghcr.io/you/word_count:1.0 or oci://127.0.0.1:5000/tools/word_count:1.0".into(),

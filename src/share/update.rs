@@ -3,11 +3,11 @@
 
 use super::ShareError;
 use super::fetch::fetch;
-use super::import::{Prepared, prepare, prepare_files};
+use super::import::{Naming, Prepared, PreparedDir, prepare, prepare_files};
 use crate::history::{FileAt, FileDiff, diff_files};
 use crate::index::Index;
 use crate::manifest::Origin;
-use crate::toolbox::{Actor, Toolbox, message};
+use crate::toolbox::{Actor, Toolbox};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -38,6 +38,17 @@ pub struct UpdateOutcome {
     pub applied: bool,
     pub commit: Option<String>,
     pub hint: Option<String>,
+    /// The other tools of the same Agent Skill (one per script), checked with this one and
+    /// applied in the same commit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skill_tools: Vec<UpdateOutcome>,
+    /// Scripts the skill has now that no tool here runs (new since the import): import the
+    /// skill again under another name to get them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub new_scripts: Vec<String>,
+    /// Tools of the skill whose script is gone from it: left as they are.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_alone: Vec<String>,
 }
 
 /// Files with tool.toml's `[origin]` table removed, to compare contents only.
@@ -60,16 +71,17 @@ fn without_origin(files: &[FileAt]) -> Vec<FileAt> {
 
 /// An imported tool's origin as it is now.
 struct Source {
-    /// The tool there, prepared as an import would be.
-    new: Prepared,
+    /// The tools there, prepared as an import would be, named as the tools here.
+    new: PreparedDir,
     /// The commit (git) or manifest digest (OCI) it is at.
     version: String,
     oci: bool,
-    /// The tool as it was imported (converted), when the origin still has that version.
-    original: Option<Vec<FileAt>>,
+    /// The tools as they were imported (converted), by the skill script each runs, when the
+    /// origin still has that version.
+    original: Vec<(Option<String>, Vec<FileAt>)>,
 }
 
-fn from_git(name: &str, origin: &Origin) -> Result<Source, ShareError> {
+fn from_git(tools: &[(String, Option<String>)], origin: &Origin) -> Result<Source, ShareError> {
     let fetched = fetch(&origin.url, origin.reference.as_deref())?;
     let dir = origin.path.clone().unwrap_or_default();
     let gist = dir.is_empty() && super::resolve_source(&origin.url).1;
@@ -77,7 +89,7 @@ fn from_git(name: &str, origin: &Origin) -> Result<Source, ShareError> {
         &fetched,
         &dir,
         gist,
-        Some(name),
+        Naming::Existing(tools),
         origin.reference.as_deref(),
     )?;
     let original = origin
@@ -88,7 +100,12 @@ fn from_git(name: &str, origin: &Origin) -> Result<Source, ShareError> {
         .and_then(|orig| {
             super::convert::convert(orig, dir.rsplit('/').next().unwrap_or(""), gist).ok()
         })
-        .map(|c| c.files);
+        .map(|cs| {
+            cs.into_iter()
+                .map(|c| (c.script.map(|s| s.path), c.files))
+                .collect()
+        })
+        .unwrap_or_default();
     Ok(Source {
         new,
         version: fetched.commit.clone(),
@@ -98,7 +115,7 @@ fn from_git(name: &str, origin: &Origin) -> Result<Source, ShareError> {
 }
 
 /// An OCI origin follows its tag; one imported by digest alone stays at that digest.
-fn from_oci(name: &str, origin: &Origin) -> Result<Source, ShareError> {
+fn from_oci(tools: &[(String, Option<String>)], origin: &Origin) -> Result<Source, ShareError> {
     let at = match (&origin.reference, &origin.digest) {
         (Some(tag), _) => format!("{}:{tag}", origin.url),
         (None, Some(digest)) => format!("{}@{digest}", origin.url),
@@ -108,8 +125,9 @@ fn from_oci(name: &str, origin: &Origin) -> Result<Source, ShareError> {
     let original = match &origin.digest {
         Some(d) if *d != pulled.digest => super::oci::pull(&format!("{}@{d}", origin.url))
             .ok()
-            .map(|p| p.files),
-        _ => None,
+            .map(|p| vec![(None, p.files)])
+            .unwrap_or_default(),
+        _ => Vec::new(),
     };
     let version = pulled.digest.clone();
     let pinned = Origin {
@@ -118,8 +136,9 @@ fn from_oci(name: &str, origin: &Origin) -> Result<Source, ShareError> {
         commit: None,
         path: None,
         digest: Some(pulled.digest),
+        script: None,
     };
-    let new = prepare_files(pulled.files, "", false, Some(name), pinned)?;
+    let new = prepare_files(pulled.files, "", false, Naming::Existing(tools), pinned)?;
     Ok(Source {
         new,
         version,
@@ -128,40 +147,43 @@ fn from_oci(name: &str, origin: &Origin) -> Result<Source, ShareError> {
     })
 }
 
-/// Check an imported tool against its origin; with `apply`, update it as one commit. With
-/// `expect_commit`, apply only if the origin is still at that commit (what was reviewed).
-pub fn update_tool(
+/// The other tools here made from the same Agent Skill as `name` (one per script): same
+/// origin URL, ref and path, each with the script it runs.
+fn skill_siblings(index: &Index, name: &str, origin: &Origin) -> Vec<(String, Option<String>)> {
+    let mut out: Vec<(String, Option<String>)> = index
+        .tools()
+        .filter(|t| t.manifest.name != name)
+        .filter_map(|t| {
+            let o = t.manifest.origin.as_ref()?;
+            (o.script.is_some()
+                && o.url == origin.url
+                && o.reference == origin.reference
+                && o.path == origin.path)
+                .then(|| (t.manifest.name.clone(), o.script.clone()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Compare one tool here with its prepared version at the origin.
+fn compare(
     tb: &Toolbox,
-    name: &str,
-    apply_it: bool,
-    expect_commit: Option<&str>,
-    actor: impl Into<Actor>,
-) -> Result<UpdateOutcome, ShareError> {
-    let actor: Actor = actor.into();
-    let index = Index::build(tb.root());
+    index: &Index,
+    head: &str,
+    origin: &Origin,
+    new: &Prepared,
+    original: &[(Option<String>, Vec<FileAt>)],
+    version: &str,
+) -> Result<(UpdateOutcome, Vec<FileAt>), ShareError> {
+    let name = new.name.as_str();
     let current_tool = index
         .tool(name)
         .ok_or_else(|| crate::toolbox::ToolboxError::NoSuchTool {
             name: name.to_string(),
         })?
         .clone();
-    let origin: Origin =
-        current_tool
-            .manifest
-            .origin
-            .clone()
-            .ok_or_else(|| ShareError::NotImported {
-                name: name.to_string(),
-            })?;
-    let source = if super::oci::is_oci(&origin.url) {
-        from_oci(name, &origin)?
-    } else {
-        from_git(name, &origin)?
-    };
-    let new = source.new;
-    let head =
-        crate::git::resolve(tb.root(), "HEAD").map_err(crate::history::HistoryError::from)?;
-    let current = crate::history::tool_at(tb, name, &head)
+    let current = crate::history::tool_at(tb, name, head)
         .map(|t| t.files)
         .unwrap_or_default();
     let (files, diff) = diff_files(&without_origin(&current), &without_origin(&new.files));
@@ -201,38 +223,155 @@ pub fn update_tool(
     );
 
     // Local edits since the import: compare with the imported version, converted the same way.
-    let local_changes = source.original.is_some_and(|orig| {
+    let script = new.converted.script.as_ref().map(|s| &s.path);
+    let orig = match original {
+        [(_, one)] => Some(one),
+        many => many
+            .iter()
+            .find(|(s, _)| s.as_ref() == script)
+            .map(|(_, f)| f),
+    };
+    let local_changes = orig.is_some_and(|orig| {
+        // Compared in path order: a conversion appends the files it writes.
         let strip_name = |fs: &[FileAt]| {
-            without_origin(fs)
+            let mut fs: Vec<FileAt> = without_origin(fs)
                 .into_iter()
                 .filter(|f| f.path != crate::manifest::FILE_NAME)
-                .collect::<Vec<_>>()
+                .collect();
+            fs.sort_by(|a, b| a.path.cmp(&b.path));
+            fs
         };
-        strip_name(&orig) != strip_name(&current)
+        strip_name(orig) != strip_name(&current)
     });
+    let own = current_tool.manifest.origin.as_ref().unwrap_or(origin);
+    Ok((
+        UpdateOutcome {
+            name: name.to_string(),
+            url: origin.url.clone(),
+            from_commit: own.commit.clone().or(own.digest.clone()),
+            to_commit: version.to_string(),
+            up_to_date: files.is_empty(),
+            files,
+            diff,
+            changed_fields,
+            local_changes,
+            applied: false,
+            commit: None,
+            hint: None,
+            skill_tools: Vec::new(),
+            new_scripts: Vec::new(),
+            left_alone: Vec::new(),
+        },
+        current,
+    ))
+}
 
-    let up_to_date = files.is_empty();
-    let mut out = UpdateOutcome {
-        name: name.to_string(),
-        url: origin.url.clone(),
-        from_commit: origin.commit.clone().or(origin.digest.clone()),
-        to_commit: source.version.clone(),
-        up_to_date,
-        files,
-        diff,
-        changed_fields,
-        local_changes,
-        applied: false,
-        commit: None,
-        hint: None,
+/// Check an imported tool against its origin; with `apply`, update it as one commit. With
+/// `expect_commit`, apply only if the origin is still at that commit (what was reviewed).
+/// A tool made from one script of an Agent Skill with several is checked and updated together
+/// with the skill's other tools here (`skill_tools`), in the same commit.
+pub fn update_tool(
+    tb: &Toolbox,
+    name: &str,
+    apply_it: bool,
+    expect_commit: Option<&str>,
+    actor: impl Into<Actor>,
+) -> Result<UpdateOutcome, ShareError> {
+    let actor: Actor = actor.into();
+    let index = Index::build(tb.root());
+    let current_tool = index
+        .tool(name)
+        .ok_or_else(|| crate::toolbox::ToolboxError::NoSuchTool {
+            name: name.to_string(),
+        })?
+        .clone();
+    let origin: Origin =
+        current_tool
+            .manifest
+            .origin
+            .clone()
+            .ok_or_else(|| ShareError::NotImported {
+                name: name.to_string(),
+            })?;
+    let head =
+        crate::git::resolve(tb.root(), "HEAD").map_err(crate::history::HistoryError::from)?;
+    // A skill's tool imported when the skill had one script names no script: the one it runs
+    // is read from its files, so it stays that script's tool if the skill gains others.
+    let script = origin.script.clone().or_else(|| {
+        let skill = current_tool.manifest.tags.iter().any(|t| t == "skill");
+        let files = crate::history::tool_at(tb, name, &head).ok()?.files;
+        skill
+            .then(|| {
+                super::skill::script_run_by(current_tool.manifest.run.entry.as_deref(), &files)
+            })
+            .flatten()
+    });
+    let mut tools = vec![(name.to_string(), script)];
+    if origin.script.is_some() {
+        tools.extend(skill_siblings(&index, name, &origin));
+    }
+    let source = if super::oci::is_oci(&origin.url) {
+        from_oci(&tools, &origin)?
+    } else {
+        from_git(&tools, &origin)?
     };
+    let gone = |script: &str| ShareError::SkillScriptGone {
+        name: name.to_string(),
+        script: script.to_string(),
+        path: origin.path.clone().unwrap_or_default(),
+    };
+    if let Some((_, script)) = source.new.gone.iter().find(|(n, _)| n == name) {
+        return Err(gone(script));
+    }
+    let mut outcomes = Vec::new();
+    let mut currents = Vec::new();
+    for p in &source.new.tools {
+        let (o, current) = compare(
+            tb,
+            &index,
+            &head,
+            &origin,
+            p,
+            &source.original,
+            &source.version,
+        )?;
+        outcomes.push(o);
+        currents.push(current);
+    }
+    // The tool asked for comes first (prepare keeps the order of `tools`).
+    let mut outcomes = outcomes.into_iter();
+    let Some(mut out) = outcomes.next() else {
+        return Err(gone(origin.script.as_deref().unwrap_or("")));
+    };
+    out.skill_tools = outcomes.collect();
+    out.new_scripts = source.new.new_scripts.clone();
+    out.left_alone = source
+        .new
+        .gone
+        .iter()
+        .map(|(n, s)| format!("{n} (its script {s} is gone from the skill)"))
+        .collect();
+    let all_up_to_date = out.up_to_date && out.skill_tools.iter().all(|o| o.up_to_date);
     let pinned = origin.commit.as_deref().or(origin.digest.as_deref());
-    if up_to_date && pinned == Some(source.version.as_str()) {
+    if all_up_to_date && pinned == Some(source.version.as_str()) {
         return Ok(out);
     }
     if !apply_it {
+        let together = if out.skill_tools.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (it updates {} and the skill's other tools together: {})",
+                name,
+                out.skill_tools
+                    .iter()
+                    .map(|o| o.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
         out.hint = Some(format!(
-            "nothing was changed. Review the changes, then call update_tool again with apply: true and commit: \"{}\" to apply exactly these",
+            "nothing was changed. Review the changes, then call update_tool again with apply: true and commit: \"{}\" to apply exactly these{together}",
             source.version
         ));
         return Ok(out);
@@ -252,18 +391,30 @@ pub fn update_tool(
     } else {
         format!("Source: {}\nSource-Commit: {}", origin.url, source.version)
     };
-    let msg = message(
-        "update",
-        name,
-        &format!("from origin at {short}"),
-        &actor,
-        Some(&body),
+    let names: Vec<&str> = source.new.tools.iter().map(|p| p.name.as_str()).collect();
+    let mut msg = format!(
+        "update {}: from origin at {short}\n\n{body}\n\n",
+        names.join(", ")
     );
-    let keep = crate::history::same_environment(&current, &new.files);
-    out.commit = tb.apply(
-        &[(name.to_string(), crate::history::change_to(new.files, keep))],
-        &msg,
-    )?;
+    for n in &names {
+        msg.push_str(&format!("Tool: {n}\n"));
+    }
+    msg.push_str(&actor.trailers());
+    let changes: Vec<(String, crate::toolbox::Change)> = source
+        .new
+        .tools
+        .into_iter()
+        .zip(&currents)
+        .map(|(p, current)| {
+            let keep = crate::history::same_environment(current, &p.files);
+            (p.name, crate::history::change_to(p.files, keep))
+        })
+        .collect();
+    out.commit = tb.apply(&changes, &msg)?;
     out.applied = true;
+    for o in &mut out.skill_tools {
+        o.applied = true;
+        o.commit = out.commit.clone();
+    }
     Ok(out)
 }

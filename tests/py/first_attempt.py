@@ -300,6 +300,11 @@ async def skills(client, summary, a):
     summary["webapp_call"] = {"is_error": r.is_error, "text": text_of(r)}
     r = await client.call_tool("webapp-testing", {"servers": ["true", "true"], "ports": [1], "command": ["true"]})
     summary["webapp_missing"] = {"is_error": r.is_error, "text": text_of(r)}
+    # A skill with several scripts: a tool per script, its instructions under each tool's name.
+    r = await client.read_resource("toolsmith://skills/port-tools-check_port")
+    summary["port_resource"] = r.contents[0].text[:200]
+    r = await client.call_tool("port-tools-check_port", {"port": 9, "timeout": 0.5})
+    summary["port_call"] = {"is_error": r.is_error, "text": text_of(r)}
     r = await client.call_tool("get_tool", {"name": "webapp-testing"})
     summary["get_small"] = len(text_of(r))
     summary["get_small_has_text"] = any("text" in f for f in r.structured_content["files"])
