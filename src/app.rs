@@ -3,8 +3,8 @@
 
 use crate::index::{Index, Tool};
 use crate::manifest::{Kind, OnError};
+use crate::runner::host::Host;
 use crate::runner::pipeline;
-use crate::runner::script::{self, Host};
 use crate::runner::wasm::WasmRunner;
 use crate::runner::{CallOutput, RunError};
 use crate::toolbox::Toolbox;
@@ -426,7 +426,7 @@ impl App {
                 }
                 Ok(out)
             }
-            Kind::Script => Ok(script::call(&dir, &tool, &args, host).await?),
+            Kind::Script => Ok(crate::runner::call_script(&dir, &tool, &args, host).await?),
             Kind::Pipeline => self.run_pipeline(&tool, args, host, depth).await,
         }
     }

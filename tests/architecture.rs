@@ -333,12 +333,8 @@ fn sibling_modules_have_no_import_cycles() {
             }
         }
     }
-    // Cycles still being untangled (runner: script ↔ outcome ↔ worker; share: convert ↔
-    // skill). Remove an entry when its cycle is gone.
-    const PENDING: &[&str] = &["runner", "share"];
     let cycles: Vec<String> = graphs
         .iter()
-        .filter(|(parent, _)| !PENDING.contains(&parent.join("::").as_str()))
         .filter_map(|(parent, g)| {
             find_cycle(g).map(|c| format!("in {}: {}", parent.join("::"), c.join(" → ")))
         })

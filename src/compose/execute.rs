@@ -9,7 +9,7 @@ use crate::app::App;
 use crate::index::Tool;
 use crate::manifest::{self, Kind, Manifest, Protocol};
 use crate::runner::CallOutput;
-use crate::runner::script::{self, Host};
+use crate::runner::host::Host;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -246,7 +246,9 @@ pub async fn run(
         max_calls: max_calls.unwrap_or(MAX_CALLS).min(MAX_CALLS),
         depth: 0,
     };
-    let output = script::call(scratch.path(), &tool, &json!({ "args": args }), &counting).await?;
+    let output =
+        crate::runner::call_script(scratch.path(), &tool, &json!({ "args": args }), &counting)
+            .await?;
     Ok(Executed {
         output,
         tool_calls: calls.load(Ordering::SeqCst),

@@ -3,12 +3,14 @@
 //! Invariant: runners know nothing of git or MCP. They get a tool (its directory and parsed
 //! manifest) and arguments, and return a `CallOutput` or a `RunError` that says what to do.
 
+pub mod host;
 pub mod interp;
 pub(crate) mod launch;
 mod outcome;
 pub mod pipeline;
 pub mod sandbox;
 pub mod script;
+mod session;
 pub mod spare;
 mod stubs;
 pub mod wasm;
@@ -18,6 +20,22 @@ use crate::index::Tool;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
+
+/// Run a script tool: in its warm worker when it has one, else in a fresh process.
+pub async fn call_script(
+    dir: &Path,
+    tool: &Tool,
+    args: &Value,
+    host: &dyn host::Host,
+) -> Result<CallOutput, RunError> {
+    let m = &tool.manifest;
+    // Only a stored tool gets a worker (not a staged copy checking its examples).
+    let stored = dir.file_name().is_some_and(|f| f == m.name.as_str());
+    if m.run.worker && m.protocol() == crate::manifest::Protocol::Jsonrpc && stored {
+        return worker::call(dir, tool, args, host).await;
+    }
+    script::call_fresh(dir, tool, args, host).await
+}
 
 /// What a tool call produced.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,7 @@
 //! How a script call ends: its outcome (exit, timeout, overflow, protocol mismatch, …) and its
 //! stderr turned into the call's result or a `RunError` that carries the script's own words.
 
-use super::script::Host;
+use super::host::Host;
 use super::{CallOutput, RunError, sandbox};
 use crate::manifest::Protocol;
 use serde_json::Value;

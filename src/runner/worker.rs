@@ -8,7 +8,10 @@
 //! lockfiles). At most `TOOLSMITH_MAX_WORKERS` (default 8) live at once; the least recently
 //! used idle one is stopped to make room.
 
-use super::script::{self, Host, Launched, Outcome, Session};
+use super::host::Host;
+use super::launch::{Launched, toolbox_root};
+use super::outcome::{Outcome, exit_code, finish};
+use super::session::{Session, request_line};
 use super::{CallOutput, RunError};
 use crate::index::Tool;
 use serde_json::Value;
@@ -231,14 +234,14 @@ pub async fn call(
     let id = w.next_id;
     w.next_id += 1;
     w.busy = true;
-    let memory = script::toolbox_root(dir).map(|r| crate::memory::Memory::for_toolbox(&r));
+    let memory = toolbox_root(dir).map(|r| crate::memory::Memory::for_toolbox(&r));
     let session = Session {
         tool: &m.name,
         memory: memory.as_ref(),
         host,
         cap: m.limits.output_bytes() as usize,
     };
-    let line = script::request_line(tool, id, args);
+    let line = request_line(tool, id, args);
     let work = async {
         w.stdin
             .write_all(line.as_bytes())
@@ -265,7 +268,7 @@ pub async fn call(
             tokio::time::sleep(Duration::from_millis(20)).await;
             lines.extend(w.drain_stderr());
             match status {
-                Ok(Ok(s)) => Err(Outcome::Exited(script::exit_code(s))),
+                Ok(Ok(s)) => Err(Outcome::Exited(exit_code(s))),
                 _ => Err(Outcome::Eof),
             }
         }
@@ -278,7 +281,7 @@ pub async fn call(
     drop(guard);
     let text = lines.join("\n");
     let bytes = text.as_bytes().to_vec();
-    script::finish(m, outcome, &bytes, text.trim(), false, host).map_err(|e| match e {
+    finish(m, outcome, &bytes, text.trim(), false, host).map_err(|e| match e {
         RunError::Failed { tool, code, stderr } => RunError::Failed {
             tool,
             code,

@@ -2,7 +2,8 @@
 //! a Gist into this toolbox as one commit, pinned to the fetched commit with `[origin]`; or
 //! one tool from an OCI registry (`oci://…`), pinned to its manifest digest.
 
-use super::convert::{self, Converted};
+use super::convert;
+use super::converted::Converted;
 use super::fetch::{Fetched, clean_path, fetch};
 use super::{DEFAULT_GIST_BASE, ShareError};
 use crate::hashing::sha256_bytes;

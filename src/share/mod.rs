@@ -10,6 +10,7 @@
 //! after every digest in it checked out, and its manifest digest is pinned in `[origin]`.
 
 mod convert;
+mod converted;
 mod export;
 mod fetch;
 mod import;
@@ -18,7 +19,8 @@ mod oci_layout;
 mod skill;
 mod update;
 
-pub use convert::{Converted, SkillScript, infer_script_manifest};
+pub use convert::infer_script_manifest;
+pub use converted::{Converted, SkillScript};
 pub use export::{ExportOutcome, export_tools, gist_json};
 pub use fetch::{Fetched, fetch};
 pub use import::{

@@ -3,10 +3,17 @@
 //! a callable script becomes what the tool runs, with a schema mapping arguments to its command
 //! line, and Python dependencies are inferred or reported as missing. Nothing is run here.
 
-use super::convert::{
-    Converted, SkillScript, front_matter, language_of, sanitize, text_of, toml_str, with_manifest,
+mod cli;
+mod python;
+
+use super::converted::{
+    Converted, SkillScript, language_of, leading_comment, text_of, toml_str, with_manifest,
 };
+use crate::guide::skill_front_matter as front_matter;
 use crate::history::FileAt;
+use crate::names::sanitize;
+use cli::{argparse_args, cli_schema, cli_wrapper, kw};
+use python::{local_code, module_names, py_imports, python_dependencies};
 use serde_json::{Value, json};
 
 /// The file a skill's instruction tool runs: it prints the skill's SKILL.md.
@@ -60,316 +67,6 @@ fn reads_json_stdin(text: &str) -> bool {
     .iter()
     .any(|s| text.contains(s));
     stdin && (text.contains("json") || text.contains("JSON"))
-}
-
-/// One command-line argument of a script, as `argparse` declares it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub(crate) struct CliArg {
-    /// The JSON property.
-    pub prop: String,
-    /// The option (`--port`); None for a positional argument.
-    pub flag: Option<String>,
-    /// "value", "append", "flag" (store_true), "list" (nargs: *, +, REMAINDER).
-    pub kind: &'static str,
-    /// The JSON type of one value.
-    pub ty: &'static str,
-    pub required: bool,
-    pub help: Option<String>,
-}
-
-/// The string literal values in `text` (single or double quoted).
-fn literals(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut chars = text.char_indices().peekable();
-    while let Some((_, c)) = chars.next() {
-        if c == '\'' || c == '"' {
-            let mut v = String::new();
-            for (_, d) in chars.by_ref() {
-                if d == c {
-                    break;
-                }
-                v.push(d);
-            }
-            out.push(v);
-        }
-    }
-    out
-}
-
-/// The value of `key=...` in an `add_argument(...)` call: a literal or a bare word.
-fn kw(call: &str, key: &str) -> Option<String> {
-    let i = call.find(&format!("{key}="))? + key.len() + 1;
-    let rest = call[i..].trim_start();
-    if rest.starts_with(['\'', '"']) {
-        return literals(rest).into_iter().next();
-    }
-    Some(
-        rest.chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
-            .collect(),
-    )
-}
-
-/// The arguments a Python script declares with argparse's `add_argument` (best effort: a
-/// script it cannot read still gets `argv`).
-pub(crate) fn argparse_args(text: &str) -> Vec<CliArg> {
-    let mut out = Vec::new();
-    for (i, _) in text.match_indices("add_argument(") {
-        let start = i + "add_argument(".len();
-        let mut depth = 1;
-        let mut end = start;
-        for (j, c) in text[start..].char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = start + j;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let call = &text[start..end];
-        // The names are the leading string literals, before any keyword.
-        let head = call.split('=').next().unwrap_or("");
-        let names: Vec<String> = literals(head)
-            .into_iter()
-            .filter(|n| !n.is_empty())
-            .collect();
-        let Some(first) = names.first() else { continue };
-        let flag = names
-            .iter()
-            .find(|n| n.starts_with("--"))
-            .or_else(|| names.iter().find(|n| n.starts_with('-')))
-            .cloned();
-        let prop = kw(call, "dest").unwrap_or_else(|| {
-            flag.as_deref()
-                .unwrap_or(first)
-                .trim_start_matches('-')
-                .replace('-', "_")
-        });
-        let action = kw(call, "action").unwrap_or_default();
-        let nargs = kw(call, "nargs").unwrap_or_default();
-        let kind = match (action.as_str(), nargs.as_str()) {
-            ("store_true" | "store_false", _) => "flag",
-            ("append", _) => "append",
-            (_, "*" | "+" | "argparse.REMAINDER" | "REMAINDER") => "list",
-            _ => "value",
-        };
-        let ty = match kw(call, "type").as_deref() {
-            Some("int") => "integer",
-            Some("float") => "number",
-            _ if kind == "flag" => "boolean",
-            _ => "string",
-        };
-        let required = flag.is_none()
-            && !matches!(nargs.as_str(), "*" | "?" | "argparse.REMAINDER")
-            || kw(call, "required").as_deref() == Some("True");
-        out.push(CliArg {
-            prop,
-            flag: if first.starts_with('-') { flag } else { None },
-            kind,
-            ty,
-            required,
-            help: kw(call, "help"),
-        });
-    }
-    out
-}
-
-/// The input schema of a command-line script: its argparse arguments, plus `argv` (more
-/// command-line arguments, appended as they are).
-fn cli_schema(args: &[CliArg]) -> Value {
-    let mut props = serde_json::Map::new();
-    let mut required = Vec::new();
-    for a in args {
-        let one = json!({"type": a.ty});
-        let mut p = match a.kind {
-            "append" | "list" => json!({"type": "array", "items": one}),
-            _ => one,
-        };
-        let how = match (&a.flag, a.kind) {
-            (Some(f), "append") => format!("{f} once per item"),
-            (Some(f), "flag") => format!("{f} when true"),
-            (Some(f), _) => f.clone(),
-            (None, _) => "positional".into(),
-        };
-        let help = a
-            .help
-            .clone()
-            .map(|h| format!("{h} ({how})"))
-            .unwrap_or(how);
-        p["description"] = json!(help);
-        if a.required {
-            required.push(a.prop.clone());
-        }
-        props.insert(a.prop.clone(), p);
-    }
-    props.insert(
-        "argv".into(),
-        json!({"type": "array", "items": {"type": "string"}, "description": "More command-line arguments, appended as given"}),
-    );
-    json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
-}
-
-/// The Python wrapper that turns JSON arguments into the script's command line and runs it.
-fn cli_wrapper(script: &str, language: &str, args: &[CliArg]) -> String {
-    let interpreter = match language {
-        "python" => "[sys.executable]".to_string(),
-        other => {
-            let cmd = crate::manifest::default_interpreter(other)
-                .unwrap_or_else(|| vec![other.to_string()]);
-            serde_json::to_string(&cmd).unwrap_or_default()
-        }
-    };
-    let spec = serde_json::to_string(args).unwrap_or_else(|_| "[]".into());
-    format!(
-        r#"# Written by toolsmith when it imported this Agent Skill: runs {script} with the JSON
-# arguments (stdin) mapped to its command line; its output and exit status are the result.
-import json, os, subprocess, sys
-SCRIPT = {script:?}
-SPEC = json.loads({spec:?})
-raw = sys.stdin.read()
-args = json.loads(raw) if raw.strip() else {{}}
-argv, rest = [], []
-for a in SPEC:
-    if a["prop"] not in args or args[a["prop"]] is None:
-        continue
-    v = args[a["prop"]]
-    values = v if isinstance(v, list) else [v]
-    if a["flag"] is None:
-        rest += [str(x) for x in values]
-    elif a["kind"] == "flag":
-        if v:
-            argv.append(a["flag"])
-    else:
-        for x in values if a["kind"] == "append" else [values]:
-            argv.append(a["flag"])
-            argv += [str(y) for y in (x if isinstance(x, list) else [x])]
-if rest and any(x.startswith("-") for x in rest):
-    rest = ["--"] + rest
-argv += rest + [str(x) for x in args.get("argv", [])]
-here = os.path.dirname(os.path.abspath(__file__))
-r = subprocess.run({interpreter} + [os.path.join(here, SCRIPT)] + argv)
-sys.exit(r.returncode)
-"#
-    )
-}
-
-/// Python modules of the standard library (for telling dependencies from stdlib imports).
-#[rustfmt::skip]
-const PY_STDLIB: &[&str] = &[
-    "__future__", "abc", "argparse", "array", "ast", "asyncio", "base64", "binascii", "bisect",
-    "builtins", "bz2", "calendar", "cmath", "codecs", "collections", "colorsys", "concurrent",
-    "configparser", "contextlib", "copy", "csv", "ctypes", "dataclasses", "datetime", "decimal",
-    "difflib", "email", "enum", "errno", "fnmatch", "fractions", "functools", "gc", "getpass",
-    "glob", "gzip", "hashlib", "heapq", "hmac", "html", "http", "importlib", "inspect", "io",
-    "ipaddress", "itertools", "json", "keyword", "logging", "lzma", "math", "mimetypes",
-    "multiprocessing", "numbers", "operator", "os", "pathlib", "pickle", "platform", "pprint",
-    "queue", "random", "re", "secrets", "select", "shlex", "shutil", "signal", "socket",
-    "sqlite3", "ssl", "stat", "statistics", "string", "struct", "subprocess", "sys", "tarfile",
-    "tempfile", "textwrap", "threading", "time", "timeit", "tomllib", "traceback", "types",
-    "typing", "unicodedata", "unittest", "urllib", "uuid", "warnings", "weakref", "xml",
-    "zipfile", "zlib", "zoneinfo",
-];
-
-/// pip packages of well-known imports whose names differ or are certain.
-const PY_PACKAGES: &[(&str, &str)] = &[
-    ("PIL", "pillow"),
-    ("yaml", "pyyaml"),
-    ("cv2", "opencv-python"),
-    ("bs4", "beautifulsoup4"),
-    ("sklearn", "scikit-learn"),
-    ("numpy", "numpy"),
-    ("pandas", "pandas"),
-    ("requests", "requests"),
-    ("playwright", "playwright"),
-    ("imageio", "imageio"),
-];
-
-/// The top-level modules a Python source imports.
-fn py_imports(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let l = line.trim();
-        let names: Vec<&str> = if let Some(rest) = l.strip_prefix("import ") {
-            rest.split(',')
-                .map(|m| m.split_whitespace().next().unwrap_or(""))
-                .collect()
-        } else if let Some(rest) = l.strip_prefix("from ") {
-            vec![rest.split_whitespace().next().unwrap_or("")]
-        } else {
-            continue;
-        };
-        for n in names {
-            let top = n.split('.').next().unwrap_or("").to_string();
-            if !top.is_empty() && !out.contains(&top) {
-                out.push(top);
-            }
-        }
-    }
-    out
-}
-
-/// The pip requirements of a skill's code (requirements.txt, else the known packages its
-/// Python imports), and the imports it could not map to a package.
-fn python_dependencies(files: &[FileAt], code: &[&FileAt]) -> (Vec<String>, Vec<String>) {
-    let local: Vec<String> = files
-        .iter()
-        .filter_map(|f| {
-            let p = f.path.strip_suffix(".py")?;
-            Some(p.rsplit('/').next().unwrap_or(p).to_string())
-        })
-        .chain(
-            files
-                .iter()
-                .filter_map(|f| f.path.split_once('/').map(|(d, _)| d.to_string())),
-        )
-        .collect();
-    let requirements: Vec<String> = files
-        .iter()
-        .find(|f| f.path == "requirements.txt")
-        .and_then(text_of)
-        .map(|t| {
-            t.lines()
-                .map(|l| l.split('#').next().unwrap_or("").trim().to_string())
-                .filter(|l| !l.is_empty() && !l.starts_with('-'))
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut declared = requirements.clone();
-    let mut missing = Vec::new();
-    for f in code {
-        for m in py_imports(text_of(f).unwrap_or("")) {
-            if PY_STDLIB.contains(&m.as_str()) || local.contains(&m) {
-                continue;
-            }
-            let in_requirements = requirements
-                .iter()
-                .any(|r| r.to_ascii_lowercase().starts_with(&m.to_ascii_lowercase()));
-            match PY_PACKAGES.iter().find(|(i, _)| *i == m) {
-                _ if in_requirements => {}
-                Some((_, pkg))
-                    if !requirements
-                        .iter()
-                        .any(|r| r.to_ascii_lowercase().starts_with(pkg)) =>
-                {
-                    if !declared.iter().any(|d| d == pkg) {
-                        declared.push(pkg.to_string());
-                    }
-                }
-                Some(_) => {}
-                None => {
-                    if !missing.contains(&m) {
-                        missing.push(m);
-                    }
-                }
-            }
-        }
-    }
-    (declared, missing)
 }
 
 /// The tool.toml of an imported skill's tool.
@@ -468,48 +165,12 @@ fn suffixes(scripts: &[&FileAt]) -> Vec<String> {
     out
 }
 
-/// Python module names a file of the skill provides (`helper` for `scripts/helper.py`, `core`
-/// for `core/…`).
-fn module_names(f: &FileAt) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(p) = f.path.strip_suffix(".py") {
-        out.push(p.rsplit('/').next().unwrap_or(p).to_string());
-    }
-    if let Some((dir, _)) = f.path.split_once('/') {
-        out.push(dir.to_string());
-    }
-    out
-}
-
-/// The skill's Python files `script` imports, directly or through each other (itself first).
-fn local_code<'a>(files: &'a [FileAt], script: &'a FileAt) -> Vec<&'a FileAt> {
-    let mut out = vec![script];
-    let mut i = 0;
-    while i < out.len() {
-        let imports = if language_of(&out[i].path) == Some("python") {
-            py_imports(text_of(out[i]).unwrap_or(""))
-        } else {
-            Vec::new()
-        };
-        for f in files {
-            if language_of(&f.path) == Some("python")
-                && !out.iter().any(|o| o.path == f.path)
-                && module_names(f).iter().any(|m| imports.contains(m))
-            {
-                out.push(f);
-            }
-        }
-        i += 1;
-    }
-    out
-}
-
 /// What a script says it does: argparse's `description=`, else its leading comment or docstring.
 fn script_summary(text: &str) -> Option<String> {
     text.find("ArgumentParser(")
         .and_then(|i| kw(&text[i..text.len().min(i + 600)], "description"))
         .filter(|d| !d.is_empty())
-        .or_else(|| super::convert::leading_comment(text))
+        .or_else(|| leading_comment(text))
 }
 
 /// The skill as a whole, for each of its tools.
@@ -724,46 +385,6 @@ pub(super) fn agent_skill(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn argparse_arguments_become_properties() {
-        let src = "p.add_argument('--server', action='append', dest='servers', required=True, help='Server command')\np.add_argument('--port', action='append', dest='ports', type=int, required=True)\np.add_argument('--timeout', type=int, default=30)\np.add_argument('command', nargs=argparse.REMAINDER)\np.add_argument('-v', '--verbose', action='store_true')\n";
-        let args = argparse_args(src);
-        let got: Vec<(&str, Option<&str>, &str, &str, bool)> = args
-            .iter()
-            .map(|a| (a.prop.as_str(), a.flag.as_deref(), a.kind, a.ty, a.required))
-            .collect();
-        assert_eq!(
-            got,
-            [
-                ("servers", Some("--server"), "append", "string", true),
-                ("ports", Some("--port"), "append", "integer", true),
-                ("timeout", Some("--timeout"), "value", "integer", false),
-                ("command", None, "list", "string", false),
-                ("verbose", Some("--verbose"), "flag", "boolean", false),
-            ]
-        );
-    }
-
-    #[test]
-    fn python_dependencies_are_inferred_or_missing() {
-        let f = |p: &str, t: &str| FileAt {
-            path: p.into(),
-            bytes: t.as_bytes().to_vec(),
-            executable: false,
-        };
-        let files = vec![
-            f(
-                "scripts/a.py",
-                "import json, os\nfrom PIL import Image\nimport helper\nimport weirdlib\n",
-            ),
-            f("scripts/helper.py", "import numpy as np\n"),
-        ];
-        let code: Vec<&FileAt> = files.iter().collect();
-        let (declared, missing) = python_dependencies(&files, &code);
-        assert_eq!(declared, ["pillow", "numpy"]);
-        assert_eq!(missing, ["weirdlib"]);
-    }
 
     fn file(p: &str, t: &str) -> FileAt {
         FileAt {

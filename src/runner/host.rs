@@ -1,0 +1,52 @@
+//! What a running tool can ask of its caller: the MCP layer implements [`Host`] and routes each
+//! request to the client; [`NoHost`] (the CLI, tests) refuses everything but logging.
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+/// What a running script can ask of the host. The MCP layer implements it and routes each
+/// request to the client; `NoHost` refuses everything but logging.
+pub trait Host: Send + Sync {
+    /// A log line from the tool.
+    fn log(&self, level: &str, message: &str);
+    /// A progress report from the tool.
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>);
+    /// A request from the tool (`memory/get`, `tools/call`, ...): its result, or a JSON-RPC
+    /// error (code, message).
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, (i64, String)>>;
+    /// Who makes the call (name, session), for the audit log; None when unknown.
+    fn actor(&self) -> Option<(String, Option<String>)> {
+        None
+    }
+    /// toolsmith's own question to the person (an approval, a secret page): an elicitation
+    /// under a `key` of its own, which a tool's requests (always `request`) cannot use.
+    fn ask_person<'a>(
+        &'a self,
+        key: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, (i64, String)>> {
+        let _ = key;
+        self.request("elicitation/create", params)
+    }
+}
+
+/// A host that logs through tracing and answers no requests.
+pub struct NoHost;
+
+impl Host for NoHost {
+    fn log(&self, level: &str, message: &str) {
+        tracing::info!(level, "tool: {message}");
+    }
+    fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        _: Value,
+    ) -> BoxFuture<'a, Result<Value, (i64, String)>> {
+        Box::pin(async move { Err((-32601, format!("the host does not offer {method} here"))) })
+    }
+}
