@@ -454,6 +454,14 @@ fn a_missing_secret_is_entered_on_the_one_time_page_in_a_real_browser() {
         );
         assert_eq!(s["other_origin"], 403, "{s}");
         assert_eq!(s["cross_site"], 403, "{s}");
+        if mode == "legacy" {
+            // A 2025 session waits for the page within the call, and hears it was submitted.
+            assert_eq!(s["offered"].as_array().map(Vec::len), Some(1), "{s}");
+            assert_eq!(
+                s["completed"], s["offered"],
+                "notifications/elicitation/complete names the offered elicitation: {s}"
+            );
+        }
         assert!(
             s["page_text"].as_str().unwrap().contains("PAGE_TOKEN"),
             "{s}"

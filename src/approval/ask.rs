@@ -233,5 +233,9 @@ pub async fn secret_page(
             .load()
             .is_ok_and(|all| all.contains_key(secret))
     };
-    stored() || (offer.wait(PAGE_WAIT).await && stored())
+    let done = stored() || (offer.wait(PAGE_WAIT).await && stored());
+    if done {
+        host.elicitation_complete(&offer.id);
+    }
+    done
 }

@@ -473,4 +473,7 @@ impl Host for Redacting<'_> {
     ) -> futures::future::BoxFuture<'a, Result<Value, (i64, String)>> {
         self.inner.ask_person(key, params)
     }
+    fn elicitation_complete(&self, elicitation_id: &str) {
+        self.inner.elicitation_complete(elicitation_id);
+    }
 }

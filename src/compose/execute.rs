@@ -132,6 +132,20 @@ impl Host for CountingHost<'_> {
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         self.outer.progress(progress, total, message);
     }
+    // Tools called from the code act for the same caller and ask the same person.
+    fn actor(&self) -> Option<(String, Option<String>)> {
+        self.outer.actor()
+    }
+    fn ask_person<'b>(
+        &'b self,
+        key: &'b str,
+        params: Value,
+    ) -> BoxFuture<'b, Result<Value, (i64, String)>> {
+        self.outer.ask_person(key, params)
+    }
+    fn elicitation_complete(&self, elicitation_id: &str) {
+        self.outer.elicitation_complete(elicitation_id);
+    }
     fn request<'b>(
         &'b self,
         method: &'b str,

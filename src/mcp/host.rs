@@ -274,6 +274,19 @@ impl Host for McpHost {
         });
     }
 
+    fn elicitation_complete(&self, elicitation_id: &str) {
+        let peer = self.peer.clone();
+        let note = rmcp::model::CustomNotification::new(
+            "notifications/elicitation/complete",
+            Some(json!({ "elicitationId": elicitation_id })),
+        );
+        self.notes.send(async move {
+            let _ = peer
+                .send_notification(rmcp::model::ServerNotification::CustomNotification(note))
+                .await;
+        });
+    }
+
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         if let Some(task) = &self.task {
             task.set_status_message(match (&message, total) {

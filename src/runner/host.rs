@@ -22,6 +22,11 @@ pub trait Host: Send + Sync {
     fn actor(&self) -> Option<(String, Option<String>)> {
         None
     }
+    /// toolsmith tells the client that a URL-mode elicitation it asked for (`elicitation_id`)
+    /// was completed out of band (the person submitted the page).
+    fn elicitation_complete(&self, elicitation_id: &str) {
+        let _ = elicitation_id;
+    }
     /// toolsmith's own question to the person (an approval, a secret page): an elicitation
     /// under a `key` of its own, which a tool's requests (always `request`) cannot use.
     fn ask_person<'a>(

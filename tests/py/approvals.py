@@ -93,9 +93,25 @@ async def page(a, env, summary):
     async def on_log(params):
         logs.append(json.dumps(params.data) if not isinstance(params.data, str) else params.data)
 
+    offered = []
+    completed = []
+
+    async def person_url(ctx, params):
+        if (getattr(params, "mode", None) or "form") == "url":
+            offered.append(params.elicitation_id)
+        return await person(ctx, params)
+
+    async def on_message(message):
+        # notifications/elicitation/complete: the page was submitted (URL-mode elicitation).
+        root = getattr(message, "root", message)
+        if getattr(root, "method", None) == "notifications/elicitation/complete":
+            params = root.params
+            completed.append(getattr(params, "elicitation_id", None) or (params or {}).get("elicitationId"))
+
     server = StdioServerParameters(command=a.toolsmith, args=["--toolbox", a.toolbox, "serve"], env=env)
     async with Client(server, mode=a.mode, cache=None, read_timeout_seconds=120,
-                      elicitation_callback=person, logging_callback=on_log) as client:
+                      elicitation_callback=person_url, logging_callback=on_log,
+                      message_handler=on_message) as client:
         r = await client.call_tool("register_script", {
             "name": "page_tok", "description": "Reports its token", "language": "python",
             "protocol": "plain", "source": PAGE_CODE, "secrets": {"PAGE_TOKEN": "a token for the test"}})
@@ -104,6 +120,8 @@ async def page(a, env, summary):
         expect(not r.is_error, f"the call runs once the page was filled in: {text_of(r)}")
         summary["result"] = r.structured_content
         summary["modes"] = modes
+        summary["offered"] = offered
+        summary["completed"] = completed
         summary["value_in_result"] = PAGE_VALUE in text_of(r)
         r = await client.call_tool("page_tok", {})
         summary["asked_again"] = len(modes) > 2
