@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Check that the library and binary build for macOS (aarch64-apple-darwin): the Seatbelt sandbox
-# path and everything behind cfg(target_os = "macos"). wasmtime's build script compiles a little
-# C, so a C compiler for the target is needed: zig (from PyPI's `ziglang`) through a wrapper that
-# drops the flags cc-rs adds for Apple's clang. Uses its own target dir (target/cross) so the
-# main one stays warm. Usage: ./scripts/cross-check.sh
+# Check that the library and binary build for macOS (aarch64-apple-darwin: the Seatbelt sandbox
+# path and everything behind cfg(target_os = "macos") and Windows (x86_64-pc-windows-gnu:
+# everything behind cfg(unix) has its other side). Build scripts compile a little C (wasmtime,
+# ring), so a C compiler for each target is needed: zig (from PyPI's `ziglang`) through wrappers
+# that drop the flags cc-rs adds for other compilers. Uses its own target dir (target/cross) so
+# the main one stays warm. Usage: ./scripts/cross-check.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 target=aarch64-apple-darwin
+windows=x86_64-pc-windows-gnu
 log() { echo "cross-check: $*" >&2; }
 
-if ! rustup target list --installed | grep -qx "$target"; then
-  log "adding the $target target"
-  rustup target add "$target" >&2
-fi
+for t in "$target" "$windows"; do
+  if ! rustup target list --installed | grep -qx "$t"; then
+    log "adding the $t target"
+    rustup target add "$t" >&2
+  fi
+done
 
 venv="$root/target/zig-venv"
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import ziglang' 2>/dev/null; then
@@ -38,14 +42,32 @@ for a in "\$@"; do
 done
 exec "$venv/bin/python" -m ziglang cc -target aarch64-macos "\${args[@]}"
 WRAP
+cat > "$bin/cc-x86_64-windows" <<WRAP
+#!/usr/bin/env bash
+# cc for $windows through zig: zig takes its own -target instead of cc-rs's --target.
+args=()
+for a in "\$@"; do
+  case "\$a" in
+    --target=*) ;;
+    *) args+=("\$a") ;;
+  esac
+done
+exec "$venv/bin/python" -m ziglang cc -target x86_64-windows-gnu "\${args[@]}"
+WRAP
 cat > "$bin/ar-zig" <<WRAP
 #!/usr/bin/env bash
 exec "$venv/bin/python" -m ziglang ar "\$@"
 WRAP
-chmod +x "$bin/cc-aarch64-macos" "$bin/ar-zig"
+chmod +x "$bin/cc-aarch64-macos" "$bin/cc-x86_64-windows" "$bin/ar-zig"
 
 log "cargo check --target $target (lib + bin)"
 CC_aarch64_apple_darwin="$bin/cc-aarch64-macos" \
 AR_aarch64_apple_darwin="$bin/ar-zig" \
 CARGO_TARGET_DIR="$root/target/cross" \
   cargo check --manifest-path "$root/Cargo.toml" --target "$target" --lib --bins
+
+log "cargo check --target $windows (lib + bin)"
+CC_x86_64_pc_windows_gnu="$bin/cc-x86_64-windows" \
+AR_x86_64_pc_windows_gnu="$bin/ar-zig" \
+CARGO_TARGET_DIR="$root/target/cross" \
+  cargo check --manifest-path "$root/Cargo.toml" --target "$windows" --lib --bins

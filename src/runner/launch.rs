@@ -54,6 +54,7 @@ impl Drop for Launched {
 }
 
 pub(crate) fn kill_group(pid: Option<u32>) {
+    #[cfg(unix)]
     if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
         // SAFETY: kill(2) with a negative pid signals the process group the child leads
         // (created with process_group(0)); it has no memory-safety preconditions.
@@ -61,6 +62,9 @@ pub(crate) fn kill_group(pid: Option<u32>) {
             libc::kill(-pid, libc::SIGKILL);
         }
     }
+    // Windows: the child is killed on drop (`kill_on_drop`); see docs/sandbox.md.
+    #[cfg(not(unix))]
+    let _ = pid;
 }
 
 /// How a tool's process is set up: everything but the per-process scratch directory.
@@ -195,9 +199,17 @@ impl Recipe {
             }
         });
         for p in self.visible.iter().cloned().chain(declared) {
-            use std::os::unix::fs::MetadataExt;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                std::fs::metadata(&p)
+                    .map(|md| (md.dev(), md.ino()))
+                    .ok()
+                    .hash(&mut h);
+            }
+            #[cfg(not(unix))]
             std::fs::metadata(&p)
-                .map(|md| (md.dev(), md.ino()))
+                .and_then(|md| md.created())
                 .ok()
                 .hash(&mut h);
         }
@@ -265,8 +277,9 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .process_group(0);
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    cmd.process_group(0);
     let cgroup = sandbox::PidsCgroup::new(sandbox::MAX_TASKS);
     let mechanism = prepared.mechanism;
     let program = prepared.argv[0].clone();

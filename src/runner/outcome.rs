@@ -102,10 +102,16 @@ pub(crate) fn finish(
 
 /// The exit code, or 128 + the signal that killed the process.
 pub(crate) fn exit_code(status: std::process::ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
+    #[cfg(unix)]
+    let signal = {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal()
+    };
+    #[cfg(not(unix))]
+    let signal: Option<i32> = None;
     status
         .code()
-        .or_else(|| status.signal().map(|s| 128 + s))
+        .or_else(|| signal.map(|s| 128 + s))
         .unwrap_or(-1)
 }
 

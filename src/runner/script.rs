@@ -179,6 +179,13 @@ async fn read_stderr(
     }
     // Everything the call's processes wrote before they were stopped is in the pipe's buffer:
     // read it without waiting (the descriptor is non-blocking), stop at "would block" or end.
+    #[cfg(unix)]
+    drain_ready(&r, &mut acc, &mut chunk);
+    acc.finish()
+}
+
+#[cfg(unix)]
+fn drain_ready(r: &tokio::process::ChildStderr, acc: &mut Capped, chunk: &mut [u8]) {
     use std::os::fd::AsRawFd;
     let fd = r.as_raw_fd();
     loop {
@@ -189,7 +196,6 @@ async fn read_stderr(
         }
         acc.push(&chunk[..n as usize]);
     }
-    acc.finish()
 }
 
 /// At most `cap` bytes of a stream, and whether more came (the rest is read and dropped, so the

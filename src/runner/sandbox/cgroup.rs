@@ -67,10 +67,7 @@ fn remove_stale(base: &Path) {
         }
         let procs = std::fs::read_to_string(e.path().join("cgroup.procs")).unwrap_or_default();
         for p in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
-            // SAFETY: kill(2) has no memory-safety preconditions.
-            unsafe {
-                libc::kill(p, libc::SIGKILL);
-            }
+            sigkill(p);
         }
         let _ = std::fs::remove_dir(e.path());
     }
@@ -107,10 +104,7 @@ impl PidsCgroup {
     /// SIGKILL every process in the cgroup now (one pass; `kill_all` makes sure).
     pub fn signal_all(&self) {
         for p in self.pids() {
-            // SAFETY: kill(2) has no memory-safety preconditions.
-            unsafe {
-                libc::kill(p, libc::SIGKILL);
-            }
+            sigkill(p);
         }
     }
 
@@ -122,10 +116,7 @@ impl PidsCgroup {
                 return;
             }
             for p in pids {
-                // SAFETY: kill(2) has no memory-safety preconditions.
-                unsafe {
-                    libc::kill(p, libc::SIGKILL);
-                }
+                sigkill(p);
             }
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
@@ -143,4 +134,15 @@ impl Drop for PidsCgroup {
         }
         tracing::warn!(dir = %self.dir.display(), "could not remove a cgroup");
     }
+}
+
+/// SIGKILL one process (no-op where there are no signals: no cgroup is ever made there).
+fn sigkill(pid: i32) {
+    #[cfg(unix)]
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
 }

@@ -2,7 +2,9 @@
 //! (address space, processes, core dumps), then the mechanism's own set-up (the in-process
 //! Linux sandbox; the descriptor bubblewrap reads its seccomp program from).
 
-use super::{NPROC_LIMIT, PidsCgroup};
+#[cfg(unix)]
+use super::NPROC_LIMIT;
+use super::PidsCgroup;
 use std::ffi::CString;
 
 /// Node reserves much address space up front; its RLIMIT_AS never goes below this (its heap
@@ -13,6 +15,7 @@ const NODE_MIN_AS_MB: u64 = 4096;
 #[derive(Default)]
 pub(crate) struct InChild {
     /// A descriptor the wrapped program must inherit (bubblewrap's `--seccomp FD`).
+    #[cfg(unix)]
     pub inherit_fd: Option<std::os::fd::OwnedFd>,
     #[cfg(target_os = "linux")]
     pub linux: Option<super::linux::InChild>,
@@ -40,8 +43,16 @@ impl ChildLimits {
         }
     }
 
+    /// Without fork and exec (Windows) there is no child set-up: only unsandboxed scripts a
+    /// person allowed run there, without these limits (see docs/sandbox.md).
+    #[cfg(not(unix))]
+    pub fn apply(self, cmd: &mut tokio::process::Command, sandbox: super::Prepared) {
+        let _ = (cmd, sandbox);
+    }
+
     /// Install the limits and the sandbox's set-up on a command (runs in the child before
     /// exec). The prepared data lives in the command and is dropped with it after the spawn.
+    #[cfg(unix)]
     pub fn apply(self, cmd: &mut tokio::process::Command, sandbox: super::Prepared) {
         let is_root = unsafe { libc::geteuid() } == 0;
         let inchild = sandbox.child;

@@ -226,6 +226,7 @@ pub struct Prepared {
     program_at: usize,
     pub grants: Grants,
     /// In-child set-up (namespaces, Landlock, seccomp), built before the fork.
+    #[cfg_attr(not(unix), allow(dead_code))]
     pub(crate) child: limits::InChild,
 }
 
