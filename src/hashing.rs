@@ -8,6 +8,19 @@ use std::path::Path;
 /// kept in `names`).
 pub const IGNORED_NAMES: &[&str] = crate::names::RESERVED_DIRS;
 
+/// Every entry under a tool directory, sorted by name, not descending into ignored
+/// directories (build outputs, environments, caches): the one walk of a tool's files.
+pub fn walk_tool_dir(dir: &Path) -> impl Iterator<Item = walkdir::Result<walkdir::DirEntry>> {
+    walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let n = e.file_name().to_string_lossy();
+            !(e.file_type().is_dir() && IGNORED_NAMES.contains(&n.as_ref()))
+        })
+}
+
 /// "sha256:<hex>" of bytes.
 pub fn sha256_bytes(bytes: &[u8]) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
@@ -23,14 +36,7 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
 /// Independent of file times, so a clone of the toolbox hashes the same.
 pub fn source_hash(dir: &Path, artifact: Option<&str>) -> std::io::Result<String> {
     let mut files = Vec::new();
-    let walker = walkdir::WalkDir::new(dir)
-        .min_depth(1)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            let n = e.file_name().to_string_lossy();
-            !(e.file_type().is_dir() && IGNORED_NAMES.contains(&n.as_ref()))
-        });
+    let walker = walk_tool_dir(dir);
     for entry in walker {
         let entry = entry.map_err(std::io::Error::other)?;
         if !entry.file_type().is_file() {

@@ -113,14 +113,7 @@ fn memchr_find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 /// `prefix/<relative path>`.
 pub fn scan_dir(dir: &Path, prefix: &str, stored: &[(String, String)]) -> Vec<Finding> {
     let mut out = Vec::new();
-    let walker = walkdir::WalkDir::new(dir)
-        .min_depth(1)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            let n = e.file_name().to_string_lossy();
-            !(e.file_type().is_dir() && crate::hashing::IGNORED_NAMES.contains(&n.as_ref()))
-        });
+    let walker = crate::hashing::walk_tool_dir(dir);
     for entry in walker.flatten() {
         if !entry.file_type().is_file() {
             continue;

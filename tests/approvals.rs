@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assert_clean, commit_count, git};
+use common::{assert_clean, commit_count, git, python};
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -368,20 +368,6 @@ fn an_ai_pasting_a_key_into_source_is_stopped_before_the_commit() {
     assert_eq!(commit_count(&e.root), before, "nothing was committed");
     assert!(!Path::new(&e.root.join("tools/leaky")).exists());
     assert_clean(&e.root);
-}
-
-fn python() -> PathBuf {
-    let p = std::env::var_os("TOOLSMITH_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python")
-        });
-    assert!(
-        p.exists(),
-        "the Python venv with the mcp SDK is missing at {}: run ./scripts/setup.sh",
-        p.display()
-    );
-    p
 }
 
 /// tests/py/approvals.py in one protocol era: the SDK's elicitation callback plays the person.

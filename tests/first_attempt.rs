@@ -8,20 +8,6 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn python() -> PathBuf {
-    let p = std::env::var_os("TOOLSMITH_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python")
-        });
-    assert!(
-        p.exists(),
-        "the Python venv with the mcp SDK is missing at {}: run ./scripts/setup.sh",
-        p.display()
-    );
-    p
-}
-
 /// The real Agent Skills fixtures: `shared/fixtures/agent-skills` beside the repository (CI
 /// copies `shared/` next to its clone), found by walking up from the crate; or
 /// `TOOLSMITH_SKILL_FIXTURES`. A missing fixture fails the test, it never skips it.

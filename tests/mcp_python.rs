@@ -7,20 +7,6 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-fn python() -> PathBuf {
-    let p = std::env::var_os("TOOLSMITH_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python")
-        });
-    assert!(
-        p.exists(),
-        "the Python venv with the mcp SDK is missing at {}: run ./scripts/setup.sh (./scripts/test.sh does)",
-        p.display()
-    );
-    p
-}
-
 fn example_toolbox(tmp: &Path) -> PathBuf {
     let dir = tmp.join("box");
     let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))

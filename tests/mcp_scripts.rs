@@ -6,22 +6,8 @@
 mod common;
 use common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn python() -> PathBuf {
-    let p = std::env::var_os("TOOLSMITH_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python")
-        });
-    assert!(
-        p.exists(),
-        "the Python venv with the mcp SDK is missing at {}: run ./scripts/setup.sh",
-        p.display()
-    );
-    p
-}
 
 fn run(toolbox: &Path, mode: &str) -> Value {
     let base = Path::new(env!("CARGO_MANIFEST_DIR"));

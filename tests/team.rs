@@ -589,20 +589,6 @@ fn signed_changes_run_unsigned_or_unknown_are_held_until_trusted() {
     assert_clean(b.root());
 }
 
-fn python() -> PathBuf {
-    let p = std::env::var_os("TOOLSMITH_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python")
-        });
-    assert!(
-        p.exists(),
-        "the Python venv with the mcp SDK is missing at {}: run ./scripts/setup.sh",
-        p.display()
-    );
-    p
-}
-
 #[test]
 fn a_running_server_follows_a_sync_and_refuses_held_tools_over_mcp() {
     let (team, a) = Team::new();

@@ -11,7 +11,7 @@
 //! mtime, inode) and of HEAD, so a call to an unchanged tool costs a few `stat`s.
 
 use super::{Toolbox, ToolboxError};
-use crate::hashing::{self, IGNORED_NAMES};
+use crate::hashing;
 use crate::index::TOOLS_DIR;
 use crate::manifest::{Kind, Manifest};
 use serde::Serialize;
@@ -75,14 +75,7 @@ fn cache() -> &'static Cache {
 /// out), relative, sorted.
 fn disk_files(dir: &Path) -> Vec<(String, std::fs::Metadata)> {
     let mut out = Vec::new();
-    let walker = walkdir::WalkDir::new(dir)
-        .min_depth(1)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            let n = e.file_name().to_string_lossy();
-            !(e.file_type().is_dir() && IGNORED_NAMES.contains(&n.as_ref()))
-        });
+    let walker = crate::hashing::walk_tool_dir(dir);
     for e in walker.filter_map(Result::ok) {
         if !e.file_type().is_file() || e.file_name().to_string_lossy().ends_with(".pyc") {
             continue;

@@ -112,3 +112,19 @@ pub fn leftover(marker: &str) -> bool {
     }
     running()
 }
+
+/// The Python with the official MCP SDK (`target/test-venv`, made by scripts/setup.sh), or
+/// `TOOLSMITH_TEST_PYTHON`.
+pub fn python() -> std::path::PathBuf {
+    let p = std::env::var_os("TOOLSMITH_TEST_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python")
+        });
+    assert!(
+        p.exists(),
+        "the Python venv with the mcp SDK is missing at {}: run ./scripts/setup.sh (./scripts/test.sh does)",
+        p.display()
+    );
+    p
+}
