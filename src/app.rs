@@ -1,6 +1,7 @@
 //! The application core shared by the CLI and the MCP server: one toolbox, its live index,
 //! and the runners. Dispatches a tool call to the runner for the tool's kind.
 
+use crate::error::Hint;
 use crate::index::{Index, Tool};
 use crate::manifest::{Kind, OnError};
 use crate::runner::host::Host;
@@ -46,8 +47,8 @@ pub enum CallError {
     Gate(#[from] crate::approval::GateError),
 }
 
-impl CallError {
-    pub fn hint(&self) -> Option<String> {
+impl crate::error::Hint for CallError {
+    fn hint(&self) -> Option<String> {
         match self {
             CallError::NoSuchTool { .. } => {
                 Some("`list_tools` or `search_tools` shows the tools there are".into())
@@ -67,7 +68,7 @@ impl CallError {
                 "commit the change (`git add tools/{name} && git commit`) or drop it (`git checkout HEAD -- tools/{name}`); to allow such calls, set `[policy] uncommitted = \"warn\"` in {}",
                 crate::toolbox::SETTINGS_FILE
             )),
-            CallError::Held(h) => Some(h.hint()),
+            CallError::Held(h) => h.hint(),
             CallError::Gate(e) => e.hint(),
         }
     }

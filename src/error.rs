@@ -4,6 +4,13 @@
 
 use std::error::Error;
 
+/// What a person (or the model) can do about an error: one line, shown after `hint:`. Every
+/// error type that reaches the CLI or an MCP client implements it; None when the message
+/// already says all there is.
+pub trait Hint {
+    fn hint(&self) -> Option<String>;
+}
+
 /// `message: cause: cause …`, skipping a cause whose text the line already contains.
 pub fn chain(e: &(dyn Error + 'static)) -> String {
     let mut out = e.to_string();

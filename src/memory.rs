@@ -36,11 +36,11 @@ pub enum MemoryError {
     Corrupt { path: PathBuf, message: String },
 }
 
-impl MemoryError {
+impl crate::error::Hint for MemoryError {
     /// What to do about it.
-    pub fn hint(&self) -> Option<String> {
+    fn hint(&self) -> Option<String> {
         Some(match self {
-            MemoryError::Name(e) => e.hint().into(),
+            MemoryError::Name(e) => return e.hint(),
             MemoryError::BadKey => "use a short non-empty key such as \"last_run\"".into(),
             MemoryError::TooLarge { .. } => "store less per key, or split it".into(),
             MemoryError::TooManyKeys { .. } => "delete keys the tool no longer needs".into(),

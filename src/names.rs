@@ -55,17 +55,15 @@ pub enum NameError {
     Reserved { name: String },
 }
 
-impl NameError {
+impl crate::error::Hint for NameError {
     /// What the user can do about it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+    fn hint(&self) -> Option<String> {
+        Some(match self {
             NameError::Reserved { .. } => {
-                "pick another name; reserved names belong to toolsmith's own tools"
+                "pick another name; reserved names belong to toolsmith's own tools".into()
             }
-            _ => {
-                "use a name like `word_count` or `json-format`: lowercase letters, digits, '_' and '-', starting with a letter, at most 64 characters"
-            }
-        }
+            _ => "use a name like `word_count` or `json-format`: lowercase letters, digits, '_' and '-', starting with a letter, at most 64 characters".into(),
+        })
     }
 }
 
@@ -124,9 +122,9 @@ pub struct PathError {
     pub reason: String,
 }
 
-impl PathError {
-    pub fn hint(&self) -> &'static str {
-        "use a relative `/`-separated path inside the tool directory, of plain visible characters, without `.`, `..`, `.git` or build/environment directories (target, node_modules, .venv, ...)"
+impl crate::error::Hint for PathError {
+    fn hint(&self) -> Option<String> {
+        Some("use a relative `/`-separated path inside the tool directory, of plain visible characters, without `.`, `..`, `.git` or build/environment directories (target, node_modules, .venv, ...)".into())
     }
 }
 

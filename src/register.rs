@@ -191,8 +191,8 @@ pub enum RegisterError {
     },
 }
 
-impl RegisterError {
-    pub fn hint(&self) -> Option<String> {
+impl crate::error::Hint for RegisterError {
+    fn hint(&self) -> Option<String> {
         match self {
             RegisterError::Invalid(_) => Some("the fields are in register_script's input schema and the toolsmith://guide resource".into()),
             RegisterError::Deps(e) => e.hint(),

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use toolsmith::app::App;
 use toolsmith::compose::execute::{self, Language};
 use toolsmith::compose::pipeline::{self, PipelineSpec};
+use toolsmith::error::Hint;
 use toolsmith::runner::script::NoHost;
 use toolsmith::toolbox::{Actor, FileSpec, Toolbox};
 

@@ -7,6 +7,7 @@ use common::*;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use toolsmith::error::Hint;
 use toolsmith::index::Index;
 use toolsmith::toolbox::Toolbox;
 

@@ -7,6 +7,7 @@ use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use toolsmith::error::Hint;
 
 /// The real Agent Skills fixtures: `shared/fixtures/agent-skills` beside the repository (CI
 /// copies `shared/` next to its clone), found by walking up from the crate; or

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use toolsmith::app::App;
+use toolsmith::error::Hint;
 use toolsmith::runner::script::NoHost;
 use toolsmith::share::{self, ImportRequest, ShareError};
 use toolsmith::toolbox::Toolbox;

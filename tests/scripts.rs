@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Mutex;
 use toolsmith::app::{App, CallError};
+use toolsmith::error::Hint;
 use toolsmith::register::{self, RegisterError, ScriptSpec};
 use toolsmith::runner::RunError;
 use toolsmith::runner::script::Host;

@@ -8,6 +8,7 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use toolsmith::app::App;
+use toolsmith::error::Hint;
 use toolsmith::runner::script::NoHost;
 use toolsmith::share::{self, ImportRequest, ShareError};
 use toolsmith::toolbox::Toolbox;

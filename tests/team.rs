@@ -6,6 +6,7 @@ mod common;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use toolsmith::error::Hint;
 use toolsmith::sync::{self, Side, SyncError, SyncRequest};
 use toolsmith::toolbox::{Actor, FileSpec, Toolbox};
 

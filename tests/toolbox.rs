@@ -3,6 +3,7 @@
 mod common;
 use common::*;
 use std::sync::Arc;
+use toolsmith::error::Hint;
 use toolsmith::index::Index;
 use toolsmith::toolbox::{FileSpec, Toolbox};
 

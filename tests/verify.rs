@@ -8,6 +8,7 @@ use common::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use toolsmith::app::{App, CallError};
+use toolsmith::error::Hint;
 use toolsmith::runner::script::NoHost;
 use toolsmith::toolbox::{FileSpec, Toolbox};
 

@@ -11,6 +11,7 @@ use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 use toolsmith::app::{App, CallError};
 use toolsmith::build::{self, BuildError, BuildOutcome, BuildRequest};
+use toolsmith::error::Hint;
 use toolsmith::runner::RunError;
 use toolsmith::runner::script::{Host, NoHost};
 use toolsmith::toolbox::Toolbox;

@@ -71,8 +71,8 @@ pub enum GateError {
     },
 }
 
-impl GateError {
-    pub fn hint(&self) -> Option<String> {
+impl crate::error::Hint for GateError {
+    fn hint(&self) -> Option<String> {
         match self {
             GateError::Pending { name, .. } => Some(format!(
                 "only a person can approve this, never the AI: in a terminal, `toolsmith pending` shows what waits (and the diff since the last approved version), `toolsmith approve {name}` approves this version, `toolsmith deny {name}` denies it (the tool then runs with the default grants); an MCP client that supports elicitation asks the person directly"

@@ -194,12 +194,12 @@ fn render(diags: &[Diagnostic]) -> String {
         .join("\n\n")
 }
 
-impl BuildError {
+impl crate::error::Hint for BuildError {
     /// What the caller can do about it.
-    pub fn hint(&self) -> Option<String> {
+    fn hint(&self) -> Option<String> {
         Some(match self {
             BuildError::BadRequest { .. } => "see build_tool's input schema and the WASM section of toolsmith://guide".into(),
-            BuildError::Name(e) => e.hint().into(),
+            BuildError::Name(e) => return e.hint(),
             BuildError::NoSuchTool { .. } => "give `source` and `description` to create it, or `toolsmith new NAME --lang rust`".into(),
             BuildError::NotWasm { .. } => "script tools need no build; to turn it into a wasm tool, delete it first".into(),
             BuildError::Manifest { .. } => "fix tool.toml at the lines shown (fields: toolsmith://guide)".into(),

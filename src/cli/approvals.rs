@@ -6,6 +6,7 @@ use super::output::{self, UserError};
 use crate::app::App;
 use crate::approval::{self, Decision, Item};
 use crate::audit;
+use crate::error::Hint;
 use crate::index::Tool;
 use crate::secrets;
 use anyhow::Result;

@@ -4,6 +4,7 @@ use super::CLI_ACTOR;
 use super::output::{self, UserError};
 use crate::app::App;
 use crate::build::{self, BuildError};
+use crate::error::Hint;
 use crate::runner::script::Host;
 use crate::toolbox::Toolbox;
 use anyhow::Result;

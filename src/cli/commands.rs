@@ -2,6 +2,7 @@
 
 use super::output::{self, UserError};
 use super::{CLI_ACTOR, Cli, Command};
+use crate::error::Hint;
 use crate::index::{self, Index, Status};
 use crate::manifest::Severity;
 use crate::toolbox::{self, FileSpec, Toolbox};

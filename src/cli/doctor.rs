@@ -2,6 +2,7 @@
 //! something is missing. It only reads: no toolbox is created, nothing is written.
 
 use super::output;
+use crate::error::Hint;
 use crate::runner::sandbox;
 use crate::toolbox::Toolbox;
 use anyhow::Result;

@@ -1,5 +1,6 @@
 //! How the CLI prints: tables for people, JSON for scripts, errors with a hint.
 
+use crate::error::Hint;
 use std::fmt;
 
 /// An error for the person at the terminal: what went wrong, then what to do.

@@ -2,6 +2,7 @@
 //! (the same fields as the MCP `register_script` tool).
 
 use super::output::{self, UserError};
+use crate::error::Hint;
 use crate::manifest::{Example, Protocol, SandboxMode};
 use crate::register::{self, ScriptSpec};
 use crate::toolbox::{Actor, Toolbox};

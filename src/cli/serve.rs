@@ -2,6 +2,7 @@
 //! start-up of the server.
 
 use super::output::UserError;
+use crate::error::Hint;
 use crate::toolbox::Toolbox;
 use anyhow::Result;
 use std::path::PathBuf;
@@ -153,7 +154,8 @@ fn auth_dir() -> PathBuf {
 /// Authentication: OAuth, a token, or (loopback only) none.
 fn http_auth(addr: std::net::SocketAddr, args: &ServeArgs) -> Result<crate::mcp::http::auth::Auth> {
     use crate::mcp::http::auth::{self, Auth};
-    let user = |e: auth::AuthError| UserError::new(crate::error::chain(&e), e.hint());
+    let user =
+        |e: auth::AuthError| UserError::new(crate::error::chain(&e), e.hint().unwrap_or_default());
     if let Some(issuer) = &args.oauth_issuer {
         if addr.ip().is_unspecified() && args.public_url.is_none() {
             return Err(UserError::new(

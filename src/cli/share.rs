@@ -2,6 +2,7 @@
 
 use super::CLI_ACTOR;
 use super::output::{self, UserError};
+use crate::error::Hint;
 use crate::share::{self, ImportRequest, ShareError};
 use crate::toolbox::Toolbox;
 use anyhow::Result;

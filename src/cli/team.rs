@@ -3,6 +3,7 @@
 
 use super::CLI_ACTOR;
 use super::output::{self, UserError};
+use crate::error::Hint;
 use crate::sync::{self, Side, SyncError, SyncRequest};
 use crate::toolbox::Toolbox;
 use crate::trust::{self, TrustError};

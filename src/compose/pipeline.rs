@@ -173,8 +173,8 @@ pub enum CreateError {
     Toolbox(#[from] crate::toolbox::ToolboxError),
 }
 
-impl CreateError {
-    pub fn hint(&self) -> Option<String> {
+impl crate::error::Hint for CreateError {
+    fn hint(&self) -> Option<String> {
         match self {
             CreateError::Invalid(_) => Some("steps call stored tools by name; references are $input.<path>, $prev.<path> and $steps.<earlier step name>.<path>".into()),
             CreateError::Manifest(_) => Some("a pipeline needs name, description and steps [{tool, args}] (toolsmith://guide)".into()),

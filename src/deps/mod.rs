@@ -45,9 +45,9 @@ pub enum DepsError {
     BadPackage(String),
 }
 
-impl DepsError {
+impl crate::error::Hint for DepsError {
     /// What to do about it.
-    pub fn hint(&self) -> Option<String> {
+    fn hint(&self) -> Option<String> {
         Some(match self {
             DepsError::Install { installer, .. } => format!(
                 "check the package names and versions ({installer}'s output above says which failed); pin versions that exist, e.g. pip = [\"six==1.16.0\"], npm = {{ \"left-pad\" = \"1.3.0\" }}"

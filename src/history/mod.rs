@@ -12,6 +12,7 @@ pub use restore::{
     RollbackOutcome, UndoOutcome, UndoneTool, restore_tool, rollback_tool, undo_session,
 };
 
+use crate::error::Hint;
 use crate::git::{self, CommitInfo, GitError};
 use crate::index::TOOLS_DIR;
 use crate::names::{self, NameError};
@@ -88,7 +89,7 @@ impl HistoryError {
                 "use a commit id from `tool_history` (a unique prefix is enough), HEAD~N, a branch or a tag".into()
             }
             HistoryError::Git(_) => return None,
-            HistoryError::Name(e) => e.hint().into(),
+            HistoryError::Name(e) => return e.hint(),
             HistoryError::NotAt { name, .. } => {
                 format!("`tool_history {name}` lists the commits where the tool exists")
             }

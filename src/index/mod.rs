@@ -11,6 +11,7 @@ mod search;
 
 pub use search::{SearchHit, SearchIndex, search};
 
+use crate::error::Hint;
 use crate::manifest::{self, Diagnostic, Manifest, Severity};
 use crate::names;
 use serde_json::{Map, Value};
@@ -317,7 +318,7 @@ fn load_entry(name: &str, dir: &Path) -> Entry {
             dir,
             dir.to_path_buf(),
             format!("directory name is not a valid tool name: {e}"),
-            e.hint(),
+            &e.hint().unwrap_or_default(),
         );
     }
     let text = match std::fs::read_to_string(&file) {

@@ -3,6 +3,7 @@
 use super::{
     FORMAT_VERSION, Kind, LANGUAGES, MAX_DESCRIPTION_CHARS, MAX_SCHEMA_BYTES, Manifest, Severity,
 };
+use crate::error::Hint;
 use crate::names;
 use serde_json::Value;
 
@@ -63,7 +64,7 @@ pub(super) fn validate(m: &Manifest, dir_name: Option<&str>) -> Vec<Issue> {
         ));
     }
     if let Err(e) = names::validate(&m.name) {
-        out.push(err("name", e.to_string(), e.hint()));
+        out.push(err("name", e.to_string(), e.hint().unwrap_or_default()));
     } else if let Some(dir) = dir_name
         && dir != m.name
     {
@@ -352,7 +353,7 @@ fn check_steps(m: &Manifest, out: &mut Vec<Issue>) {
             out.push(err(
                 format!("steps.{i}.tool"),
                 format!("step {}: {e}", i + 1),
-                e.hint(),
+                e.hint().unwrap_or_default(),
             ));
         }
         if step.tool == m.name {

@@ -8,6 +8,7 @@
 use super::stubs::Stub;
 use super::{RunError, sandbox};
 use crate::deps;
+use crate::error::Hint;
 use crate::index::Tool;
 use crate::manifest::SandboxMode;
 use std::ffi::OsString;
@@ -256,7 +257,7 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
         other => RunError::Sandbox {
             tool: r.name.clone(),
             message: other.to_string(),
-            hint: other.hint(),
+            hint: other.hint().unwrap_or_default(),
         },
     })?;
     let stub = r.stub.filter(|_| spare);

@@ -154,9 +154,9 @@ pub enum RunError {
     Cancelled { tool: String },
 }
 
-impl RunError {
+impl crate::error::Hint for RunError {
     /// What the caller can do about it.
-    pub fn hint(&self) -> Option<String> {
+    fn hint(&self) -> Option<String> {
         Some(match self {
             RunError::NotBuilt { tool, .. } => format!("build it: `build_tool` over MCP or `toolsmith build {tool}`"),
             RunError::Tampered { tool, .. } | RunError::Unverified { tool } => {

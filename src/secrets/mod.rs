@@ -31,8 +31,8 @@ pub enum SecretError {
     NotSet { name: String },
 }
 
-impl SecretError {
-    pub fn hint(&self) -> Option<String> {
+impl crate::error::Hint for SecretError {
+    fn hint(&self) -> Option<String> {
         Some(match self {
             SecretError::BadName { .. } => "a secret name is an environment variable name: uppercase letters, digits and '_', starting with a letter (e.g. GITHUB_TOKEN)".into(),
             SecretError::Empty => "paste the value (it is not echoed) and press Enter".into(),

@@ -6,6 +6,7 @@ use super::convert;
 use super::converted::Converted;
 use super::fetch::{Fetched, clean_path, fetch};
 use super::{DEFAULT_GIST_BASE, ShareError};
+use crate::error::Hint;
 use crate::hashing::sha256_bytes;
 use crate::history::{FileAt, change_to, write_files};
 use crate::index::{Index, Status, TOOLS_DIR};

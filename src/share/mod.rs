@@ -141,9 +141,9 @@ pub enum ShareError {
     },
 }
 
-impl ShareError {
+impl crate::error::Hint for ShareError {
     /// What the user can do about it.
-    pub fn hint(&self) -> Option<String> {
+    fn hint(&self) -> Option<String> {
         Some(match self {
             ShareError::Fetch { .. } => "check the URL (file://, a path, git://, ssh:// or https://) and that the repository is reachable".into(),
             ShareError::UnknownRef { .. } => "pass an existing branch, tag or full commit id as `ref`, or none for the default branch".into(),

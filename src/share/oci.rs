@@ -550,6 +550,7 @@ pub fn pull(source: &str) -> Result<Pulled, ShareError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Hint;
 
     #[test]
     fn references_need_a_registry_and_a_known_scheme() {

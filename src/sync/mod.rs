@@ -161,8 +161,8 @@ fn describe(conflicts: &[Conflict]) -> String {
         .join("\n")
 }
 
-impl SyncError {
-    pub fn hint(&self) -> Option<String> {
+impl crate::error::Hint for SyncError {
+    fn hint(&self) -> Option<String> {
         Some(match self {
             SyncError::Git { .. } => "check that the remote exists and is reachable (`git remote -v`), and that you may push to it".into(),
             SyncError::Conflict { conflicts } => format!(

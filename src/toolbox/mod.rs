@@ -62,26 +62,27 @@ impl From<names::PathError> for ToolboxError {
     }
 }
 
-impl ToolboxError {
+impl crate::error::Hint for ToolboxError {
     /// What the user can do about it.
-    pub fn hint(&self) -> Option<String> {
+    fn hint(&self) -> Option<String> {
         Some(match self {
             ToolboxError::NotAToolbox { path, .. } => format!(
                 "create one with `toolsmith init {}`, or pass --toolbox DIR",
                 path.display()
             ),
             ToolboxError::AlreadyExists { .. } => "choose an empty or new directory".into(),
-            ToolboxError::Name(e) => e.hint().into(),
+            ToolboxError::Name(e) => return e.hint(),
             ToolboxError::NoSuchTool { .. } => "`toolsmith list` shows the tools".into(),
             ToolboxError::ToolExists { .. } => {
                 "pick another name, or update the existing tool".into()
             }
-            ToolboxError::BadPath { .. } => names::PathError {
-                path: String::new(),
-                reason: String::new(),
+            ToolboxError::BadPath { .. } => {
+                return names::PathError {
+                    path: String::new(),
+                    reason: String::new(),
+                }
+                .hint();
             }
-            .hint()
-            .into(),
             ToolboxError::Io { .. } => "check permissions and free space".into(),
             ToolboxError::Git(git::GitError::Locked { path, .. }) => format!(
                 "wait for that process to finish; if it is gone and the file stays, delete {}",

@@ -43,8 +43,8 @@ impl From<crate::git::GitError> for TrustError {
     }
 }
 
-impl TrustError {
-    pub fn hint(&self) -> Option<String> {
+impl crate::error::Hint for TrustError {
+    fn hint(&self) -> Option<String> {
         match self {
             TrustError::Git(_) => Some("the git CLI must be installed".into()),
             TrustError::Toolbox(e) => e.hint(),
@@ -85,13 +85,15 @@ pub struct Held {
     pub reason: String,
 }
 
-impl Held {
+impl crate::error::Hint for Held {
     /// What to do, for the error a client sees.
-    pub fn hint(&self) -> String {
-        format!(
-            "a person on this machine reviews it with `toolsmith review {0}` and, if it is good, runs `toolsmith trust {0}`; until then the tool can be read (get_tool) and diffed (diff_tool) but not called",
-            self.name
-        )
+    fn hint(&self) -> Option<String> {
+        Some({
+            format!(
+                "a person on this machine reviews it with `toolsmith review {0}` and, if it is good, runs `toolsmith trust {0}`; until then the tool can be read (get_tool) and diffed (diff_tool) but not called",
+                self.name
+            )
+        })
     }
 }
 

@@ -43,21 +43,23 @@ pub enum AuthError {
     NoKeys { url: String },
 }
 
-impl AuthError {
+impl crate::error::Hint for AuthError {
     /// What a person can do about it.
-    pub fn hint(&self) -> String {
-        match self {
-            AuthError::ReadToken { .. } | AuthError::EmptyToken(_) => {
-                "put one line of random text in the file (e.g. `openssl rand -hex 32 > FILE`), or leave out --token-file to have one generated".into()
+    fn hint(&self) -> Option<String> {
+        Some({
+            match self {
+                AuthError::ReadToken { .. } | AuthError::EmptyToken(_) => {
+                    "put one line of random text in the file (e.g. `openssl rand -hex 32 > FILE`), or leave out --token-file to have one generated".into()
+                }
+                AuthError::WriteToken { .. } => {
+                    "make the data directory writable, or give --token-file".into()
+                }
+                AuthError::InsecureIssuer(_) => "give the issuer's https:// URL".into(),
+                AuthError::Fetch { .. } | AuthError::NoKeys { .. } => {
+                    "check --oauth-issuer: it must serve /.well-known/oauth-authorization-server or /.well-known/openid-configuration with a jwks_uri".into()
+                }
             }
-            AuthError::WriteToken { .. } => {
-                "make the data directory writable, or give --token-file".into()
-            }
-            AuthError::InsecureIssuer(_) => "give the issuer's https:// URL".into(),
-            AuthError::Fetch { .. } | AuthError::NoKeys { .. } => {
-                "check --oauth-issuer: it must serve /.well-known/oauth-authorization-server or /.well-known/openid-configuration with a jwks_uri".into()
-            }
-        }
+        })
     }
 }
 

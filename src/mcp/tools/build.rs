@@ -5,6 +5,7 @@ use super::Ctx;
 use super::args::{define, hints};
 use super::result::{error_result, failure, json_result};
 use crate::build::{self, BuildError, BuildRequest};
+use crate::error::Hint;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use schemars::JsonSchema;
 use serde_json::{Value, json};

@@ -5,6 +5,7 @@ use super::Ctx;
 use super::args::{define, hints, parse, required};
 use super::result::{error_result, failure, json_result};
 use crate::compose::{execute, pipeline};
+use crate::error::Hint;
 use crate::manifest::{self, Kind};
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use schemars::JsonSchema;

@@ -4,6 +4,7 @@
 use super::args::{define, hints, parse};
 use super::result::{call_result, error_result, failure, json_result};
 use super::{Ctx, args};
+use crate::error::Hint;
 use crate::index::{self, Status};
 use crate::manifest::Kind;
 use crate::mcp::Shared;

@@ -2,6 +2,7 @@
 //! result whose text equals its structured content, and a stored tool's call result.
 
 use crate::app::CallError;
+use crate::error::Hint;
 use crate::runner::CallOutput;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;

@@ -5,6 +5,7 @@
 use super::Ctx;
 use super::args::{define, hints, parse};
 use super::result::{error_result, failure, json_result};
+use crate::error::Hint;
 use crate::register::{self, ScriptSpec};
 use crate::runner::script::Host;
 use rmcp::model::{CallToolResult, JsonObject, Tool};

@@ -5,6 +5,7 @@ use super::Ctx;
 use super::args::{define, hints, parse};
 use super::history::blocking;
 use super::result::{error_result, json_result};
+use crate::error::Hint;
 use crate::share::{self, ImportRequest, ShareError};
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use schemars::JsonSchema;

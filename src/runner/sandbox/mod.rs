@@ -25,6 +25,7 @@ pub use cgroup::PidsCgroup;
 pub use grants::Grants;
 pub use limits::ChildLimits;
 
+use crate::error::Hint;
 use crate::manifest::{Manifest, SandboxMode};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -79,24 +80,26 @@ pub enum SandboxError {
     Setup(String),
 }
 
-impl SandboxError {
+impl crate::error::Hint for SandboxError {
     /// What a person can do about it.
-    pub fn hint(&self) -> String {
-        let opt_out = format!(
-            "to run scripts with your full rights anyway, knowingly, start toolsmith with `--allow-unsandboxed` (or {ALLOW_ENV}=1)"
-        );
-        match self {
-            SandboxError::Unavailable { required: true, .. } => format!(
-                "{}; the tool sets run.sandbox = \"required\", so it never runs unsandboxed",
-                install_hint()
-            ),
-            SandboxError::Unavailable { .. } => format!("{}; or, {opt_out}", install_hint()),
-            SandboxError::NoneRefused => format!(
-                "remove `sandbox = \"none\"` from the tool's [run] table to run it sandboxed; or, {opt_out}"
-            ),
-            SandboxError::OutsideRoots { .. } => "declare it under [capabilities] in tool.toml, inside the allowed roots (TOOLSMITH_ROOTS)".into(),
-            SandboxError::Setup(_) => "this is a bug or an unusual kernel configuration; run with -v to see more".into(),
-        }
+    fn hint(&self) -> Option<String> {
+        Some({
+            let opt_out = format!(
+                "to run scripts with your full rights anyway, knowingly, start toolsmith with `--allow-unsandboxed` (or {ALLOW_ENV}=1)"
+            );
+            match self {
+                SandboxError::Unavailable { required: true, .. } => format!(
+                    "{}; the tool sets run.sandbox = \"required\", so it never runs unsandboxed",
+                    install_hint()
+                ),
+                SandboxError::Unavailable { .. } => format!("{}; or, {opt_out}", install_hint()),
+                SandboxError::NoneRefused => format!(
+                    "remove `sandbox = \"none\"` from the tool's [run] table to run it sandboxed; or, {opt_out}"
+                ),
+                SandboxError::OutsideRoots { .. } => "declare it under [capabilities] in tool.toml, inside the allowed roots (TOOLSMITH_ROOTS)".into(),
+                SandboxError::Setup(_) => "this is a bug or an unusual kernel configuration; run with -v to see more".into(),
+            }
+        })
     }
 }
 
@@ -380,7 +383,10 @@ pub fn log_status() {
             "script tools run WITHOUT a sandbox, with your full rights (--allow-unsandboxed)"
         ),
         Ok(m) => tracing::info!("script tools run under {}", m.as_str()),
-        Err(e) => tracing::warn!("script tools will be refused: {e}\nhint: {}", e.hint()),
+        Err(e) => tracing::warn!(
+            "script tools will be refused: {e}\nhint: {}",
+            e.hint().unwrap_or_default()
+        ),
     }
 }
 
@@ -394,7 +400,7 @@ pub fn guide_line() -> String {
         ),
         Err(e) => format!(
             "- **Sandbox here**: none available, so script tools and `execute_code` are refused: {e} (hint: {})",
-            e.hint()
+            e.hint().unwrap_or_default()
         ),
     }
 }
