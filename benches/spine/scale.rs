@@ -1,7 +1,8 @@
 //! History at scale (issue 15): a toolbox of 10,000 tools and 100,000 commits, generated with
 //! `git fast-import` and cached under `target/bench-scale/` (a re-run reuses it), then cold
-//! index, `tool_history` of one tool, `rollback_tool`, `search_tools`, and a server on it: RSS
-//! and the first `tools/list` after start.
+//! index, `tool_history` of one tool (first call on a fresh clone without memo, with and
+//! without git's commit-graph, `git log` for reference, a server building the memo at start),
+//! `rollback_tool`, `search_tools`, and a server on it: RSS and the first `tools/list`.
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, BufWriter, Write};
