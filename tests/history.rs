@@ -6,6 +6,7 @@ use common::*;
 use serde_json::json;
 use std::path::Path;
 use toolsmith::app::App;
+use toolsmith::error::Hint;
 use toolsmith::history::{self, HistoryError};
 use toolsmith::runner::script::NoHost;
 use toolsmith::toolbox::{Actor, Toolbox};
@@ -418,7 +419,7 @@ async fn plain_git_clone_change_pull_shows_the_new_behaviour() {
     git(tb.root(), &["push", "-q", "origin", "HEAD:main"]);
 }
 
-/// The history memo (`.toolsmith/history-v1.bin`) answers like a full walk: on a history with
+/// The history memo (`.toolsmith/history-v2.bin`) answers like a full walk: on a history with
 /// branches and merges made with the git CLI (a merge that combines two versions of a tool
 /// changes it; one that takes a side's version unchanged does not), after a damaged memo
 /// file, and after the branch is reset and grows again.
@@ -428,7 +429,7 @@ fn tool_history_from_the_memo_matches_a_full_walk_across_merges() {
     let root = tb.root();
     // A damaged memo is rebuilt, never trusted.
     std::fs::create_dir_all(root.join(".toolsmith")).unwrap();
-    std::fs::write(root.join(".toolsmith/history-v1.bin"), b"TSHIST1\ngarbage").unwrap();
+    std::fs::write(root.join(".toolsmith/history-v2.bin"), b"TSHIST2\ngarbage").unwrap();
     let gitc = |args: &[&str]| {
         let mut all = vec!["-c", "user.name=t", "-c", "user.email=t@x"];
         all.extend_from_slice(args);
@@ -453,7 +454,7 @@ fn tool_history_from_the_memo_matches_a_full_walk_across_merges() {
         assert_eq!(limited.len(), 1, "{when}");
     };
     check("start");
-    let memo = std::fs::read(root.join(".toolsmith/history-v1.bin")).unwrap();
+    let memo = std::fs::read(root.join(".toolsmith/history-v2.bin")).unwrap();
     assert!(memo.len() > 16, "the memo was rewritten");
 
     let main = git(root, &["symbolic-ref", "--short", "HEAD"])

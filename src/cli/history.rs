@@ -3,6 +3,7 @@
 
 use super::CLI_ACTOR;
 use super::output::{self, UserError};
+use crate::error::Hint;
 use crate::history::{self, HistoryError};
 use crate::toolbox::Toolbox;
 use anyhow::Result;

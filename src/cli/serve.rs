@@ -99,6 +99,12 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs) -> Result<i32> {
             warm.app.prepare_wasm();
             // The search tokens, so the first search_tools does not pay for them.
             idx.search_index();
+            drop(idx);
+            // The history memo, so the first tool_history does not read the whole history
+            // (a fresh clone of a long history takes seconds; a call meanwhile waits for it).
+            if let Err(e) = crate::history::prepare(&warm.app.toolbox) {
+                tracing::warn!(error = %e, "cannot prepare the history memo; tool_history reads history when called");
+            }
         });
         match http {
             Some(o) => crate::mcp::http::serve(shared, o).await,

@@ -12,7 +12,6 @@ pub use restore::{
     RollbackOutcome, UndoOutcome, UndoneTool, restore_tool, rollback_tool, undo_session,
 };
 
-use crate::error::Hint;
 use crate::git::{self, CommitInfo, GitError};
 use crate::index::TOOLS_DIR;
 use crate::names::{self, NameError};
@@ -80,9 +79,9 @@ pub enum HistoryError {
     },
 }
 
-impl HistoryError {
+impl crate::error::Hint for HistoryError {
     /// What the user can do about it.
-    pub fn hint(&self) -> Option<String> {
+    fn hint(&self) -> Option<String> {
         Some(match self {
             HistoryError::Toolbox(e) => return e.hint(),
             HistoryError::Git(GitError::UnknownRevision { .. }) => {
@@ -112,7 +111,7 @@ impl HistoryError {
             ),
             HistoryError::Io { .. } => "check permissions and free space".into(),
             HistoryError::Scan { .. } => {
-                "check the repository with `git fsck`; the history memo .toolsmith/history-v1.bin may be deleted at any time".into()
+                "check the repository with `git fsck`; the history memo .toolsmith/history-v2.bin may be deleted at any time".into()
             }
         })
     }
@@ -186,6 +185,12 @@ pub fn tool_history(tb: &Toolbox, name: &str, limit: usize) -> Result<Vec<Versio
     }
     let log = scan::tool_commits(tb.root(), name, limit)?;
     Ok(log.iter().map(Version::from).collect())
+}
+
+/// Build the history memo of this toolbox, or catch it up with HEAD, so that later
+/// `tool_history` calls answer from it (a server does this at start, in the background).
+pub fn prepare(tb: &Toolbox) -> Result<(), HistoryError> {
+    scan::prepare(tb.root())
 }
 
 /// One file of a tool at some revision.

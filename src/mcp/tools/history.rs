@@ -4,6 +4,7 @@
 use super::Ctx;
 use super::args::{define, hints, parse};
 use super::result::{error_result, failure, json_result};
+use crate::error::Hint;
 use crate::history::{self, HistoryError};
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use schemars::JsonSchema;
