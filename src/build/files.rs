@@ -9,14 +9,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, InlineTable, Item, Table, value};
 
-/// The toolsmith cache directory: `TOOLSMITH_CACHE`, else the platform cache dir + `toolsmith`.
-pub fn cache_root() -> PathBuf {
-    std::env::var_os("TOOLSMITH_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| dirs::cache_dir().map(|d| d.join("toolsmith")))
-        .unwrap_or_else(|| std::env::temp_dir().join("toolsmith-cache"))
-}
-
 /// The one cargo target directory shared by every tool build.
 pub fn target_dir(cache: &Path) -> PathBuf {
     cache.join("build-target")

@@ -10,7 +10,7 @@ mod cargo;
 mod files;
 
 pub use cargo::{Diagnostic, TARGET, cargo_command};
-pub use files::{cache_root, package_name, target_dir};
+pub use files::{package_name, target_dir};
 
 use crate::app::App;
 use crate::examples::{self, ExampleFailure};
@@ -98,7 +98,7 @@ impl<'a> Options<'a> {
             cancel: CancellationToken::new(),
             actor: actor.into(),
             commit_anyway: false,
-            cache: cache_root(),
+            cache: crate::platform::cache_root(),
         }
     }
 }

@@ -378,7 +378,7 @@ fn sandbox_checks() -> Vec<Check> {
 }
 
 fn disk() -> Check {
-    let cache = crate::build::cache_root();
+    let cache = crate::platform::cache_root();
     // The cache may not exist yet: measure the nearest existing ancestor.
     let probe = cache
         .ancestors()

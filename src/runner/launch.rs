@@ -30,12 +30,7 @@ pub fn toolbox_root(dir: &Path) -> Option<PathBuf> {
 
 /// Where dependency environments and memory live for a tool directory.
 fn state_root(dir: &Path) -> PathBuf {
-    toolbox_root(dir).unwrap_or_else(|| {
-        std::env::var_os("TOOLSMITH_CACHE")
-            .map(PathBuf::from)
-            .or_else(|| dirs::cache_dir().map(|d| d.join("toolsmith")))
-            .unwrap_or_else(std::env::temp_dir)
-    })
+    toolbox_root(dir).unwrap_or_else(crate::platform::cache_root)
 }
 
 /// A started script process with what must outlive it: its scratch directory and cgroup.

@@ -236,10 +236,7 @@ impl WasmRunner {
 
     /// The default cache directory for compiled modules (outside any git repository).
     pub fn default_cache_dir() -> Option<PathBuf> {
-        std::env::var_os("TOOLSMITH_CACHE")
-            .map(PathBuf::from)
-            .or_else(|| dirs::cache_dir().map(|d| d.join("toolsmith")))
-            .map(|d| d.join("wasm"))
+        Some(crate::platform::cache_root().join("wasm"))
     }
 
     /// Verify and load the module of a tool, using the in-memory and on-disk caches.
