@@ -426,3 +426,64 @@ fn a_large_toolbox_lists_at_once_then_announces_the_whole_list() {
     );
     assert!(all.contains(&"slugify".to_string()));
 }
+
+/// The history memo follows HEAD without being asked: built when the server starts, caught up
+/// after a `git pull` brings a teammate's commit, before any `tool_history` call.
+#[test]
+fn the_history_memo_follows_head_in_the_background() {
+    let (tmp, tb) = example_box();
+    let memo = tb.join(".toolsmith/history-v2.bin");
+    let git = |dir: &Path, args: &[&str]| {
+        let ok = Command::new("git")
+            .current_dir(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    let other = tmp.path().join("other");
+    git(
+        tmp.path(),
+        &["clone", "-q", tb.to_str().unwrap(), other.to_str().unwrap()],
+    );
+    let (mut c, _) = Client::start(&tb, &[]);
+    let stamp = || {
+        std::fs::metadata(&memo)
+            .ok()
+            .map(|m| (m.len(), m.modified().ok()))
+    };
+    let wait_for = |pred: &dyn Fn() -> bool| {
+        (0..200).any(|_| {
+            let done = pred();
+            if !done {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            done
+        })
+    };
+    assert!(
+        wait_for(&|| stamp().is_some()),
+        "the server built the memo at start"
+    );
+    let before = stamp();
+    // A teammate's commit, pulled by hand.
+    let toml = other.join("tools/word_count/tool.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(&toml, text.replace("Count the words", "Count every word")).unwrap();
+    git(&other, &["commit", "-qam", "by a teammate"]);
+    std::thread::sleep(Duration::from_millis(20));
+    git(&tb, &["pull", "-q", "--ff-only", other.to_str().unwrap()]);
+    assert!(
+        wait_for(&|| stamp() != before),
+        "the memo was caught up with the pulled HEAD without a tool_history call"
+    );
+    let r = c.request(
+        "tools/call",
+        json!({"name": "tool_history", "arguments": {"name": "word_count"}}),
+    );
+    assert!(r.to_string().contains("by a teammate"), "{r}");
+}

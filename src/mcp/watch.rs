@@ -91,6 +91,15 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
             })
             .await;
             announce(&shared).await;
+            // Tools changed on disk, and HEAD may have moved with them (a pull, a checkout, a
+            // sync): catch the history memo up now, so the next tool_history does not (when
+            // HEAD has not moved this is one look at it).
+            let s = Arc::clone(&shared);
+            tokio::task::spawn_blocking(move || {
+                if let Err(e) = crate::history::prepare(&s.app.toolbox) {
+                    tracing::debug!(error = %e, "the history memo was not caught up");
+                }
+            });
         }
     });
     Ok(())
