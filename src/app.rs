@@ -5,6 +5,7 @@ use crate::error::Hint;
 use crate::index::{Index, Tool};
 use crate::manifest::{Kind, OnError};
 use crate::runner::host::Host;
+use crate::runner::host::{HostCode, HostError};
 use crate::runner::pipeline;
 use crate::runner::wasm::WasmRunner;
 use crate::runner::{CallOutput, RunError};
@@ -292,18 +293,21 @@ impl App {
         &self,
         params: &Value,
         host: &dyn Host,
-    ) -> Result<Value, (i64, String)> {
+    ) -> Result<Value, HostError> {
         let name = params
             .get("name")
             .and_then(Value::as_str)
-            .ok_or((-32602, "tools/call needs a `name`".to_string()))?;
+            .ok_or(HostError::new(
+                HostCode::InvalidParams,
+                "tools/call needs a `name`".to_string(),
+            ))?;
         let args = params
             .get("arguments")
             .cloned()
             .unwrap_or_else(|| serde_json::json!({}));
         match self.call(name, args, host).await {
             Ok(out) => Ok(out.structured.unwrap_or(Value::String(out.text))),
-            Err(e) => Err((-32000, e.to_string())),
+            Err(e) => Err(HostError::new(HostCode::Refused, e.to_string())),
         }
     }
 

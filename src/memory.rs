@@ -4,6 +4,7 @@
 //! Memory survives restarts and is never committed: it is a tool's working state, not its
 //! source. Writers are serialized inside the process (one mutex per store directory).
 
+use crate::runner::host::{HostCode, HostError};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -226,14 +227,17 @@ impl Memory {
     }
 
     /// Answer a script's `memory/*` request for `tool`: (result, or JSON-RPC error).
-    pub fn answer(&self, tool: &str, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+    pub fn answer(&self, tool: &str, method: &str, params: &Value) -> Result<Value, HostError> {
         let key = || {
             params
                 .get("key")
                 .and_then(Value::as_str)
-                .ok_or((-32602, format!("{method} needs a string `key`")))
+                .ok_or(HostError::new(
+                    HostCode::InvalidParams,
+                    format!("{method} needs a string `key`"),
+                ))
         };
-        let fail = |e: MemoryError| (-32000, e.to_string());
+        let fail = |e: MemoryError| HostError::new(HostCode::Refused, e.to_string());
         match method {
             "memory/get" => {
                 let k = key()?;
@@ -255,7 +259,10 @@ impl Memory {
                 let prefix = params.get("prefix").and_then(Value::as_str);
                 Ok(json!({"keys": self.list(tool, prefix).map_err(fail)?}))
             }
-            other => Err((-32601, format!("unknown memory method {other:?}"))),
+            other => Err(HostError::new(
+                HostCode::MethodNotFound,
+                format!("unknown memory method {other:?}"),
+            )),
         }
     }
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use toolsmith::error::Hint;
+use toolsmith::runner::host::{HostCode, HostError};
 
 /// The real Agent Skills fixtures: `shared/fixtures/agent-skills` beside the repository (CI
 /// copies `shared/` next to its clone), found by walking up from the crate; or
@@ -187,8 +188,13 @@ impl toolsmith::runner::script::Host for Quiet {
         &'a self,
         method: &'a str,
         _: Value,
-    ) -> futures::future::BoxFuture<'a, Result<Value, (i64, String)>> {
-        Box::pin(async move { Err((-32601, format!("no {method}"))) })
+    ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
+        Box::pin(async move {
+            Err(HostError::new(
+                HostCode::MethodNotFound,
+                format!("no {method}"),
+            ))
+        })
     }
 }
 

@@ -13,6 +13,7 @@ use toolsmith::app::{App, CallError};
 use toolsmith::error::Hint;
 use toolsmith::register::{self, RegisterError, ScriptSpec};
 use toolsmith::runner::RunError;
+use toolsmith::runner::host::{HostCode, HostError};
 use toolsmith::runner::script::Host;
 use toolsmith::toolbox::Actor;
 
@@ -35,7 +36,7 @@ impl Host for Recorder<'_> {
         &'a self,
         method: &'a str,
         params: Value,
-    ) -> BoxFuture<'a, Result<Value, (i64, String)>> {
+    ) -> BoxFuture<'a, Result<Value, HostError>> {
         Box::pin(async move {
             match (method, self.app) {
                 ("tools/call", Some(app)) => {
@@ -47,10 +48,13 @@ impl Host for Recorder<'_> {
                             &toolsmith::runner::script::NoHost,
                         )
                         .await
-                        .map_err(|e| (-32000, e.to_string()))?;
+                        .map_err(|e| HostError::new(HostCode::Refused, e.to_string()))?;
                     Ok(out.structured.unwrap_or(Value::String(out.text)))
                 }
-                _ => Err((-32601, format!("no {method}"))),
+                _ => Err(HostError::new(
+                    HostCode::MethodNotFound,
+                    format!("no {method}"),
+                )),
             }
         })
     }

@@ -13,6 +13,7 @@ use toolsmith::app::{App, CallError};
 use toolsmith::build::{self, BuildError, BuildOutcome, BuildRequest};
 use toolsmith::error::Hint;
 use toolsmith::runner::RunError;
+use toolsmith::runner::host::{HostCode, HostError};
 use toolsmith::runner::script::{Host, NoHost};
 use toolsmith::toolbox::Toolbox;
 
@@ -141,8 +142,13 @@ impl Host for Recorder {
         &'a self,
         method: &'a str,
         _: Value,
-    ) -> futures::future::BoxFuture<'a, Result<Value, (i64, String)>> {
-        Box::pin(async move { Err((-32601, format!("no {method} in tests"))) })
+    ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
+        Box::pin(async move {
+            Err(HostError::new(
+                HostCode::MethodNotFound,
+                format!("no {method} in tests"),
+            ))
+        })
     }
 }
 
@@ -668,8 +674,8 @@ fn cancelling_a_build_stops_cargo_and_commits_nothing() {
             &'a self,
             _: &'a str,
             _: Value,
-        ) -> futures::future::BoxFuture<'a, Result<Value, (i64, String)>> {
-            Box::pin(async { Err((-32601, String::new())) })
+        ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
+            Box::pin(async { Err(HostError::new(HostCode::MethodNotFound, String::new())) })
         }
     }
     let (_tmp, tb) = toolbox();

@@ -151,7 +151,7 @@ pub async fn person(gate: &Gate<'_>, q: &Question<'_>, host: &dyn Host) -> Answe
     );
     let answer = match host.ask_person(&key, params).await {
         Ok(a) => a,
-        Err((_, why)) => {
+        Err(why) => {
             tracing::debug!(tool = name, %why, "cannot ask the person through the client");
             return Answer::Unanswered;
         }

@@ -25,6 +25,7 @@ pub use store::{Decision, Record, Store};
 use crate::audit;
 use crate::index::Tool;
 use crate::runner::CallOutput;
+use crate::runner::host::HostError;
 use crate::runner::script::Host;
 use crate::secrets::{self, Redactor, SecretEnv};
 use crate::toolbox::Toolbox;
@@ -456,7 +457,7 @@ impl Host for Redacting<'_> {
         &'a self,
         method: &'a str,
         mut params: Value,
-    ) -> futures::future::BoxFuture<'a, Result<Value, (i64, String)>> {
+    ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
         // What a tool sends out (a question to the person, a prompt) is redacted too.
         if method != "tools/call" && !method.starts_with("memory/") {
             self.redactor.json(&mut params);
@@ -470,7 +471,7 @@ impl Host for Redacting<'_> {
         &'a self,
         key: &'a str,
         params: Value,
-    ) -> futures::future::BoxFuture<'a, Result<Value, (i64, String)>> {
+    ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
         self.inner.ask_person(key, params)
     }
     fn elicitation_complete(&self, elicitation_id: &str) {

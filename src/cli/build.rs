@@ -5,6 +5,7 @@ use super::output::{self, UserError};
 use crate::app::App;
 use crate::build::{self, BuildError};
 use crate::error::Hint;
+use crate::runner::host::{HostCode, HostError};
 use crate::runner::script::Host;
 use crate::toolbox::Toolbox;
 use anyhow::Result;
@@ -23,12 +24,13 @@ impl Host for Terminal {
         }
     }
     fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}
-    fn request<'a>(
-        &'a self,
-        method: &'a str,
-        _: Value,
-    ) -> BoxFuture<'a, Result<Value, (i64, String)>> {
-        Box::pin(async move { Err((-32601, format!("{method} is not available during a build"))) })
+    fn request<'a>(&'a self, method: &'a str, _: Value) -> BoxFuture<'a, Result<Value, HostError>> {
+        Box::pin(async move {
+            Err(HostError::new(
+                HostCode::MethodNotFound,
+                format!("{method} is not available during a build"),
+            ))
+        })
     }
 }
 

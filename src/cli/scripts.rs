@@ -5,6 +5,7 @@ use super::output::{self, UserError};
 use crate::error::Hint;
 use crate::manifest::{Example, Protocol, SandboxMode};
 use crate::register::{self, ScriptSpec};
+use crate::runner::host::{HostCode, HostError};
 use crate::toolbox::{Actor, Toolbox};
 use anyhow::Result;
 use serde_json::{Value, json};
@@ -206,8 +207,13 @@ impl crate::runner::script::Host for StderrHost {
         &'a self,
         method: &'a str,
         _: Value,
-    ) -> futures::future::BoxFuture<'a, Result<Value, (i64, String)>> {
-        Box::pin(async move { Err((-32601, format!("the command line does not offer {method}"))) })
+    ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
+        Box::pin(async move {
+            Err(HostError::new(
+                HostCode::MethodNotFound,
+                format!("the command line does not offer {method}"),
+            ))
+        })
     }
 }
 

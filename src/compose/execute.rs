@@ -10,6 +10,7 @@ use crate::index::Tool;
 use crate::manifest::{self, Kind, Manifest, Protocol};
 use crate::runner::CallOutput;
 use crate::runner::host::Host;
+use crate::runner::host::{HostCode, HostError};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -140,7 +141,7 @@ impl Host for CountingHost<'_> {
         &'b self,
         key: &'b str,
         params: Value,
-    ) -> BoxFuture<'b, Result<Value, (i64, String)>> {
+    ) -> BoxFuture<'b, Result<Value, HostError>> {
         self.outer.ask_person(key, params)
     }
     fn elicitation_complete(&self, elicitation_id: &str) {
@@ -150,15 +151,15 @@ impl Host for CountingHost<'_> {
         &'b self,
         method: &'b str,
         params: Value,
-    ) -> BoxFuture<'b, Result<Value, (i64, String)>> {
+    ) -> BoxFuture<'b, Result<Value, HostError>> {
         Box::pin(async move {
             if method != "tools/call" {
                 return self.outer.request(method, params).await;
             }
             let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
             if n > self.max_calls {
-                return Err((
-                    -32000,
+                return Err(HostError::new(
+                    HostCode::Refused,
                     format!(
                         "execute_code may make at most {} tool calls",
                         self.max_calls
@@ -166,8 +167,8 @@ impl Host for CountingHost<'_> {
                 ));
             }
             if self.depth >= MAX_DEPTH {
-                return Err((
-                    -32000,
+                return Err(HostError::new(
+                    HostCode::Refused,
                     format!("tools may call tools at most {MAX_DEPTH} deep inside execute_code"),
                 ));
             }

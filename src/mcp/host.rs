@@ -5,6 +5,7 @@
 #![allow(deprecated)] // MCP logging is deprecated for 2026 (SEP-2577) but 2025 peers use it.
 
 use super::Shared;
+use crate::runner::host::{HostCode, HostError};
 use crate::runner::script::Host;
 use futures::future::BoxFuture;
 use rmcp::model::{
@@ -96,14 +97,14 @@ pub fn parse_level(s: &str) -> LoggingLevel {
 }
 
 /// Why a server→client request cannot be made on this peer, if it cannot.
-fn refuse_modern(peer: &Peer<RoleServer>, what: &str) -> Option<(i64, String)> {
+fn refuse_modern(peer: &Peer<RoleServer>, what: &str) -> Option<HostError> {
     let info = peer.peer_info();
     let modern = info
         .as_ref()
         .is_none_or(|i| !i.protocol_version.has_initialize());
     modern.then(|| {
-        (
-            -32000,
+        HostError::new(
+            HostCode::Refused,
             format!(
                 "{what} from a script needs an MCP client session of protocol 2025-11-25 or older: \
                  this client speaks 2026-07-28, where a server may not send requests to the client \
@@ -117,13 +118,16 @@ fn refuse_modern(peer: &Peer<RoleServer>, what: &str) -> Option<(i64, String)> {
 
 impl McpHost {
     /// `elicitation/create`: ask the user through the client (2025 sessions).
-    async fn elicit(&self, params: Value) -> Result<Value, (i64, String)> {
+    async fn elicit(&self, params: Value) -> Result<Value, HostError> {
         if let Some(e) = refuse_modern(&self.peer, "elicitation") {
             let Some(rounds) = &self.rounds else {
                 return Err(e);
             };
             if !self.elicitation {
-                return Err((-32000, "the MCP client does not support elicitation (it declared no elicitation capability)".into()));
+                return Err(HostError::new(
+                    HostCode::Refused,
+                    "the MCP client does not support elicitation (it declared no elicitation capability)",
+                ));
             }
             // 2026: the answer comes back on a retry of the whole call.
             let mut p = params.clone();
@@ -132,30 +136,35 @@ impl McpHost {
             }
             return rounds
                 .ask(json!({"method": "elicitation/create", "params": p}))
-                .ok_or((-32000, INPUT_REQUIRED.to_string()));
+                .ok_or(HostError::new(
+                    HostCode::Refused,
+                    INPUT_REQUIRED.to_string(),
+                ));
         }
         if self
             .peer
             .peer_info()
             .is_some_and(|i| i.capabilities.elicitation.is_none())
         {
-            return Err((-32000, "the MCP client does not support elicitation (it declared no elicitation capability)".into()));
+            return Err(HostError::new(
+                HostCode::Refused,
+                "the MCP client does not support elicitation (it declared no elicitation capability)",
+            ));
         }
         let p: ElicitRequestParams = serde_json::from_value(params).map_err(|e| {
-            (-32602, format!("elicitation/create needs {{\"message\": string, \"requestedSchema\": object schema with primitive properties}}: {e}"))
+            HostError::new(HostCode::InvalidParams, format!("elicitation/create needs {{\"message\": string, \"requestedSchema\": object schema with primitive properties}}: {e}"))
         })?;
         // Awaited inside the call's own task: rmcp routes the request to the right stream.
-        let r = self
-            .peer
-            .create_elicitation(p)
-            .await
-            .map_err(|e| (-32000, format!("elicitation failed: {e}")))?;
-        serde_json::to_value(r).map_err(|e| (-32603, e.to_string()))
+        let r =
+            self.peer.create_elicitation(p).await.map_err(|e| {
+                HostError::new(HostCode::Refused, format!("elicitation failed: {e}"))
+            })?;
+        serde_json::to_value(r).map_err(|e| HostError::new(HostCode::Internal, e.to_string()))
     }
 
     /// `sampling/createMessage`: ask the client's model (2025 sessions). Accepts the MCP
     /// params, or the short form `{"prompt": "...", "maxTokens": 200, "systemPrompt": "..."}`.
-    async fn sample(&self, params: Value) -> Result<Value, (i64, String)> {
+    async fn sample(&self, params: Value) -> Result<Value, HostError> {
         if let Some(e) = refuse_modern(&self.peer, "sampling") {
             let Some(rounds) = &self.rounds else {
                 return Err(e);
@@ -173,7 +182,10 @@ impl McpHost {
             };
             let mut answer = rounds
                 .ask(json!({"method": "sampling/createMessage", "params": p}))
-                .ok_or((-32000, INPUT_REQUIRED.to_string()))?;
+                .ok_or(HostError::new(
+                    HostCode::Refused,
+                    INPUT_REQUIRED.to_string(),
+                ))?;
             // The same shape as a 2025 answer: the CreateMessageResult plus its text.
             let text = answer["content"]["text"]
                 .as_str()
@@ -192,10 +204,9 @@ impl McpHost {
             .peer_info()
             .is_some_and(|i| i.capabilities.sampling.is_none())
         {
-            return Err((
-                -32000,
-                "the MCP client does not support sampling (it declared no sampling capability)"
-                    .into(),
+            return Err(HostError::new(
+                HostCode::Refused,
+                "the MCP client does not support sampling (it declared no sampling capability)",
             ));
         }
         let p: CreateMessageRequestParams = match params.get("prompt").and_then(Value::as_str) {
@@ -208,21 +219,22 @@ impl McpHost {
                 p
             }
             None => serde_json::from_value(params).map_err(|e| {
-                (-32602, format!("sampling/createMessage needs {{\"prompt\": string}} or MCP CreateMessageRequest params: {e}"))
+                HostError::new(HostCode::InvalidParams, format!("sampling/createMessage needs {{\"prompt\": string}} or MCP CreateMessageRequest params: {e}"))
             })?,
         };
         let r = self
             .peer
             .create_message(p)
             .await
-            .map_err(|e| (-32000, format!("sampling failed: {e}")))?;
+            .map_err(|e| HostError::new(HostCode::Refused, format!("sampling failed: {e}")))?;
         let text = r
             .message
             .content
             .first()
             .and_then(|b| b.as_text())
             .map(|t| t.text.clone());
-        let mut v = serde_json::to_value(r).map_err(|e| (-32603, e.to_string()))?;
+        let mut v = serde_json::to_value(r)
+            .map_err(|e| HostError::new(HostCode::Internal, e.to_string()))?;
         v["text"] = text.map(Value::String).unwrap_or(Value::Null);
         Ok(v)
     }
@@ -233,19 +245,25 @@ impl Host for McpHost {
         &'a self,
         key: &'a str,
         params: Value,
-    ) -> BoxFuture<'a, Result<Value, (i64, String)>> {
+    ) -> BoxFuture<'a, Result<Value, HostError>> {
         Box::pin(async move {
             match &self.rounds {
                 Some(rounds) if refuse_modern(&self.peer, "elicitation").is_some() => {
                     if !self.elicitation {
-                        return Err((-32000, "the MCP client does not support elicitation".into()));
+                        return Err(HostError::new(
+                            HostCode::Refused,
+                            "the MCP client does not support elicitation",
+                        ));
                     }
                     rounds
                         .ask_keyed(
                             &format!("toolsmith-{key}"),
                             json!({"method": "elicitation/create", "params": params}),
                         )
-                        .ok_or((-32000, INPUT_REQUIRED.to_string()))
+                        .ok_or(HostError::new(
+                            HostCode::Refused,
+                            INPUT_REQUIRED.to_string(),
+                        ))
                 }
                 _ => self.elicit(params).await,
             }
@@ -315,13 +333,13 @@ impl Host for McpHost {
         &'a self,
         method: &'a str,
         params: Value,
-    ) -> BoxFuture<'a, Result<Value, (i64, String)>> {
+    ) -> BoxFuture<'a, Result<Value, HostError>> {
         Box::pin(async move {
             match method {
                 "tools/call" => {
                     if self.depth >= MAX_DEPTH {
-                        return Err((
-                            -32000,
+                        return Err(HostError::new(
+                            HostCode::Refused,
                             format!("tools may call tools at most {MAX_DEPTH} deep"),
                         ));
                     }
@@ -346,17 +364,17 @@ impl Host for McpHost {
                         .unwrap_or_default();
                     match super::resources::read_text(&self.shared, uri) {
                         Some((text, _)) => Ok(json!({"uri": uri, "text": text})),
-                        None => Err((-32002, format!("no resource {uri}"))),
+                        None => Err(HostError::new(HostCode::ResourceNotFound, format!("no resource {uri}"))),
                     }
                 }
                 "elicitation/create" => self.elicit(params).await,
                 "sampling/createMessage" => self.sample(params).await,
-                m if m.starts_with("memory/") => Err((
-                    -32601,
+                m if m.starts_with("memory/") => Err(HostError::new(
+                    HostCode::MethodNotFound,
                     "memory is answered by the script runner for stored tools; this call has no tool to keep memory for".to_string(),
                 )),
-                other => Err((
-                    -32601,
+                other => Err(HostError::new(
+                    HostCode::MethodNotFound,
                     format!("the host does not offer {other:?} in this version of toolsmith"),
                 )),
             }

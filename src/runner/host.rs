@@ -4,6 +4,52 @@
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+/// Why the host refused or could not answer a request a tool made: a JSON-RPC error the tool
+/// receives as the answer (its code named, not a bare number).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct HostError {
+    pub code: HostCode,
+    pub message: String,
+}
+
+/// The JSON-RPC error codes a host answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostCode {
+    /// -32602: the request's parameters are wrong.
+    InvalidParams,
+    /// -32601: the host does not offer this method here.
+    MethodNotFound,
+    /// -32603: the host failed while answering.
+    Internal,
+    /// -32000: the host refused, or what it asked on the tool's behalf failed.
+    Refused,
+    /// -32002: the resource asked for does not exist.
+    ResourceNotFound,
+}
+
+impl HostCode {
+    /// The JSON-RPC error code.
+    pub fn number(self) -> i64 {
+        match self {
+            HostCode::InvalidParams => -32602,
+            HostCode::MethodNotFound => -32601,
+            HostCode::Internal => -32603,
+            HostCode::Refused => -32000,
+            HostCode::ResourceNotFound => -32002,
+        }
+    }
+}
+
+impl HostError {
+    pub fn new(code: HostCode, message: impl Into<String>) -> HostError {
+        HostError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
 /// What a running script can ask of the host. The MCP layer implements it and routes each
 /// request to the client; `NoHost` refuses everything but logging.
 pub trait Host: Send + Sync {
@@ -17,7 +63,7 @@ pub trait Host: Send + Sync {
         &'a self,
         method: &'a str,
         params: Value,
-    ) -> BoxFuture<'a, Result<Value, (i64, String)>>;
+    ) -> BoxFuture<'a, Result<Value, HostError>>;
     /// Who makes the call (name, session), for the audit log; None when unknown.
     fn actor(&self) -> Option<(String, Option<String>)> {
         None
@@ -33,7 +79,7 @@ pub trait Host: Send + Sync {
         &'a self,
         key: &'a str,
         params: Value,
-    ) -> BoxFuture<'a, Result<Value, (i64, String)>> {
+    ) -> BoxFuture<'a, Result<Value, HostError>> {
         let _ = key;
         self.request("elicitation/create", params)
     }
@@ -47,11 +93,12 @@ impl Host for NoHost {
         tracing::info!(level, "tool: {message}");
     }
     fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}
-    fn request<'a>(
-        &'a self,
-        method: &'a str,
-        _: Value,
-    ) -> BoxFuture<'a, Result<Value, (i64, String)>> {
-        Box::pin(async move { Err((-32601, format!("the host does not offer {method} here"))) })
+    fn request<'a>(&'a self, method: &'a str, _: Value) -> BoxFuture<'a, Result<Value, HostError>> {
+        Box::pin(async move {
+            Err(HostError::new(
+                HostCode::MethodNotFound,
+                format!("the host does not offer {method} here"),
+            ))
+        })
     }
 }

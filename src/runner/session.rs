@@ -6,6 +6,7 @@ use super::CallOutput;
 use super::host::Host;
 use super::outcome::Outcome;
 use crate::index::Tool;
+use crate::runner::host::{HostCode, HostError};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -33,7 +34,7 @@ pub(crate) struct Session<'a> {
 }
 
 impl Session<'_> {
-    async fn answer(&self, method: &str, params: Value) -> Result<Value, (i64, String)> {
+    async fn answer(&self, method: &str, params: Value) -> Result<Value, HostError> {
         if method.starts_with("memory/") {
             return match self.memory {
                 Some(mem) => {
@@ -41,11 +42,11 @@ impl Session<'_> {
                         (mem.clone(), self.tool.to_string(), method.to_string());
                     tokio::task::spawn_blocking(move || mem.answer(&tool, &method, &params))
                         .await
-                        .unwrap_or_else(|e| Err((-32603, e.to_string())))
+                        .unwrap_or_else(|e| Err(HostError::new(HostCode::Internal, e.to_string())))
                 }
-                None => Err((
-                    -32601,
-                    "memory is only available to tools stored in a toolbox".into(),
+                None => Err(HostError::new(
+                    HostCode::MethodNotFound,
+                    "memory is only available to tools stored in a toolbox",
                 )),
             };
         }
@@ -146,8 +147,8 @@ impl Session<'_> {
                     let params = msg.get("params").cloned().unwrap_or(Value::Null);
                     let reply = match self.answer(method, params).await {
                         Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-                        Err((code, message)) => {
-                            json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+                        Err(e) => {
+                            json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code.number(), "message": e.message}})
                         }
                     };
                     let mut line = reply.to_string();
