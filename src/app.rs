@@ -2,10 +2,10 @@
 //! and the runners. Dispatches a tool call to the runner for the tool's kind.
 
 use crate::error::Hint;
+use crate::error::{HostCode, HostError};
 use crate::index::{Index, Tool};
 use crate::manifest::{Kind, OnError};
 use crate::runner::host::Host;
-use crate::runner::host::{HostCode, HostError};
 use crate::runner::pipeline;
 use crate::runner::wasm::WasmRunner;
 use crate::runner::{CallOutput, RunError};

@@ -1,6 +1,7 @@
 //! How an error is told to a person or a model: its message followed by every cause in its
 //! `source()` chain ("could not write file X: permission denied"), each cause once (many
-//! messages already quote their source, and that text is not repeated).
+//! messages already quote their source, and that text is not repeated); `Hint`; and
+//! `HostError`, how a host refuses a tool's request (a JSON-RPC error with a named code).
 
 use std::error::Error;
 
@@ -9,6 +10,52 @@ use std::error::Error;
 /// already says all there is.
 pub trait Hint {
     fn hint(&self) -> Option<String>;
+}
+
+/// Why the host refused or could not answer a request a tool made: a JSON-RPC error the tool
+/// receives as the answer (its code named, not a bare number).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct HostError {
+    pub code: HostCode,
+    pub message: String,
+}
+
+/// The JSON-RPC error codes a host answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostCode {
+    /// -32602: the request's parameters are wrong.
+    InvalidParams,
+    /// -32601: the host does not offer this method here.
+    MethodNotFound,
+    /// -32603: the host failed while answering.
+    Internal,
+    /// -32000: the host refused, or what it asked on the tool's behalf failed.
+    Refused,
+    /// -32002: the resource asked for does not exist.
+    ResourceNotFound,
+}
+
+impl HostCode {
+    /// The JSON-RPC error code.
+    pub fn number(self) -> i64 {
+        match self {
+            HostCode::InvalidParams => -32602,
+            HostCode::MethodNotFound => -32601,
+            HostCode::Internal => -32603,
+            HostCode::Refused => -32000,
+            HostCode::ResourceNotFound => -32002,
+        }
+    }
+}
+
+impl HostError {
+    pub fn new(code: HostCode, message: impl Into<String>) -> HostError {
+        HostError {
+            code,
+            message: message.into(),
+        }
+    }
 }
 
 /// `message: cause: cause …`, skipping a cause whose text the line already contains.

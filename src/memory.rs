@@ -4,7 +4,7 @@
 //! Memory survives restarts and is never committed: it is a tool's working state, not its
 //! source. Writers are serialized inside the process (one mutex per store directory).
 
-use crate::runner::host::{HostCode, HostError};
+use crate::error::{HostCode, HostError};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use toolsmith::error::Hint;
-use toolsmith::runner::host::{HostCode, HostError};
+use toolsmith::error::{HostCode, HostError};
 
 /// The real Agent Skills fixtures: `shared/fixtures/agent-skills` beside the repository (CI
 /// copies `shared/` next to its clone), found by walking up from the crate; or

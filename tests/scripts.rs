@@ -11,9 +11,9 @@ use std::path::Path;
 use std::sync::Mutex;
 use toolsmith::app::{App, CallError};
 use toolsmith::error::Hint;
+use toolsmith::error::{HostCode, HostError};
 use toolsmith::register::{self, RegisterError, ScriptSpec};
 use toolsmith::runner::RunError;
-use toolsmith::runner::host::{HostCode, HostError};
 use toolsmith::runner::script::Host;
 use toolsmith::toolbox::Actor;
 

@@ -12,8 +12,8 @@ use std::sync::{Mutex, OnceLock};
 use toolsmith::app::{App, CallError};
 use toolsmith::build::{self, BuildError, BuildOutcome, BuildRequest};
 use toolsmith::error::Hint;
+use toolsmith::error::{HostCode, HostError};
 use toolsmith::runner::RunError;
-use toolsmith::runner::host::{HostCode, HostError};
 use toolsmith::runner::script::{Host, NoHost};
 use toolsmith::toolbox::Toolbox;
 

@@ -23,9 +23,9 @@ pub use request::{Item, requested};
 pub use store::{Decision, Record, Store};
 
 use crate::audit;
+use crate::error::HostError;
 use crate::index::Tool;
 use crate::runner::CallOutput;
-use crate::runner::host::HostError;
 use crate::runner::script::Host;
 use crate::secrets::{self, Redactor, SecretEnv};
 use crate::toolbox::Toolbox;

@@ -5,7 +5,7 @@ use super::output::{self, UserError};
 use crate::app::App;
 use crate::build::{self, BuildError};
 use crate::error::Hint;
-use crate::runner::host::{HostCode, HostError};
+use crate::error::{HostCode, HostError};
 use crate::runner::script::Host;
 use crate::toolbox::Toolbox;
 use anyhow::Result;

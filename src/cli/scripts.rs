@@ -3,9 +3,9 @@
 
 use super::output::{self, UserError};
 use crate::error::Hint;
+use crate::error::{HostCode, HostError};
 use crate::manifest::{Example, Protocol, SandboxMode};
 use crate::register::{self, ScriptSpec};
-use crate::runner::host::{HostCode, HostError};
 use crate::toolbox::{Actor, Toolbox};
 use anyhow::Result;
 use serde_json::{Value, json};

@@ -6,11 +6,11 @@
 //! returns. Calls are counted and their nesting depth is limited.
 
 use crate::app::App;
+use crate::error::{HostCode, HostError};
 use crate::index::Tool;
 use crate::manifest::{self, Kind, Manifest, Protocol};
 use crate::runner::CallOutput;
 use crate::runner::host::Host;
-use crate::runner::host::{HostCode, HostError};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -5,7 +5,7 @@
 #![allow(deprecated)] // MCP logging is deprecated for 2026 (SEP-2577) but 2025 peers use it.
 
 use super::Shared;
-use crate::runner::host::{HostCode, HostError};
+use crate::error::{HostCode, HostError};
 use crate::runner::script::Host;
 use futures::future::BoxFuture;
 use rmcp::model::{

@@ -1,54 +1,9 @@
 //! What a running tool can ask of its caller: the MCP layer implements [`Host`] and routes each
 //! request to the client; [`NoHost`] (the CLI, tests) refuses everything but logging.
 
+use crate::error::{HostCode, HostError};
 use futures::future::BoxFuture;
 use serde_json::Value;
-
-/// Why the host refused or could not answer a request a tool made: a JSON-RPC error the tool
-/// receives as the answer (its code named, not a bare number).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct HostError {
-    pub code: HostCode,
-    pub message: String,
-}
-
-/// The JSON-RPC error codes a host answers with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostCode {
-    /// -32602: the request's parameters are wrong.
-    InvalidParams,
-    /// -32601: the host does not offer this method here.
-    MethodNotFound,
-    /// -32603: the host failed while answering.
-    Internal,
-    /// -32000: the host refused, or what it asked on the tool's behalf failed.
-    Refused,
-    /// -32002: the resource asked for does not exist.
-    ResourceNotFound,
-}
-
-impl HostCode {
-    /// The JSON-RPC error code.
-    pub fn number(self) -> i64 {
-        match self {
-            HostCode::InvalidParams => -32602,
-            HostCode::MethodNotFound => -32601,
-            HostCode::Internal => -32603,
-            HostCode::Refused => -32000,
-            HostCode::ResourceNotFound => -32002,
-        }
-    }
-}
-
-impl HostError {
-    pub fn new(code: HostCode, message: impl Into<String>) -> HostError {
-        HostError {
-            code,
-            message: message.into(),
-        }
-    }
-}
 
 /// What a running script can ask of the host. The MCP layer implements it and routes each
 /// request to the client; `NoHost` refuses everything but logging.

@@ -5,8 +5,8 @@
 use super::CallOutput;
 use super::host::Host;
 use super::outcome::Outcome;
+use crate::error::{HostCode, HostError};
 use crate::index::Tool;
-use crate::runner::host::{HostCode, HostError};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
