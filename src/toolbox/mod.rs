@@ -9,12 +9,14 @@
 //! toolbox.
 
 mod apply;
+mod journal;
 mod layout;
 mod trusted;
 mod verify;
 mod write;
 
-pub use apply::{Change, JOURNAL_FILE};
+pub use apply::Change;
+pub use journal::JOURNAL_FILE;
 pub use layout::{default_location, seed_files};
 pub use trusted::{ALLOWED_SIGNERS, Provenance, TRUSTED_FILE, Trusted};
 pub use verify::{Drift, SETTINGS_FILE, UncommittedPolicy};
