@@ -39,6 +39,11 @@ pub struct Entry {
     /// Capabilities beyond the defaults the call ran with (or the decision was about).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub grants: Vec<String>,
+    /// For a tool limited to listed domains: the hosts its proxy let through, and refused.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts_reached: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts_refused: Vec<String>,
     /// For decisions: through what (`cli`, `elicitation`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub via: String,

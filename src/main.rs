@@ -4,6 +4,17 @@ use clap::Parser;
 use toolsmith::cli::{self, Cli};
 
 fn main() {
+    // Inside a sandbox, bridging a tool's network to its filtering proxy: nothing else runs.
+    #[cfg(unix)]
+    {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        if args
+            .get(1)
+            .is_some_and(|a| a == toolsmith::runner::sandbox::bridge::ARG)
+        {
+            toolsmith::runner::sandbox::bridge::main(&args[2..]);
+        }
+    }
     let cli = Cli::parse();
     let default = match cli.verbose {
         0 => "warn",

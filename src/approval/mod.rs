@@ -426,6 +426,10 @@ impl Call {
                 Ok(o) => {
                     entry.outcome = "ok".into();
                     entry.bytes_out = o.text.len() as u64;
+                    if let Some(seen) = &o.network {
+                        entry.hosts_reached = seen.allowed.iter().cloned().collect();
+                        entry.hosts_refused = seen.denied.iter().cloned().collect();
+                    }
                 }
                 Err(e) => {
                     let (message, _) = describe(e);

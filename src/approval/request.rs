@@ -11,7 +11,11 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Item {
-    Network,
+    /// Any host (`domains` None), or only the listed domains.
+    Network {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        domains: Option<Vec<String>>,
+    },
     Env {
         name: String,
     },
@@ -35,7 +39,10 @@ pub enum Item {
 impl std::fmt::Display for Item {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Item::Network => write!(f, "network access"),
+            Item::Network { domains: None } => write!(f, "network access to any host"),
+            Item::Network { domains: Some(d) } => {
+                write!(f, "network access to {} only", d.join(", "))
+            }
             Item::Env { name } => write!(f, "the environment variable {name}"),
             Item::Read { path } => write!(f, "read access to {path}"),
             Item::Write { path } => write!(f, "write access to {path}"),
@@ -58,8 +65,12 @@ pub fn requested(m: &Manifest) -> Vec<Item> {
         return out;
     }
     let c = &m.capabilities;
-    if c.network {
-        out.push(Item::Network);
+    if c.network.is_any() {
+        out.push(Item::Network { domains: None });
+    } else if let Some(d) = c.network.domains() {
+        out.push(Item::Network {
+            domains: Some(d.to_vec()),
+        });
     }
     out.extend(c.env.iter().map(|n| Item::Env { name: n.clone() }));
     out.extend(c.read.iter().map(|p| Item::Read { path: p.clone() }));
@@ -149,7 +160,7 @@ mod tests {
         );
         let r = requested(&m);
         assert_eq!(r.len(), 5, "{r:?}");
-        assert!(r.contains(&Item::Unsandboxed) && r.contains(&Item::Network));
+        assert!(r.contains(&Item::Unsandboxed) && r.contains(&Item::Network { domains: None }));
         let d = defaults_only(&m);
         assert!(requested(&d).is_empty(), "{:?}", requested(&d));
         assert_eq!(d.limits.memory_mb, Some(Limits::DEFAULT_MEMORY_MB));

@@ -349,8 +349,15 @@ pub fn audit(app: &App, a: &AuditArgs, as_json: bool) -> Result<i32> {
         .iter()
         .map(|e| {
             let what = if e.event == "call" {
+                let mut hosts = String::new();
+                if !e.hosts_reached.is_empty() {
+                    hosts += &format!(" reached {}", e.hosts_reached.join(","));
+                }
+                if !e.hosts_refused.is_empty() {
+                    hosts += &format!(" refused {}", e.hosts_refused.join(","));
+                }
                 format!(
-                    "{} {}ms in {}B out {}B{}",
+                    "{} {}ms in {}B out {}B{hosts}{}",
                     e.outcome,
                     e.ms,
                     e.bytes_in,

@@ -61,9 +61,13 @@ pub struct RegisterArgs {
     /// Wall-clock limit per call.
     #[arg(long)]
     pub timeout_ms: Option<u64>,
-    /// Allow network access.
-    #[arg(long)]
+    /// Ask for network access to every host.
+    #[arg(long, conflicts_with = "allow_domain")]
     pub network: bool,
+    /// Ask for network access to this domain only (repeatable; `*.example.com` for its
+    /// subdomains), through toolsmith's filtering proxy.
+    #[arg(long, value_name = "DOMAIN")]
+    pub allow_domain: Vec<String>,
 }
 
 fn bad(what: &str, e: impl std::fmt::Display, hint: &str) -> anyhow::Error {
@@ -173,6 +177,9 @@ fn spec_of(a: &RegisterArgs) -> Result<ScriptSpec> {
     }
     if a.network {
         v["capabilities"]["network"] = json!(true);
+    }
+    if !a.allow_domain.is_empty() {
+        v["capabilities"]["network"] = json!(a.allow_domain);
     }
     if v.get("code").is_none() {
         return Err(UserError::new(

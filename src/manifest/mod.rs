@@ -3,6 +3,7 @@
 //! Invariant: this module does no IO. `parse` is a pure function of the file's text; a schema
 //! file named by `input_schema_file` is resolved by the indexer, not here.
 
+pub mod domain;
 mod edit;
 mod parse;
 mod validate;
@@ -313,9 +314,11 @@ impl Limits {
 /// What a tool may reach. Everything is denied by default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Capabilities {
-    /// Network access.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub network: bool,
+    /// Network access: `true` for any host, or a list of domains (`"api.github.com"`,
+    /// `"*.example.com"` for its subdomains, an IP address) reached through toolsmith's
+    /// filtering proxy. Default: none.
+    #[serde(default, skip_serializing_if = "Network::is_none")]
+    pub network: Network,
     /// Environment variables passed through from the host.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<String>,
@@ -325,6 +328,40 @@ pub struct Capabilities {
     /// Paths the tool may write (inside the allowed roots).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write: Vec<String>,
+}
+
+/// `capabilities.network`: none, any host, or only the listed domains.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Network {
+    /// `true`: any host; `false`: none.
+    Any(bool),
+    /// Only these hosts, through the filtering proxy (an empty list is none).
+    Domains(Vec<String>),
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Network::Any(false)
+    }
+}
+
+impl Network {
+    /// No network at all.
+    pub fn is_none(&self) -> bool {
+        matches!(self, Network::Any(false)) || matches!(self, Network::Domains(d) if d.is_empty())
+    }
+    /// Any host, directly.
+    pub fn is_any(&self) -> bool {
+        matches!(self, Network::Any(true))
+    }
+    /// The listed domains, when network is limited to them.
+    pub fn domains(&self) -> Option<&[String]> {
+        match self {
+            Network::Domains(d) if !d.is_empty() => Some(d),
+            _ => None,
+        }
+    }
 }
 
 /// One example: input → expected output.

@@ -150,6 +150,9 @@ pub(super) fn validate(m: &Manifest, dir_name: Option<&str>) -> Vec<Issue> {
             ));
         }
     }
+    if let Some(domains) = m.capabilities.network.domains() {
+        check_domains(domains, &mut out);
+    }
     for (i, ex) in m.examples.iter().enumerate() {
         if ex.output.is_some() && ex.output_text.is_some() {
             out.push(err(
@@ -372,6 +375,33 @@ fn check_steps(m: &Manifest, out: &mut Vec<Issue>) {
                 ));
             }
             seen.push(n);
+        }
+    }
+}
+
+/// The most domains one tool may list.
+const MAX_DOMAINS: usize = 64;
+
+/// Each entry of `capabilities.network = [...]` is a host name (`api.github.com`), a wildcard
+/// for its subdomains (`*.github.com`) or an IP address — no scheme, port, path or bare `*`.
+fn check_domains(domains: &[String], out: &mut Vec<Issue>) {
+    if domains.len() > MAX_DOMAINS {
+        out.push(err(
+            "capabilities.network",
+            format!(
+                "{} domains are listed; at most {MAX_DOMAINS} are allowed",
+                domains.len()
+            ),
+            "list fewer domains, or use wildcards (\"*.example.com\")",
+        ));
+    }
+    for (i, d) in domains.iter().enumerate() {
+        if let Err(why) = crate::manifest::domain::check(d) {
+            out.push(err(
+                "capabilities.network",
+                format!("entry {i} ({d:?}) {why}"),
+                "write a host name (\"api.github.com\"), \"*.github.com\" for its subdomains, or an IP address; `network = true` allows every host",
+            ));
         }
     }
 }

@@ -41,6 +41,9 @@ pub(crate) struct Launched {
     #[allow(dead_code)] // kept alive (and removed on drop) as long as the process runs
     pub scratch: tempfile::TempDir,
     pub cgroup: Option<sandbox::PidsCgroup>,
+    /// The filtering proxy of a tool limited to listed domains (stopped on drop).
+    #[allow(dead_code)] // kept alive as long as the process runs
+    pub proxy: Option<super::proxy::Proxy>,
 }
 
 impl Drop for Launched {
@@ -76,7 +79,7 @@ pub(crate) struct Recipe {
     /// `env` so that no `Debug` of a recipe shows a value.
     pub secrets: crate::secrets::SecretEnv,
     pub mode: SandboxMode,
-    pub network: bool,
+    pub network: crate::manifest::Network,
     pub visible: Vec<PathBuf>,
     pub read: Vec<String>,
     pub write: Vec<String>,
@@ -157,7 +160,7 @@ impl Recipe {
             env: vars,
             secrets: tool.secrets.clone(),
             mode: m.sandbox(),
-            network: m.capabilities.network,
+            network: m.capabilities.network.clone(),
             visible,
             read: m.capabilities.read.clone(),
             write: m.capabilities.write.clone(),
@@ -179,7 +182,7 @@ impl Recipe {
             &self.read,
             &self.write,
             &self.roots,
-            self.network,
+            &self.network,
             self.memory_mb,
             self.stub,
         )
@@ -228,9 +231,29 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
         .prefix("toolsmith-run-")
         .tempdir()
         .map_err(|e| start_err(format!("cannot create a scratch directory: {e}")))?;
+    // A tool limited to listed domains gets its own proxy: on a unix socket bridged into a
+    // Linux sandbox's network namespace, else on a loopback port.
+    let proxy = match r.network.domains() {
+        None => None,
+        Some(domains) => {
+            let unix = matches!(
+                sandbox::choose(r.mode),
+                Ok(sandbox::Mechanism::Bubblewrap) | Ok(sandbox::Mechanism::Landlock)
+            );
+            Some(
+                super::proxy::Proxy::start(&r.name, domains, unix)
+                    .map_err(|e| start_err(format!("cannot start its network proxy: {e}")))?,
+            )
+        }
+    };
+    let net = match &proxy {
+        Some(p) => sandbox::Net::Proxy(p.endpoint().clone()),
+        None if r.network.is_any() => sandbox::Net::Any,
+        None => sandbox::Net::None,
+    };
     let spec = sandbox::Spec {
         mode: r.mode,
-        network: r.network,
+        network: net.clone(),
         scratch: scratch.path(),
         visible: r.visible.clone(),
         read: &r.read,
@@ -268,6 +291,7 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
         .env_clear()
         .envs(r.env.iter().map(|(k, v)| (k, v)))
         .envs(r.secrets.vars())
+        .envs(net.proxy_env())
         .env("HOME", scratch.path())
         .env("TMPDIR", scratch.path());
     cmd.stdin(Stdio::piped())
@@ -293,5 +317,6 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
         pid,
         scratch,
         cgroup,
+        proxy,
     })
 }

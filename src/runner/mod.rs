@@ -8,6 +8,7 @@ pub mod interp;
 pub(crate) mod launch;
 mod outcome;
 pub mod pipeline;
+pub mod proxy;
 pub mod sandbox;
 pub mod script;
 mod session;
@@ -49,6 +50,8 @@ pub struct CallOutput {
     /// Things the caller must be told along with the result (e.g. the tool ran uncommitted
     /// changes); shown in the result, not only logged.
     pub warnings: Vec<String>,
+    /// The hosts a tool limited to listed domains reached or was refused through its proxy.
+    pub network: Option<proxy::Seen>,
 }
 
 impl CallOutput {
@@ -63,6 +66,7 @@ impl CallOutput {
             structured,
             logs: lines(stderr),
             warnings: Vec::new(),
+            network: None,
         }
     }
 
@@ -74,12 +78,14 @@ impl CallOutput {
                 structured: None,
                 logs,
                 warnings: Vec::new(),
+                network: None,
             },
             other => CallOutput {
                 text: other.to_string(),
                 structured: Some(other),
                 logs,
                 warnings: Vec::new(),
+                network: None,
             },
         }
     }

@@ -123,6 +123,7 @@ pub async fn call_fresh(
     );
     let _ = stderr_done.send(());
     let (err_bytes, err_overflow) = stderr_task.await.unwrap_or_default();
+    let network = launched.proxy.as_ref().map(|p| p.seen());
     // Every process of the call has been signalled; processes it forked meanwhile, the reaping
     // and the removal of its cgroup and scratch directory finish off the call's path.
     tokio::spawn(async move {
@@ -141,7 +142,29 @@ pub async fn call_fresh(
         Err(_) => Err(Outcome::Timeout),
         Ok(r) => r,
     };
-    finish(m, outcome, &err_bytes, &stderr_text, err_overflow, host)
+    let mut out = finish(m, outcome, &err_bytes, &stderr_text, err_overflow, host);
+    if let (Ok(o), Some(seen)) = (&mut out, network) {
+        if !seen.denied.is_empty() {
+            o.warnings.push(refused_hosts(m, &seen));
+        }
+        o.network = Some(seen);
+    }
+    out
+}
+
+/// What the AI is told when the proxy refused hosts the tool does not list.
+fn refused_hosts(m: &crate::manifest::Manifest, seen: &super::proxy::Seen) -> String {
+    let hosts: Vec<&str> = seen.denied.iter().map(String::as_str).collect();
+    format!(
+        "the network proxy refused {} ({} may reach only {}); a person can list more domains in capabilities.network, which then waits for their approval",
+        hosts.join(", "),
+        m.name,
+        m.capabilities
+            .network
+            .domains()
+            .unwrap_or_default()
+            .join(", ")
+    )
 }
 
 /// Read a stream to the end, keeping at most `cap` bytes; true when more came.

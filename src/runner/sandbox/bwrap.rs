@@ -102,7 +102,7 @@ fn seccomp_fd(network: bool) -> Result<OwnedFd, SandboxError> {
 /// child must inherit.
 pub fn wrap(argv: Vec<String>, g: &Grants) -> Result<(Vec<String>, OwnedFd), SandboxError> {
     let prog = status().map_err(SandboxError::Setup)?;
-    let fd = seccomp_fd(g.network)?;
+    let fd = seccomp_fd(g.network.inet())?;
     let s = |p: &Path| p.to_string_lossy().into_owned();
     let mut a: Vec<String> = vec![prog];
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(|x| x.to_string()));
@@ -137,7 +137,9 @@ pub fn wrap(argv: Vec<String>, g: &Grants) -> Result<(Vec<String>, OwnedFd), San
         "--cap-drop",
         "ALL",
     ]);
-    if g.network {
+    // A proxied process keeps its own network namespace (only loopback, where the bridge
+    // listens): the proxy's socket, bound in above, is its one way out.
+    if g.network == super::Net::Any {
         push(&["--share-net"]);
     }
     let fd_s = fd.as_raw_fd().to_string();

@@ -58,7 +58,7 @@ pub const ETC_ENTRIES: &[&str] = &[
 /// The paths of one call, resolved and existing.
 #[derive(Debug, Clone, Default)]
 pub struct Grants {
-    pub network: bool,
+    pub network: super::Net,
     /// The working directory: the only place the script writes by default.
     pub scratch: PathBuf,
     /// System directories and /etc entries (read-only).
@@ -175,9 +175,14 @@ impl Grants {
         let mut read = interpreter_prefixes(argv0);
         read.extend(spec.visible.iter().cloned());
         read.extend(read_declared);
+        // The proxy's socket directory, and the bridge that reaches it from inside.
+        if let super::Net::Proxy(super::Endpoint::Unix { dir, .. }) = &spec.network {
+            read.push(dir.clone());
+            read.push(super::net::bridge_program().map_err(SandboxError::Setup)?);
+        }
         read.retain(|p| p.exists());
         Ok(Grants {
-            network: spec.network,
+            network: spec.network.clone(),
             scratch: spec.scratch.to_path_buf(),
             system,
             read,

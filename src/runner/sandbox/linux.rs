@@ -17,7 +17,7 @@
 
 use super::{Grants, SCRATCH_MB, SandboxError};
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, Ruleset, RulesetAttr,
     RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 use seccompiler::{
@@ -221,7 +221,8 @@ fn ruleset(g: &Grants, abi_version: i32) -> Result<OwnedFd, String> {
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(abi))
         .map_err(e)?;
-    if !g.network && abi_version >= 4 {
+    let restrict_net = g.network != super::Net::Any && abi_version >= 4;
+    if restrict_net {
         rs = rs.handle_access(AccessNet::from_all(abi)).map_err(e)?;
     }
     if abi_version >= 6 {
@@ -241,6 +242,17 @@ fn ruleset(g: &Grants, abi_version: i32) -> Result<OwnedFd, String> {
             all,
         ))
         .map_err(e)?;
+    // A proxied process binds and reaches only the bridge's port (in its own namespace).
+    let created = if restrict_net && matches!(g.network, super::Net::Proxy(_)) {
+        created
+            .add_rule(NetPort::new(
+                super::net::BRIDGE_PORT,
+                AccessNet::from_all(abi),
+            ))
+            .map_err(e)?
+    } else {
+        created
+    };
     Option::<OwnedFd>::from(created).ok_or_else(|| "Landlock did not create a ruleset".into())
 }
 
@@ -258,6 +270,8 @@ pub struct InChild {
     tmpfs_opts: CString,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
+    /// Bring up the new network namespace's loopback (where the proxy's bridge listens).
+    lo_up: bool,
 }
 
 #[repr(C)]
@@ -308,19 +322,50 @@ unsafe fn write_file(path: &[u8], data: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Bring up `lo` in the process's (new) network namespace.
+///
+/// SAFETY: async-signal-safe (socket, ioctl, close on a stack buffer).
+unsafe fn loopback_up() -> std::io::Result<()> {
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(last_err());
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        req.ifr_name[0] = b'l' as libc::c_char;
+        req.ifr_name[1] = b'o' as libc::c_char;
+        let mut r = libc::ioctl(fd, libc::SIOCGIFFLAGS as _, &mut req);
+        if r == 0 {
+            req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            r = libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &req);
+        }
+        let err = last_err();
+        libc::close(fd);
+        if r != 0 {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
 impl InChild {
     pub fn new(g: &Grants) -> Result<InChild, SandboxError> {
         let support = status().map_err(SandboxError::Setup)?;
         let landlock = ruleset(g, support.landlock_abi)
             .map_err(|e| SandboxError::Setup(format!("Landlock: {e}")))?;
-        let seccomp =
-            seccomp_cached(g.network).map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
+        let seccomp = seccomp_cached(g.network.inet())
+            .map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
         let cstr = |s: String| CString::new(s).map_err(|e| SandboxError::Setup(e.to_string()));
         // SAFETY: getuid/getgid have no preconditions.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         let mut support = support;
-        if g.network {
+        let lo_up = matches!(g.network, super::Net::Proxy(_));
+        if g.network == super::Net::Any {
             support.ns_flags &= !libc::CLONE_NEWNET;
+        } else if lo_up && support.ns_flags & libc::CLONE_NEWNET == 0 {
+            return Err(SandboxError::Setup(
+                "a tool limited to listed domains needs its own network namespace, and this kernel refuses to make one; install bubblewrap, or (knowingly) grant it every host with `network = true`".into(),
+            ));
         }
         let scratch_access = AccessFs::from_all(ABI::from(support.landlock_abi)).bits();
         let proc_access = AccessFs::from_read(ABI::from(support.landlock_abi)).bits();
@@ -334,6 +379,7 @@ impl InChild {
             tmpfs_opts: cstr(format!("size={SCRATCH_MB}m,mode=0700"))?,
             uid_map: format!("{uid} {uid} 1").into_bytes(),
             gid_map: format!("{gid} {gid} 1").into_bytes(),
+            lo_up,
         })
     }
 
@@ -381,6 +427,9 @@ impl InChild {
                     let _ = write_file(b"/proc/self/setgroups\0", b"deny");
                     write_file(b"/proc/self/uid_map\0", &self.uid_map)?;
                     write_file(b"/proc/self/gid_map\0", &self.gid_map)?;
+                }
+                if self.lo_up && flags & libc::CLONE_NEWNET != 0 {
+                    loopback_up()?;
                 }
                 if libc::mount(
                     c"none".as_ptr(),

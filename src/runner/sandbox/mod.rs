@@ -12,6 +12,8 @@
 //! `--allow-unsandboxed` (or `TOOLSMITH_ALLOW_UNSANDBOXED=1`), set by a person when starting
 //! the server or CLI, lets a script run unsandboxed. No manifest field can do that alone.
 
+#[cfg(unix)]
+pub mod bridge;
 #[cfg(target_os = "linux")]
 mod bwrap;
 mod cgroup;
@@ -19,11 +21,13 @@ mod grants;
 mod limits;
 #[cfg(target_os = "linux")]
 mod linux;
+pub mod net;
 pub mod seatbelt;
 
 pub use cgroup::PidsCgroup;
 pub use grants::Grants;
 pub use limits::ChildLimits;
+pub use net::{Endpoint, Net};
 
 use crate::error::Hint;
 use crate::manifest::{Manifest, SandboxMode};
@@ -207,7 +211,7 @@ pub fn choose(mode: SandboxMode) -> Result<Mechanism, SandboxError> {
 /// What one script process may touch.
 pub struct Spec<'a> {
     pub mode: SandboxMode,
-    pub network: bool,
+    pub network: Net,
     /// The working directory, writable.
     pub scratch: &'a Path,
     /// Directories the script must be able to read (its tool directory, its dependency
@@ -244,6 +248,22 @@ pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, Sandb
     #[allow(unused_mut)] // set only by the Linux mechanisms
     let mut child = limits::InChild::default();
     let program_len = argv.len();
+    // In its own network namespace, a process reaches the proxy through the bridge, which
+    // starts the program and stays in front of it (kept by `with_program`).
+    let argv = match &grants.network {
+        Net::Proxy(Endpoint::Unix { socket, .. }) if mechanism != Mechanism::Unsandboxed => {
+            let exe = net::bridge_program().map_err(SandboxError::Setup)?;
+            let mut a = vec![
+                exe.to_string_lossy().into_owned(),
+                "__net-bridge".into(),
+                socket.to_string_lossy().into_owned(),
+                "--".into(),
+            ];
+            a.extend(argv);
+            a
+        }
+        _ => argv,
+    };
     let argv = match mechanism {
         Mechanism::Unsandboxed => argv,
         #[cfg(target_os = "linux")]
@@ -310,7 +330,7 @@ pub fn describe(m: &Manifest) -> Value {
                 "declared_read": c.read,
                 "declared_write": c.write,
                 "env": c.env,
-                "denied": denied(mech, c.network),
+                "denied": denied(mech, &c.network),
                 "max_tasks": MAX_TASKS,
                 "layers": layers(mech),
             });
@@ -358,19 +378,26 @@ fn layers(mech: Mechanism) -> Vec<String> {
 }
 
 /// What a mechanism keeps from a script, for reports.
-fn denied(mech: Mechanism, network: bool) -> Value {
+fn denied(mech: Mechanism, network: &crate::manifest::Network) -> Value {
     if mech == Mechanism::Unsandboxed {
         return json!([]);
     }
-    let mut d = vec![
+    let mut d: Vec<String> = [
         "the home directory",
         "other tools, the toolbox's .git and .toolsmith",
         "writes to its own files",
         "the compiled-code cache",
         "other processes",
-    ];
-    if !network {
-        d.push("the network");
+    ]
+    .map(String::from)
+    .to_vec();
+    if let Some(domains) = network.domains() {
+        d.push(format!(
+            "every host but {} (reached through toolsmith's filtering proxy, HTTP_PROXY)",
+            domains.join(", ")
+        ));
+    } else if !network.is_any() {
+        d.push("the network".into());
     }
     json!(d)
 }

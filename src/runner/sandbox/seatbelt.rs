@@ -6,7 +6,7 @@
 //!
 //! `profile` is a pure function (unit-tested on every platform); running it is macOS only.
 
-use super::Grants;
+use super::{Endpoint, Grants, Net};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -74,9 +74,19 @@ pub fn profile(g: &Grants) -> String {
         .map(|d| format!("(subpath {})", quote(d)))
         .collect();
     let _ = writeln!(p, "(allow file-read* file-write* {})", writes.join(" "));
-    if g.network {
-        p.push_str("(allow network*)\n(allow system-socket)\n");
-        p.push_str("(allow mach-lookup (global-name \"com.apple.dnssd.service\") (global-name \"com.apple.SystemConfiguration.configd\"))\n");
+    match &g.network {
+        Net::Any => {
+            p.push_str("(allow network*)\n(allow system-socket)\n");
+            p.push_str("(allow mach-lookup (global-name \"com.apple.dnssd.service\") (global-name \"com.apple.SystemConfiguration.configd\"))\n");
+        }
+        // Only the filtering proxy's loopback port; it resolves names itself.
+        Net::Proxy(Endpoint::Tcp(port)) => {
+            let _ = writeln!(
+                p,
+                "(allow system-socket)\n(allow network-outbound (remote tcp \"localhost:{port}\"))"
+            );
+        }
+        Net::Proxy(Endpoint::Unix { .. }) | Net::None => {}
     }
     p
 }
@@ -96,7 +106,7 @@ pub fn status() -> Result<(), String> {
 pub fn resolved(g: &Grants) -> Grants {
     let r = |p: &std::path::PathBuf| p.canonicalize().unwrap_or_else(|_| p.clone());
     Grants {
-        network: g.network,
+        network: g.network.clone(),
         scratch: r(&g.scratch),
         system: g.system.iter().map(r).collect(),
         read: g.read.iter().map(r).collect(),
@@ -111,7 +121,7 @@ mod tests {
 
     fn grants(network: bool) -> Grants {
         Grants {
-            network,
+            network: if network { Net::Any } else { Net::None },
             scratch: PathBuf::from("/private/var/folders/xy/T/toolsmith-run-1"),
             system: vec![PathBuf::from("/usr"), PathBuf::from("/System")],
             read: vec![PathBuf::from("/Users/ann/box/tools/wc")],
@@ -148,6 +158,18 @@ mod tests {
         assert!(!profile(&grants(false)).contains("network"));
         let p = profile(&grants(true));
         assert!(p.contains("(allow network*)"), "{p}");
+    }
+
+    #[test]
+    fn a_domain_list_reaches_only_the_proxy_port() {
+        let mut g = grants(false);
+        g.network = Net::Proxy(Endpoint::Tcp(40123));
+        let p = profile(&g);
+        assert!(
+            p.contains("(allow network-outbound (remote tcp \"localhost:40123\"))"),
+            "{p}"
+        );
+        assert!(!p.contains("(allow network*)"), "{p}");
     }
 
     #[test]

@@ -1,0 +1,132 @@
+//! The sandbox's end of the filtering proxy: `toolsmith __net-bridge SOCKET -- PROGRAM ARGS…`
+//! runs inside a Linux sandbox's own network namespace. It listens on
+//! `127.0.0.1:BRIDGE_PORT` there, starts PROGRAM (the script) with everything inherited, and
+//! forwards each connection to the proxy's unix SOCKET (bound into the sandbox), the only
+//! way out. It exits with the program's status when the program exits. No async runtime and
+//! small thread stacks: it runs under the script's memory and task limits.
+
+use super::net::BRIDGE_PORT;
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::process::Command;
+
+/// The first argument that makes the binary a bridge.
+pub const ARG: &str = "__net-bridge";
+
+/// Connections forwarded at once (each takes two small threads).
+const MAX_CONNECTIONS: usize = 16;
+const STACK: usize = 64 * 1024;
+
+fn fail(code: i32, msg: String) -> ! {
+    eprintln!("toolsmith network bridge: {msg}");
+    std::process::exit(code)
+}
+
+/// Run as the bridge (`args` follow `__net-bridge`); never returns.
+pub fn main(args: &[OsString]) -> ! {
+    let (socket, program) = match args {
+        [socket, sep, program @ ..] if sep == "--" && !program.is_empty() => (socket, program),
+        _ => fail(
+            125,
+            "usage: toolsmith __net-bridge SOCKET -- PROGRAM [ARGS…]".into(),
+        ),
+    };
+    let listener = TcpListener::bind(("127.0.0.1", BRIDGE_PORT)).unwrap_or_else(|e| {
+        fail(
+            125,
+            format!("cannot listen on 127.0.0.1:{BRIDGE_PORT}: {e}"),
+        )
+    });
+    let mut child = Command::new(&program[0])
+        .args(&program[1..])
+        .spawn()
+        .unwrap_or_else(|e| fail(127, format!("cannot run {:?}: {e}", program[0])));
+    release_stdio();
+    let socket = std::path::PathBuf::from(socket);
+    let live = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let _ = std::thread::Builder::new()
+        .stack_size(STACK)
+        .spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { continue };
+                if live.load(std::sync::atomic::Ordering::SeqCst) >= MAX_CONNECTIONS {
+                    drop(conn);
+                    continue;
+                }
+                let Ok(up) = UnixStream::connect(&socket) else {
+                    drop(conn);
+                    continue;
+                };
+                live.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let live = live.clone();
+                let _ = std::thread::Builder::new()
+                    .stack_size(STACK)
+                    .spawn(move || {
+                        forward(conn, up);
+                        live.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                    });
+            }
+        });
+    let status = child
+        .wait()
+        .unwrap_or_else(|e| fail(125, format!("waiting for the program: {e}")));
+    exit_like(status)
+}
+
+/// Copy both ways until both sides are done.
+fn forward(tcp: TcpStream, unix: UnixStream) {
+    let (Ok(tcp2), Ok(unix2)) = (tcp.try_clone(), unix.try_clone()) else {
+        return;
+    };
+    let up = std::thread::Builder::new()
+        .stack_size(STACK)
+        .spawn(move || pump(tcp2, unix2, |u: &UnixStream| u.shutdown(Shutdown::Write)));
+    pump(unix, tcp, |t: &TcpStream| t.shutdown(Shutdown::Write));
+    if let Ok(h) = up {
+        let _ = h.join();
+    }
+}
+
+fn pump<R: Read, W: Write>(mut from: R, mut to: W, done: impl Fn(&W) -> std::io::Result<()>) {
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if to.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let _ = done(&to);
+}
+
+/// The bridge keeps no copy of the script's stdin and stdout: they end when the script does.
+fn release_stdio() {
+    // SAFETY: open/dup2/close on descriptors this process owns.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+        if null >= 0 {
+            libc::dup2(null, 0);
+            libc::dup2(null, 1);
+            libc::close(null);
+        }
+    }
+}
+
+/// Exit with the program's code, or die of the signal that killed it.
+fn exit_like(status: std::process::ExitStatus) -> ! {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(sig) = status.signal() {
+        // SAFETY: restoring the default action and raising a signal on this process.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+        std::process::exit(128 + sig)
+    }
+    std::process::exit(status.code().unwrap_or(125))
+}
