@@ -302,3 +302,52 @@ fn a_domain_entry_that_is_not_a_host_is_refused_with_a_hint() {
         text(&out.stdout)
     );
 }
+
+/// tests/py/network_mcp.py: approval through elicitation, and calls through spares keep the
+/// proxy (each process has its own, started with it).
+#[test]
+fn over_mcp_the_person_approves_the_domains_and_every_call_is_filtered() {
+    let srv = server();
+    let e = Env::new(true);
+    let out = Command::new(common::python())
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/network_mcp.py"))
+        .args(["--toolsmith", env!("CARGO_BIN_EXE_toolsmith"), "--toolbox"])
+        .arg(&e.root)
+        .args(["--port", &srv.port.to_string()])
+        .env("TOOLSMITH_DATA", e.tmp.path().join("personal"))
+        .env("TOOLSMITH_CACHE", e.tmp.path().join("cache"))
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["register_says"], true, "{v}");
+    let asked = v["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "asked once for this version: {v}");
+    assert!(
+        asked[0]
+            .as_str()
+            .unwrap()
+            .contains("network access to 127.0.0.1 only"),
+        "{v}"
+    );
+    assert!(
+        v["denied"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d.as_str().unwrap().starts_with("every host but 127.0.0.1")),
+        "{v}"
+    );
+    for r in v["results"].as_array().unwrap() {
+        assert_eq!(r["listed"], "reached: GET /listed HTTP/1.1", "{v}");
+        assert_eq!(r["other"], "HTTP 403", "{v}");
+    }
+    assert_eq!(v["warning"], true, "{v}");
+    assert_eq!(srv.seen.lock().unwrap().len(), 3);
+    assert_clean(&e.root);
+}
