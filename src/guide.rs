@@ -378,7 +378,9 @@ jsonrpc; anything else plain) and shown in the result and in `get_tool`. **Depen
 `{"pip": ["six==1.16.0"], "npm": {"left-pad": "1.3.0"}}` (npm also as `["left-pad@1.3.0"]`),
 installed per tool and pinned in `requirements.lock` / `package-lock.json`; registering again
 with the same dependencies reuses the environment. Scripts run in a scratch directory with a
-cleared environment, sandboxed (no network unless `capabilities.network`), with a timeout.
+cleared environment, sandboxed (no network unless `capabilities.network`: `true` for every host,
+or a list like `["api.github.com"]` reached through a filtering proxy in `HTTPS_PROXY`), with a
+timeout.
 
 "#;
 
@@ -428,7 +430,9 @@ const CONVENTIONS: &str = r#"## How to use this toolbox
   `output_schema` when the result is structured.
 - Add `[[examples]]` (input → expected output): they are run before a change is committed.
 - Capabilities (network, environment variables, filesystem paths) are denied unless declared
-  in `[capabilities]`. Limits (`timeout_ms`, `memory_mb`, `output_bytes`) have safe defaults.
+  in `[capabilities]`. Ask for the network as the domains the tool needs
+  (`network = ["api.github.com"]`, reached through the proxy in `HTTPS_PROXY`) rather than
+  `network = true`: a person approves a short list more readily. Limits (`timeout_ms`, `memory_mb`, `output_bytes`) have safe defaults.
 - Anything beyond the defaults (capabilities, secrets, higher limits, `sandbox = "none"`) waits
   for the person's approval on their machine: they are asked through the client when it
   supports elicitation, or approve with `toolsmith approve NAME`. Any change asks again.

@@ -314,9 +314,7 @@ impl Limits {
 /// What a tool may reach. Everything is denied by default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Capabilities {
-    /// Network access: `true` for any host, or a list of domains (`"api.github.com"`,
-    /// `"*.example.com"` for its subdomains, an IP address) reached through toolsmith's
-    /// filtering proxy. Default: none.
+    /// true: every host; or only the listed domains ("*.x.com": subdomains), via a proxy.
     #[serde(default, skip_serializing_if = "Network::is_none")]
     pub network: Network,
     /// Environment variables passed through from the host.
@@ -331,13 +329,26 @@ pub struct Capabilities {
 }
 
 /// `capabilities.network`: none, any host, or only the listed domains.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Network {
-    /// `true`: any host; `false`: none.
+    // `true`: any host; `false`: none.
     Any(bool),
-    /// Only these hosts, through the filtering proxy (an empty list is none).
+    // Only these hosts, through the filtering proxy (an empty list is none).
     Domains(Vec<String>),
+}
+
+/// A boolean or a list of domains, in the short form (the meta-tools' schemas count).
+impl JsonSchema for Network {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Network".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["boolean", "array"], "items": {"type": "string"}})
+    }
 }
 
 impl Default for Network {

@@ -14,7 +14,7 @@ use serde_json::json;
 pub const NAMES: &[&str] = &["register_script"];
 
 const DESCRIPTION: &str = "Store a script tool in any language, committed once its examples pass. Simplest: read JSON on stdin, print JSON. \
-Runs sandboxed (see the result's `sandbox`). Templates, protocol, deps: toolsmith://guide.";
+Sandboxed (see the result's `sandbox`). Templates, protocol, deps: toolsmith://guide.";
 
 /// The MCP definition.
 pub fn definitions() -> Vec<Tool> {
