@@ -139,7 +139,7 @@ fn a_person_approves_on_the_command_line_and_secrets_stay_out_of_output() {
     assert_eq!(pending[0]["name"], "tok", "{pending}");
     assert_eq!(
         pending[0]["requested"],
-        json!(["network access", "the secret DEMO_TOKEN"])
+        json!(["network access to any host", "the secret DEMO_TOKEN"])
     );
 
     // Approved, but the secret is not set: an actionable error naming the command.
@@ -263,7 +263,7 @@ fn a_person_approves_on_the_command_line_and_secrets_stay_out_of_output() {
     let ok = &log[3];
     assert_eq!(
         ok["grants"],
-        json!(["network access", "the secret DEMO_TOKEN"])
+        json!(["network access to any host", "the secret DEMO_TOKEN"])
     );
     assert!(ok["commit"].as_str().is_some_and(|c| c.len() == 40), "{ok}");
     assert!(ok["bytes_in"].as_u64() == Some(2) && ok["bytes_out"].as_u64() > Some(0));
