@@ -1,22 +1,13 @@
 //! This person's state on this machine, never in git: approvals, secret values and the audit
-//! log live in one private directory (`$TOOLSMITH_DATA`, else `<data dir>/toolsmith-private`),
+//! log live in one private directory (`Config::data_dir`: `$TOOLSMITH_DATA`, else
+//! `<data dir>/toolsmith-private`),
 //! created with mode 0700; every file in it is written atomically with mode 0600.
 //!
 //! It is deliberately outside every toolbox: a toolbox is shared (cloned, pulled, imported),
 //! and a teammate's approval or secret must never become this person's.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-
-/// The personal directory of this process: `$TOOLSMITH_DATA`, else the platform's data dir.
-pub fn default_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("TOOLSMITH_DATA").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d);
-    }
-    dirs::data_dir()
-        .unwrap_or_else(|| PathBuf::from("."))
-        .join("toolsmith-private")
-}
+use std::path::Path;
 
 /// Create `dir` (and parents) with mode 0700 for the last component.
 pub fn ensure_dir(dir: &Path) -> std::io::Result<()> {

@@ -1,22 +1,11 @@
 //! What differs between the platforms editors run on (Linux, macOS, Windows), behind small
-//! functions: the cache directory, private files (mode 0600 on Unix; on Windows the per-user profile's inherited
+//! functions: private files (mode 0600 on Unix; on Windows the per-user profile's inherited
 //! ACL) and process trees (a process group on Unix, a job object on Windows, through
 //! `process-wrap`), so the rest of the code has no `cfg`.
 
 use std::fs::File;
 use std::io;
 use std::path::Path;
-
-/// toolsmith's cache directory (builds, compiled modules, environments of tools outside a
-/// toolbox): `TOOLSMITH_CACHE`, else the platform's cache directory + `toolsmith`, else the
-/// temporary directory + `toolsmith-cache`. Never inside a git repository.
-pub fn cache_root() -> std::path::PathBuf {
-    std::env::var_os("TOOLSMITH_CACHE")
-        .filter(|d| !d.is_empty())
-        .map(std::path::PathBuf::from)
-        .or_else(|| dirs::cache_dir().map(|d| d.join("toolsmith")))
-        .unwrap_or_else(|| std::env::temp_dir().join("toolsmith-cache"))
-}
 
 /// Create a new file only its owner can read (fails if it exists).
 pub fn create_private(path: &Path) -> io::Result<File> {

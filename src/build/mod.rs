@@ -9,7 +9,7 @@
 mod cargo;
 mod files;
 
-pub use cargo::{Diagnostic, TARGET, cargo_command};
+pub use cargo::{Diagnostic, TARGET};
 pub use files::{package_name, target_dir};
 
 use crate::app::App;
@@ -86,19 +86,20 @@ pub struct Options<'a> {
     pub actor: Actor,
     /// Commit even when examples fail.
     pub commit_anyway: bool,
-    /// The toolsmith cache (work directories and the shared cargo target directory).
-    pub cache: PathBuf,
+    /// The toolsmith cache (work directories and the shared cargo target directory); None:
+    /// the app's (`Config::cache_dir`).
+    pub cache: Option<PathBuf>,
 }
 
 impl<'a> Options<'a> {
-    /// Options with the default cache directory and a fresh cancellation token.
+    /// Options with the app's cache directory and a fresh cancellation token.
     pub fn new(host: &'a dyn Host, actor: impl Into<Actor>) -> Options<'a> {
         Options {
             host,
             cancel: CancellationToken::new(),
             actor: actor.into(),
             commit_anyway: false,
-            cache: crate::platform::cache_root(),
+            cache: None,
         }
     }
 }
@@ -421,8 +422,12 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
     let artifact = parsed.manifest.artifact().to_string();
     files::check_rel(&artifact)?;
 
+    let cache = opts
+        .cache
+        .clone()
+        .unwrap_or_else(|| app.config().cache_dir.clone());
     let work = {
-        let (cache, n) = (opts.cache.clone(), name.clone());
+        let (cache, n) = (cache.clone(), name.clone());
         blocking(move || files::WorkDir::acquire(&cache, &n)).await?
     };
     work.sync(&plan.files)?;
@@ -442,8 +447,10 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
             (bytes, None)
         }
         None => {
-            let target = target_dir(&opts.cache);
-            let report = cargo::build(&name, &work.path, &target, host, &opts.cancel).await?;
+            let target = target_dir(&cache);
+            let cargo = &app.config().cargo;
+            let report =
+                cargo::build(cargo, &name, &work.path, &target, host, &opts.cancel).await?;
             let bytes = std::fs::read(&report.wasm).map_err(|e| BuildError::Io {
                 action: "read",
                 path: report.wasm.clone(),

@@ -7,6 +7,7 @@
 
 use super::stubs::Stub;
 use super::{RunError, sandbox};
+use crate::config::{Config, SandboxConfig};
 use crate::deps;
 use crate::error::Hint;
 use crate::index::Tool;
@@ -28,9 +29,10 @@ pub fn toolbox_root(dir: &Path) -> Option<PathBuf> {
         .then(|| tools.parent().map(Path::to_path_buf))?
 }
 
-/// Where dependency environments and memory live for a tool directory.
-fn state_root(dir: &Path) -> PathBuf {
-    toolbox_root(dir).unwrap_or_else(crate::platform::cache_root)
+/// Where dependency environments and memory live for a tool directory (outside a toolbox:
+/// the cache directory).
+fn state_root(dir: &Path, config: &Config) -> PathBuf {
+    toolbox_root(dir).unwrap_or_else(|| config.cache_dir.clone())
 }
 
 /// A started script process with what must outlive it: its scratch directory and cgroup.
@@ -81,6 +83,8 @@ pub(crate) struct Recipe {
     pub read: Vec<String>,
     pub write: Vec<String>,
     pub roots: Vec<PathBuf>,
+    /// The sandbox settings of this process (not part of the key: they do not change).
+    pub sandbox: SandboxConfig,
     pub memory_mb: u64,
     pub is_node: bool,
     /// How a spare of this recipe waits for its call; None: only direct starts.
@@ -90,7 +94,12 @@ pub(crate) struct Recipe {
 impl Recipe {
     /// The recipe of `tool` living in `dir`: interpreter (the tool's venv python when it has
     /// pip dependencies), its dependencies installed, environment, sandbox spec, limits.
-    pub async fn new(dir: &Path, tool: &Tool, worker: bool) -> Result<Recipe, RunError> {
+    pub async fn new(
+        dir: &Path,
+        tool: &Tool,
+        worker: bool,
+        config: &Config,
+    ) -> Result<Recipe, RunError> {
         let m = &tool.manifest;
         let name = m.name.clone();
         let start_err = |message: String| RunError::Start {
@@ -100,12 +109,14 @@ impl Recipe {
         let mut interp = m.interpreter().ok_or_else(|| {
             start_err("no interpreter: set run.language or run.interpreter".into())
         })?;
-        let env = deps::ensure(&state_root(dir), m, dir).await.map_err(|e| {
-            start_err(format!(
-                "its dependencies could not be installed: {e}{}",
-                e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default()
-            ))
-        })?;
+        let env = deps::ensure(&state_root(dir, config), m, dir)
+            .await
+            .map_err(|e| {
+                start_err(format!(
+                    "its dependencies could not be installed: {e}{}",
+                    e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default()
+                ))
+            })?;
         if let Some(py) = &env.python
             && m.run.language.as_deref() == Some("python")
             && m.run.interpreter.is_none()
@@ -161,7 +172,8 @@ impl Recipe {
             visible,
             read: m.capabilities.read.clone(),
             write: m.capabilities.write.clone(),
-            roots: super::allowed_roots(),
+            roots: config.roots.clone(),
+            sandbox: config.sandbox.clone(),
             memory_mb: m.limits.memory_mb(),
             is_node,
             stub,
@@ -209,7 +221,7 @@ impl Recipe {
                 .ok()
                 .hash(&mut h);
         }
-        sandbox::choose(self.mode)
+        sandbox::choose(self.mode, &self.sandbox)
             .map(|m| m.as_str())
             .unwrap_or("refused")
             .hash(&mut h);
@@ -236,6 +248,7 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
         read: &r.read,
         write: &r.write,
         roots: &r.roots,
+        config: &r.sandbox,
     };
     // The interpreter's prefix is granted from the interpreter itself, whatever runs first.
     let direct = || {
@@ -276,7 +289,7 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
         .kill_on_drop(true);
     #[cfg(unix)]
     cmd.process_group(0);
-    let cgroup = sandbox::PidsCgroup::new(sandbox::MAX_TASKS);
+    let cgroup = sandbox::PidsCgroup::new(sandbox::MAX_TASKS, &r.sandbox);
     let mechanism = prepared.mechanism;
     let program = prepared.argv[0].clone();
     sandbox::ChildLimits::new(r.memory_mb, r.is_node, cgroup.as_ref()).apply(&mut cmd, prepared);

@@ -22,7 +22,8 @@ use super::launch::kill_group;
 pub use super::launch::toolbox_root;
 
 /// Run a script tool once, in a fresh process.
-pub async fn call_fresh(
+pub(crate) async fn call_fresh(
+    scripts: &super::Scripts,
     dir: &Path,
     tool: &Tool,
     args: &Value,
@@ -31,13 +32,13 @@ pub async fn call_fresh(
     let m = &tool.manifest;
     let name = m.name.clone();
     let t0 = std::time::Instant::now();
-    let recipe = super::launch::Recipe::new(dir, tool, false).await?;
+    let recipe = super::launch::Recipe::new(dir, tool, false, scripts.config()).await?;
     let t_recipe = t0.elapsed();
     let timeout = Duration::from_millis(m.limits.timeout_ms());
     let started = std::time::Instant::now();
     // The time limit counts from the call: waiting for a spare still starting is part of it.
     let (mut launched, go_pending) =
-        match tokio::time::timeout(timeout, super::spare::acquire(dir, &recipe)).await {
+        match tokio::time::timeout(timeout, scripts.spares.acquire(dir, &recipe)).await {
             Ok(l) => l?,
             Err(_) => {
                 return Err(RunError::Timeout {
@@ -73,7 +74,7 @@ pub async fn call_fresh(
                 let mut stdin = child.stdin.take().expect("stdin is piped");
                 // A failed write means the script exited at once; its exit status tells why.
                 let _ = stdin
-                    .write_all(request_line(tool, 0, args).as_bytes())
+                    .write_all(request_line(tool, 0, args, &recipe.roots).as_bytes())
                     .await;
                 tool_started(child, go_pending).await?;
                 let stdout = child.stdout.take().expect("stdout is piped");
@@ -111,7 +112,7 @@ pub async fn call_fresh(
     }
     let t_reap = t0.elapsed();
     if stored {
-        super::spare::refill(dir, &recipe);
+        scripts.spares.refill(dir, &recipe);
     }
     tracing::debug!(
         tool = %name,
