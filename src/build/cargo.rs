@@ -160,7 +160,7 @@ async fn run(
         command: cargo.display().to_string(),
         message: e.to_string(),
     })?;
-    let (Some(stdout), Some(stderr)) = (child.stdout(), child.stderr()) else {
+    let (Some(stdout), Some(stderr)) = (child.stdout().take(), child.stderr().take()) else {
         return Err(BuildError::Internal {
             message: "cargo's output pipes are missing".into(),
         });

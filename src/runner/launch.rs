@@ -12,6 +12,7 @@ use crate::deps;
 use crate::error::Hint;
 use crate::index::Tool;
 use crate::manifest::SandboxMode;
+use crate::platform::ProcessTree;
 use std::ffi::OsString;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -36,9 +37,10 @@ fn state_root(dir: &Path, config: &Config) -> PathBuf {
 }
 
 /// A started script process with what must outlive it: its scratch directory and cgroup.
-/// Dropping it kills the whole process group (and the cgroup's processes).
+/// Dropping it kills the whole process tree (group or job; and the cgroup's processes).
 pub(crate) struct Launched {
-    pub child: tokio::process::Child,
+    /// The process and everything it starts (`platform::ProcessTree`).
+    pub child: ProcessTree,
     pub pid: Option<u32>,
     #[allow(dead_code)] // kept alive (and removed on drop) as long as the process runs
     pub scratch: tempfile::TempDir,
@@ -47,22 +49,9 @@ pub(crate) struct Launched {
 
 impl Drop for Launched {
     fn drop(&mut self) {
-        kill_group(self.pid);
+        // Also when the leader was waited for: what it left in its group or job goes too.
+        self.child.kill();
     }
-}
-
-pub(crate) fn kill_group(pid: Option<u32>) {
-    #[cfg(unix)]
-    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-        // SAFETY: kill(2) with a negative pid signals the process group the child leads
-        // (created with process_group(0)); it has no memory-safety preconditions.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
-    // Windows: the child is killed on drop (`kill_on_drop`); see docs/sandbox.md.
-    #[cfg(not(unix))]
-    let _ = pid;
 }
 
 /// How a tool's process is set up: everything but the per-process scratch directory.
@@ -285,21 +274,19 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
         .env("TMPDIR", scratch.path());
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    cmd.process_group(0);
+        .stderr(Stdio::piped());
     let cgroup = sandbox::PidsCgroup::new(sandbox::MAX_TASKS, &r.sandbox);
     let mechanism = prepared.mechanism;
     let program = prepared.argv[0].clone();
     sandbox::ChildLimits::new(r.memory_mb, r.is_node, cgroup.as_ref()).apply(&mut cmd, prepared);
-    let child = cmd.spawn().map_err(|e| {
+    // Its own process group (Unix) or job object (Windows), killed on drop; spawning drops
+    // `cmd`, which closes the descriptors prepared for the child.
+    let child = ProcessTree::spawn(cmd).map_err(|e| {
         start_err(format!(
             "cannot run {program:?} (sandbox: {}): {e}",
             mechanism.as_str()
         ))
     })?;
-    drop(cmd); // closes the descriptors prepared for the child
     let pid = child.id();
     Ok(Launched {
         child,

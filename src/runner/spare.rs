@@ -16,6 +16,7 @@
 
 use super::RunError;
 use super::launch::{self, Launched, Recipe};
+use crate::platform::ProcessTree;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -41,14 +42,14 @@ impl Spare {
     fn poll_ready(&mut self) -> bool {
         use futures::FutureExt;
         if !self.ready
-            && let Some(out) = self.launched.child.stdout.as_mut()
+            && let Some(out) = self.launched.child.stdout().as_mut()
         {
             let mut b = [0u8; 1];
             match out.read(&mut b).now_or_never() {
                 Some(Ok(1)) if b[0] == b'r' => self.ready = true,
                 Some(_) => {
                     // EOF, an error or a stray byte: this spare cannot be used.
-                    let _ = self.launched.child.start_kill();
+                    self.launched.child.kill();
                 }
                 None => {}
             }
@@ -119,7 +120,7 @@ impl Inner {
 async fn send_entry(l: &mut Launched, entry: &Path) -> Result<(), String> {
     let mut line = entry.as_os_str().as_encoded_bytes().to_vec();
     line.push(b'\n');
-    let stdin = l.child.stdin.as_mut().ok_or("no stdin")?;
+    let stdin = l.child.stdin().as_mut().ok_or("no stdin")?;
     stdin
         .write_all(&line)
         .await
@@ -128,11 +129,8 @@ async fn send_entry(l: &mut Launched, entry: &Path) -> Result<(), String> {
 
 /// Read a stub's "g" (after its "r" unless `ready`): Ok when the process now runs the tool's
 /// entry; Err when it ended first (killed, or it failed to start) or printed something else.
-pub(crate) async fn read_go(
-    child: &mut tokio::process::Child,
-    mut ready: bool,
-) -> Result<(), String> {
-    let stdout = child.stdout.as_mut().ok_or("no stdout")?;
+pub(crate) async fn read_go(child: &mut ProcessTree, mut ready: bool) -> Result<(), String> {
+    let stdout = child.stdout().as_mut().ok_or("no stdout")?;
     loop {
         let mut b = [0u8; 1];
         match stdout.read(&mut b).await {

@@ -173,9 +173,9 @@ impl Pool {
 async fn start(config: &Config, dir: &Path, tool: &Tool) -> Result<Worker, RunError> {
     let recipe = super::launch::Recipe::new(dir, tool, true, config).await?;
     let mut launched = super::launch::spawn(&recipe, false)?;
-    let stdin = launched.child.stdin.take().expect("stdin is piped");
-    let stdout = BufReader::new(launched.child.stdout.take().expect("stdout is piped"));
-    let stderr = launched.child.stderr.take().expect("stderr is piped");
+    let stdin = launched.child.stdin().take().expect("stdin is piped");
+    let stdout = BufReader::new(launched.child.stdout().take().expect("stdout is piped"));
+    let stderr = launched.child.stderr().take().expect("stderr is piped");
     let (tx, rx) = mpsc::channel(STDERR_LINES);
     let name = tool.manifest.name.clone();
     tokio::spawn(async move {

@@ -137,13 +137,9 @@ impl Drop for PidsCgroup {
     }
 }
 
-/// SIGKILL one process (no-op where there are no signals: no cgroup is ever made there).
+/// SIGKILL one process of the cgroup (`platform::kill_process`).
 fn sigkill(pid: i32) {
-    #[cfg(unix)]
-    // SAFETY: kill(2) has no memory-safety preconditions.
-    unsafe {
-        libc::kill(pid, libc::SIGKILL);
+    if let Ok(pid) = u32::try_from(pid) {
+        crate::platform::kill_process(pid);
     }
-    #[cfg(not(unix))]
-    let _ = pid;
 }
