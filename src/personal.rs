@@ -12,12 +12,7 @@ use std::path::Path;
 /// Create `dir` (and parents) with mode 0700 for the last component.
 pub fn ensure_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    }
-    Ok(())
+    crate::platform::make_private_dir(dir)
 }
 
 /// Write `bytes` to `path` atomically (a temporary file beside it, fsync, rename), mode 0600.
@@ -27,12 +22,7 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .ok_or_else(|| std::io::Error::other("a private file needs a parent directory"))?;
     ensure_dir(dir)?;
     let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    }
+    crate::platform::make_private(tmp.as_file())?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
@@ -58,14 +48,7 @@ pub fn append_private(path: &Path) -> std::io::Result<std::fs::File> {
     if let Some(dir) = path.parent() {
         ensure_dir(dir)?;
     }
-    let mut o = std::fs::OpenOptions::new();
-    o.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
-    }
-    o.open(path)
+    crate::platform::open_private(path, std::fs::OpenOptions::new().create(true).append(true))
 }
 
 /// Seconds since the Unix epoch, now.

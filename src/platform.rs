@@ -8,16 +8,44 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
+/// Open `path` as `options` say; a file this creates only its owner can read (mode 0600 on
+/// Unix; on Windows the inherited per-user ACL).
+pub fn open_private(path: &Path, options: &mut std::fs::OpenOptions) -> io::Result<File> {
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(options, 0o600);
+    options.open(path)
+}
+
 /// Create a new file only its owner can read (fails if it exists).
 pub fn create_private(path: &Path) -> io::Result<File> {
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create_new(true);
+    open_private(
+        path,
+        std::fs::OpenOptions::new().write(true).create_new(true),
+    )
+}
+
+/// Make an open file readable by its owner only (mode 0600 on Unix).
+pub fn make_private(file: &File) -> io::Result<()> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     }
-    o.open(path)
+    #[cfg(not(unix))]
+    let _ = file;
+    Ok(())
+}
+
+/// Make a directory reachable by its owner only (mode 0700 on Unix).
+pub fn make_private_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
 }
 
 /// Whether other users may read the file (Unix mode bits; always false on Windows, where

@@ -166,11 +166,7 @@ fn load_or_create_key(path: &Path) -> Option<[u8; 32]> {
     let tmp = path.with_extension(format!("tmp{}", hex::encode(rnd)));
     {
         use std::io::Write;
-        let mut o = std::fs::OpenOptions::new();
-        o.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-        let mut f = o.open(&tmp).ok()?;
+        let mut f = crate::platform::create_private(&tmp).ok()?;
         f.write_all(&key).and_then(|()| f.sync_all()).ok()?;
     }
     // Whoever links first wins; everyone then reads the winner's key.
