@@ -157,26 +157,32 @@ pub fn manifest_text(
     set("description", req.description.clone().map(Value::String));
     set("version", req.version.clone().map(Value::String));
     set("tags", req.tags.as_ref().map(|t| json!(t)));
-    set("input_schema", req.input_schema.clone().map(Value::Object));
+    set(
+        "input_schema",
+        req.declared.input_schema.clone().map(Value::Object),
+    );
     set(
         "output_schema",
-        req.output_schema.clone().map(Value::Object),
+        req.declared.output_schema.clone().map(Value::Object),
     );
     set(
         "annotations",
-        req.annotations
+        req.declared
+            .annotations
             .as_ref()
             .and_then(|a| serde_json::to_value(a).ok()),
     );
     set(
         "limits",
-        req.limits
+        req.declared
+            .limits
             .as_ref()
             .and_then(|a| serde_json::to_value(a).ok()),
     );
     set(
         "capabilities",
-        req.capabilities
+        req.declared
+            .capabilities
             .as_ref()
             .and_then(|a| serde_json::to_value(a).ok()),
     );
@@ -186,10 +192,10 @@ pub fn manifest_text(
             .as_ref()
             .and_then(|a| serde_json::to_value(a).ok()),
     );
-    if req.input_schema.is_some() {
+    if req.declared.input_schema.is_some() {
         m.remove("input_schema_file");
     }
-    if req.output_schema.is_some() {
+    if req.declared.output_schema.is_some() {
         m.remove("output_schema_file");
     }
     let deps = m

@@ -16,7 +16,7 @@ use crate::app::App;
 use crate::examples::{self, ExampleFailure};
 use crate::hashing;
 use crate::index::Tool;
-use crate::manifest::{self, Annotations, Capabilities, CrateDep, Example, Kind, Limits, Manifest};
+use crate::manifest::{self, CrateDep, Declared, Example, Kind, Manifest};
 use crate::names::{self, NameError};
 use crate::runner::script::Host;
 use crate::toolbox::{Actor, FileSpec, ToolboxError};
@@ -50,16 +50,9 @@ pub struct BuildRequest {
     /// name → version; default serde_json
     #[serde(default)]
     pub crates: Option<BTreeMap<String, CrateDep>>,
-    #[serde(default)]
-    pub input_schema: Option<Map<String, Value>>,
-    #[serde(default)]
-    pub output_schema: Option<Map<String, Value>>,
-    #[serde(default)]
-    pub annotations: Option<Annotations>,
-    #[serde(default)]
-    pub limits: Option<Limits>,
-    #[serde(default)]
-    pub capabilities: Option<Capabilities>,
+    /// Schemas, annotations, limits, capabilities (as `register_script` takes them).
+    #[serde(flatten)]
+    pub declared: Declared,
     #[serde(default)]
     pub examples: Option<Vec<Example>>,
 }
@@ -70,11 +63,7 @@ impl BuildRequest {
             || self.version.is_some()
             || self.tags.is_some()
             || self.crates.is_some()
-            || self.input_schema.is_some()
-            || self.output_schema.is_some()
-            || self.annotations.is_some()
-            || self.limits.is_some()
-            || self.capabilities.is_some()
+            || self.declared.any()
             || self.examples.is_some()
     }
 }
