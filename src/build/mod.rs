@@ -184,6 +184,21 @@ fn render(diags: &[Diagnostic]) -> String {
         .join("\n\n")
 }
 
+impl BuildError {
+    /// For `map_err`: a filesystem `action` on `path` failed.
+    pub(crate) fn io<E: std::fmt::Display>(
+        action: &'static str,
+        path: &Path,
+    ) -> impl FnOnce(E) -> BuildError {
+        let path = path.to_path_buf();
+        move |e| BuildError::Io {
+            action,
+            path,
+            message: e.to_string(),
+        }
+    }
+}
+
 impl crate::error::Hint for BuildError {
     /// What the caller can do about it.
     fn hint(&self) -> Option<String> {
@@ -291,13 +306,8 @@ pub async fn build(
     files.insert("Cargo.toml".to_string(), cargo_toml.into_bytes());
 
     let manifest = match (&previous, req.changes_manifest()) {
-        (Some(_), false) => {
-            std::fs::read_to_string(dir.join(manifest::FILE_NAME)).map_err(|e| BuildError::Io {
-                action: "read",
-                path: dir.join(manifest::FILE_NAME),
-                message: e.to_string(),
-            })?
-        }
+        (Some(_), false) => std::fs::read_to_string(dir.join(manifest::FILE_NAME))
+            .map_err(BuildError::io("read", &dir.join(manifest::FILE_NAME)))?,
         _ => files::manifest_text(&req, previous.as_ref(), &crates)?,
     };
     let plan = Plan {
@@ -321,11 +331,7 @@ pub async fn build_in_place(
         return Err(BuildError::NoSuchTool { name: name.into() });
     }
     let path = dir.join(manifest::FILE_NAME);
-    let text = std::fs::read_to_string(&path).map_err(|e| BuildError::Io {
-        action: "read",
-        path: path.clone(),
-        message: e.to_string(),
-    })?;
+    let text = std::fs::read_to_string(&path).map_err(BuildError::io("read", &path))?;
     let parsed = manifest::parse(&path, Some(name), &text).map_err(|d| manifest_error(name, &d))?;
     if parsed.manifest.kind != Kind::Wasm {
         return Err(BuildError::NotWasm {
@@ -420,12 +426,8 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
         blocking(move || files::WorkDir::acquire(&cache, &n)).await?
     };
     work.sync(&plan.files)?;
-    let pre_hash =
-        hashing::source_hash(&work.path, Some(&artifact)).map_err(|e| BuildError::Io {
-            action: "hash",
-            path: work.path.clone(),
-            message: e.to_string(),
-        })?;
+    let pre_hash = hashing::source_hash(&work.path, Some(&artifact))
+        .map_err(BuildError::io("hash", &work.path))?;
 
     let (bytes, report) = match reusable_artifact(&plan.previous, &pre_hash) {
         Some(bytes) => {
@@ -440,32 +442,22 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
             let cargo = &app.config().cargo;
             let report =
                 cargo::build(cargo, &name, &work.path, &target, host, &opts.cancel).await?;
-            let bytes = std::fs::read(&report.wasm).map_err(|e| BuildError::Io {
-                action: "read",
-                path: report.wasm.clone(),
-                message: e.to_string(),
-            })?;
+            let bytes =
+                std::fs::read(&report.wasm).map_err(BuildError::io("read", &report.wasm))?;
             (bytes, Some(report))
         }
     };
-    let io = |action: &'static str, path: PathBuf| {
-        move |e: std::io::Error| BuildError::Io {
-            action,
-            path,
-            message: e.to_string(),
-        }
-    };
     let art_path = work.path.join(&artifact);
-    std::fs::write(&art_path, &bytes).map_err(io("write", art_path.clone()))?;
-    let source_hash =
-        hashing::source_hash(&work.path, Some(&artifact)).map_err(io("hash", work.path.clone()))?;
+    std::fs::write(&art_path, &bytes).map_err(BuildError::io("write", &art_path))?;
+    let source_hash = hashing::source_hash(&work.path, Some(&artifact))
+        .map_err(BuildError::io("hash", &work.path))?;
     let artifact_hash = hashing::sha256_bytes(&bytes);
     let text = manifest::set_hashes(&plan.manifest, Some(&source_hash), Some(&artifact_hash))
         .map_err(|e| BuildError::Internal {
             message: e.to_string(),
         })?;
     let toml_path = work.path.join(manifest::FILE_NAME);
-    std::fs::write(&toml_path, &text).map_err(io("write", toml_path.clone()))?;
+    std::fs::write(&toml_path, &text).map_err(BuildError::io("write", &toml_path))?;
     let tool = load_tool(&work.path, &name, &text)?;
 
     let n = tool.manifest.examples.len();
@@ -528,11 +520,7 @@ fn load_tool(dir: &Path, name: &str, text: &str) -> Result<Tool, BuildError> {
     let read_schema = |file: &Option<String>| -> Result<Option<Map<String, Value>>, BuildError> {
         let Some(f) = file else { return Ok(None) };
         let path = dir.join(f);
-        let text = std::fs::read_to_string(&path).map_err(|e| BuildError::Io {
-            action: "read",
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
+        let text = std::fs::read_to_string(&path).map_err(BuildError::io("read", &path))?;
         match serde_json::from_str(&text) {
             Ok(Value::Object(o)) => Ok(Some(o)),
             _ => Err(BuildError::Manifest {
