@@ -28,7 +28,7 @@ fn main() {
         "bench",
     )
     .unwrap();
-    let app = App::new(tb);
+    let app = App::new(tb, toolsmith::config::Config::from_env().expect("config"));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

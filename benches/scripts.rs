@@ -165,7 +165,7 @@ fn register_tools(root: &Path) {
         .build()
         .expect("runtime");
     let tb = Toolbox::init(root, &[], "bench").expect("toolbox");
-    let app = App::new(tb);
+    let app = App::new(tb, toolsmith::config::Config::from_env().expect("config"));
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
     let py = format!(
         "def run(args, ctx):\n    return {{\"echo\": args.get(\"text\")}}\n{}",
@@ -269,9 +269,13 @@ fn main() {
     let root = tmp.path().join("box");
     register_tools(&root);
     let cache = tmp.path().join("cache");
-    let mechanism = toolsmith::runner::sandbox::choose(toolsmith::manifest::SandboxMode::Required)
-        .map(|m| m.as_str())
-        .unwrap_or("unavailable");
+    let config = toolsmith::config::Config::from_env().expect("config");
+    let mechanism = toolsmith::runner::sandbox::choose(
+        toolsmith::manifest::SandboxMode::Required,
+        &config.sandbox,
+    )
+    .map(|m| m.as_str())
+    .unwrap_or("unavailable");
     let resolve = |c: &str| {
         toolsmith::runner::interp::resolve(c)
             .map(|p| p.to_string_lossy().into_owned())

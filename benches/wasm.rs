@@ -46,7 +46,7 @@ fn timed(
     req: Value,
 ) -> (Duration, BuildOutcome) {
     let mut opts = build::Options::new(&NoHost, "bench");
-    opts.cache = cache.to_path_buf();
+    opts.cache = Some(cache.to_path_buf());
     let req = serde_json::from_value(req).expect("a build request");
     let t = Instant::now();
     let out = rt
@@ -63,7 +63,7 @@ fn main() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let cache = tmp.path().join("cache");
     let tb = Toolbox::init(&tmp.path().join("box"), &[], "bench").expect("init");
-    let app = App::new(tb);
+    let app = App::new(tb, toolsmith::config::Config::from_env().expect("config"));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -1,6 +1,8 @@
 //! The application core shared by the CLI and the MCP server: one toolbox, its live index,
-//! and the runners. Dispatches a tool call to the runner for the tool's kind.
+//! the configuration and the runners (with the processes they keep: warm workers, spares).
+//! Dispatches a tool call to the runner for the tool's kind.
 
+use crate::config::Config;
 use crate::error::Hint;
 use crate::error::{HostCode, HostError};
 use crate::index::{Index, Tool};
@@ -8,7 +10,7 @@ use crate::manifest::{Kind, OnError};
 use crate::runner::host::Host;
 use crate::runner::pipeline;
 use crate::runner::wasm::WasmRunner;
-use crate::runner::{CallOutput, RunError};
+use crate::runner::{CallOutput, RunError, Scripts};
 use crate::toolbox::Toolbox;
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -75,29 +77,53 @@ impl crate::error::Hint for CallError {
     }
 }
 
-/// The toolbox, its index and the runners.
+/// The toolbox, its index, the configuration and the runners.
 pub struct App {
     pub toolbox: Toolbox,
+    config: Arc<Config>,
+    /// Script tools' runner and the processes it keeps (workers, spares).
+    scripts: Scripts,
     index: Arc<RwLock<Arc<Index>>>,
     /// Whether the index has been built (see `new_deferred`).
     ready: Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
     generation: AtomicU64,
     wasm: std::sync::OnceLock<Result<WasmRunner, String>>,
-    /// This person's private directory (approvals, secrets, audit): `personal::default_dir`.
+    /// This person's private directory (approvals, secrets, audit): `Config::data_dir`.
     personal: std::path::PathBuf,
 }
 
 impl App {
-    pub fn new(toolbox: Toolbox) -> App {
-        let index = Index::build(toolbox.root());
+    /// The app of `toolbox` with `config` (the binary's, built at start; in tests
+    /// `Config::from_env()` or `Config::default()`), its index built now.
+    pub fn new(toolbox: Toolbox, config: impl Into<Arc<Config>>) -> App {
+        let app = App::unindexed(toolbox, config.into(), true);
+        if let Ok(mut g) = app.index.write() {
+            *g = Arc::new(Index::build(app.toolbox.root()));
+        }
+        app
+    }
+
+    fn unindexed(toolbox: Toolbox, config: Arc<Config>, ready: bool) -> App {
         App {
             toolbox,
-            index: Arc::new(RwLock::new(Arc::new(index))),
-            ready: Arc::new((std::sync::Mutex::new(true), std::sync::Condvar::new())),
+            index: Arc::new(RwLock::new(Arc::new(Index::default()))),
+            ready: Arc::new((std::sync::Mutex::new(ready), std::sync::Condvar::new())),
             generation: AtomicU64::new(0),
             wasm: std::sync::OnceLock::new(),
-            personal: crate::personal::default_dir(),
+            personal: config.data_dir.clone(),
+            scripts: Scripts::new(Arc::clone(&config)),
+            config,
         }
+    }
+
+    /// The configuration this app was made with.
+    pub fn config(&self) -> &Arc<Config> {
+        &self.config
+    }
+
+    /// The script runner and the processes it keeps (warm workers, spares).
+    pub fn scripts(&self) -> &Scripts {
+        &self.scripts
     }
 
     /// Keep approvals, secrets and the audit log in `dir` instead of the default.
@@ -116,20 +142,14 @@ impl App {
         crate::approval::Gate {
             toolbox: &self.toolbox,
             personal: &self.personal,
+            roots: &self.config.roots,
         }
     }
 
     /// Like `new`, but the index is built on a background thread, so a server can answer
     /// `initialize` at once; readers of the index wait until it is ready.
-    pub fn new_deferred(toolbox: Toolbox) -> App {
-        let app = App {
-            index: Arc::new(RwLock::new(Arc::new(Index::default()))),
-            ready: Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new())),
-            generation: AtomicU64::new(0),
-            wasm: std::sync::OnceLock::new(),
-            personal: crate::personal::default_dir(),
-            toolbox,
-        };
+    pub fn new_deferred(toolbox: Toolbox, config: impl Into<Arc<Config>>) -> App {
+        let app = App::unindexed(toolbox, config.into(), false);
         let (slot, ready, root) = (
             Arc::clone(&app.index),
             Arc::clone(&app.ready),
@@ -255,7 +275,11 @@ impl App {
     fn wasm(&self) -> Result<&WasmRunner, RunError> {
         self.wasm
             .get_or_init(|| {
-                WasmRunner::new(WasmRunner::default_cache_dir()).map_err(|e| e.to_string())
+                WasmRunner::new(
+                    Some(self.config.cache_dir.join("wasm")),
+                    self.config.roots.clone(),
+                )
+                .map_err(|e| e.to_string())
             })
             .as_ref()
             .map_err(|message| RunError::Start {
@@ -431,7 +455,7 @@ impl App {
                 }
                 Ok(out)
             }
-            Kind::Script => Ok(crate::runner::call_script(&dir, &tool, &args, host).await?),
+            Kind::Script => Ok(self.scripts.call(&dir, &tool, &args, host).await?),
             Kind::Pipeline => self.run_pipeline(&tool, args, host, depth).await,
         }
     }

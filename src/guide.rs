@@ -4,12 +4,13 @@
 //! brief, a template per language, the WASM calling convention, the tool.toml fields (from
 //! the same schema as `docs/tool.schema.json`) and how to reach tools past the list's cap.
 
+use crate::config::SandboxConfig;
 use crate::index::{Index, Status};
 use crate::manifest::LANGUAGES;
 use std::fmt::Write;
 
-/// Render the guide for the current index.
-pub fn render(index: &Index) -> String {
+/// Render the guide for the current index, with the sandbox that applies here.
+pub fn render(index: &Index, sandbox: &SandboxConfig) -> String {
     let mut g = String::new();
     let tools: Vec<_> = index.tools().collect();
     let broken: Vec<_> = index.broken().collect();
@@ -27,7 +28,7 @@ pub fn render(index: &Index) -> String {
         }
     );
     g.push_str(CONVENTIONS);
-    let _ = writeln!(g, "{}\n", crate::runner::sandbox::guide_line());
+    let _ = writeln!(g, "{}\n", crate::runner::sandbox::guide_line(sandbox));
     let _ = writeln!(
         g,
         "- **Many tools**: `tools/list` shows at most {cap} stored tools: pinned ones first, then the \
@@ -109,8 +110,12 @@ pub fn render(index: &Index) -> String {
 }
 
 /// The guide, plus the tools that run uncommitted or unrecorded changes (hand edits).
-pub fn render_for(index: &Index, toolbox: &crate::toolbox::Toolbox) -> String {
-    let mut g = render(index);
+pub fn render_for(
+    index: &Index,
+    toolbox: &crate::toolbox::Toolbox,
+    sandbox: &SandboxConfig,
+) -> String {
+    let mut g = render(index, sandbox);
     let drift = toolbox.drift_report(index);
     if !drift.is_empty() {
         let _ = writeln!(

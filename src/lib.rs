@@ -8,6 +8,7 @@ pub mod audit;
 pub mod build;
 pub mod cli;
 pub mod compose;
+pub mod config;
 pub mod deps;
 pub mod error;
 pub mod examples;

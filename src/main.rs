@@ -2,6 +2,8 @@
 
 use clap::Parser;
 use toolsmith::cli::{self, Cli};
+use toolsmith::config::Config;
+use toolsmith::error::Hint;
 
 fn main() {
     // Inside a sandbox, bridging a tool's network to its filtering proxy: nothing else runs.
@@ -16,20 +18,34 @@ fn main() {
         }
     }
     let cli = Cli::parse();
+    // Every TOOLSMITH_* variable, read once, before anything runs.
+    let config = match Config::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            if let Some(h) = e.hint() {
+                eprintln!("hint: {h}");
+            }
+            std::process::exit(2);
+        }
+    };
     let default = match cli.verbose {
         0 => "warn",
         1 => "info",
         _ => "debug",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLSMITH_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let filter = config
+        .log
+        .as_deref()
+        .and_then(|f| tracing_subscriber::EnvFilter::try_new(f).ok())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(filter)
         .with_target(false)
         .init();
 
-    let code = match cli::run(cli) {
+    let code = match cli::run(cli, config) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");

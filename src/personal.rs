@@ -1,32 +1,18 @@
 //! This person's state on this machine, never in git: approvals, secret values and the audit
-//! log live in one private directory (`$TOOLSMITH_DATA`, else `<data dir>/toolsmith-private`),
+//! log live in one private directory (`Config::data_dir`: `$TOOLSMITH_DATA`, else
+//! `<data dir>/toolsmith-private`),
 //! created with mode 0700; every file in it is written atomically with mode 0600.
 //!
 //! It is deliberately outside every toolbox: a toolbox is shared (cloned, pulled, imported),
 //! and a teammate's approval or secret must never become this person's.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-
-/// The personal directory of this process: `$TOOLSMITH_DATA`, else the platform's data dir.
-pub fn default_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("TOOLSMITH_DATA").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d);
-    }
-    dirs::data_dir()
-        .unwrap_or_else(|| PathBuf::from("."))
-        .join("toolsmith-private")
-}
+use std::path::Path;
 
 /// Create `dir` (and parents) with mode 0700 for the last component.
 pub fn ensure_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    }
-    Ok(())
+    crate::platform::make_private_dir(dir)
 }
 
 /// Write `bytes` to `path` atomically (a temporary file beside it, fsync, rename), mode 0600.
@@ -36,12 +22,7 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .ok_or_else(|| std::io::Error::other("a private file needs a parent directory"))?;
     ensure_dir(dir)?;
     let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    }
+    crate::platform::make_private(tmp.as_file())?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
@@ -67,14 +48,7 @@ pub fn append_private(path: &Path) -> std::io::Result<std::fs::File> {
     if let Some(dir) = path.parent() {
         ensure_dir(dir)?;
     }
-    let mut o = std::fs::OpenOptions::new();
-    o.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
-    }
-    o.open(path)
+    crate::platform::open_private(path, std::fs::OpenOptions::new().create(true).append(true))
 }
 
 /// Seconds since the Unix epoch, now.

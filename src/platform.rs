@@ -1,33 +1,51 @@
 //! What differs between the platforms editors run on (Linux, macOS, Windows), behind small
-//! functions: the cache directory, private files (mode 0600 on Unix; on Windows the per-user profile's inherited
-//! ACL) and process trees (a process group on Unix, a job object on Windows, through
-//! `process-wrap`), so the rest of the code has no `cfg`.
+//! functions: private files (mode 0600 on Unix; on Windows the per-user profile's inherited
+//! ACL), process trees (a process group on Unix, a job object on Windows, through
+//! `process-wrap`) and single processes by pid (alive? kill), so the rest of the code has no
+//! `cfg`.
 
 use std::fs::File;
 use std::io;
 use std::path::Path;
 
-/// toolsmith's cache directory (builds, compiled modules, environments of tools outside a
-/// toolbox): `TOOLSMITH_CACHE`, else the platform's cache directory + `toolsmith`, else the
-/// temporary directory + `toolsmith-cache`. Never inside a git repository.
-pub fn cache_root() -> std::path::PathBuf {
-    std::env::var_os("TOOLSMITH_CACHE")
-        .filter(|d| !d.is_empty())
-        .map(std::path::PathBuf::from)
-        .or_else(|| dirs::cache_dir().map(|d| d.join("toolsmith")))
-        .unwrap_or_else(|| std::env::temp_dir().join("toolsmith-cache"))
+/// Open `path` as `options` say; a file this creates only its owner can read (mode 0600 on
+/// Unix; on Windows the inherited per-user ACL).
+pub fn open_private(path: &Path, options: &mut std::fs::OpenOptions) -> io::Result<File> {
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(options, 0o600);
+    options.open(path)
 }
 
 /// Create a new file only its owner can read (fails if it exists).
 pub fn create_private(path: &Path) -> io::Result<File> {
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create_new(true);
+    open_private(
+        path,
+        std::fs::OpenOptions::new().write(true).create_new(true),
+    )
+}
+
+/// Make an open file readable by its owner only (mode 0600 on Unix).
+pub fn make_private(file: &File) -> io::Result<()> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     }
-    o.open(path)
+    #[cfg(not(unix))]
+    let _ = file;
+    Ok(())
+}
+
+/// Make a directory reachable by its owner only (mode 0700 on Unix).
+pub fn make_private_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
 }
 
 /// Whether other users may read the file (Unix mode bits; always false on Windows, where
@@ -45,15 +63,18 @@ pub fn readable_by_others(meta: &std::fs::Metadata) -> bool {
     }
 }
 
-/// A child process with everything it starts: killed as a whole by `kill` or on drop.
+/// A child process with everything it starts (a process group on Unix, a job object on
+/// Windows, through `process-wrap`): killed as a whole by `kill`, and on drop unless it was
+/// waited for. The command's own set-up (its `pre_exec` hooks: limits, sandbox) runs in the
+/// child after it joined its group (std sets the group before the hooks).
 pub struct ProcessTree {
     child: Box<dyn process_wrap::tokio::ChildWrapper>,
-    done: bool,
+    waited: bool,
 }
 
 impl ProcessTree {
     /// Spawn `cmd` as the leader of a new process group (Unix) or in a new job object
-    /// (Windows).
+    /// (Windows). `cmd` is dropped before this returns, closing what it held for the child.
     pub fn spawn(cmd: tokio::process::Command) -> io::Result<ProcessTree> {
         use process_wrap::tokio::*;
         let mut w = CommandWrap::from(cmd);
@@ -64,38 +85,89 @@ impl ProcessTree {
         w.wrap(KillOnDrop);
         Ok(ProcessTree {
             child: w.spawn()?,
-            done: false,
+            waited: false,
         })
     }
 
-    pub fn stdout(&mut self) -> Option<tokio::process::ChildStdout> {
-        self.child.stdout().take()
+    /// The leader's process id (None once it has been reaped).
+    pub fn id(&self) -> Option<u32> {
+        self.child.id()
     }
 
-    pub fn stderr(&mut self) -> Option<tokio::process::ChildStderr> {
-        self.child.stderr().take()
+    pub fn stdin(&mut self) -> &mut Option<tokio::process::ChildStdin> {
+        self.child.stdin()
     }
 
-    /// Kill the whole tree (idempotent; errors mean it is already gone).
+    pub fn stdout(&mut self) -> &mut Option<tokio::process::ChildStdout> {
+        self.child.stdout()
+    }
+
+    pub fn stderr(&mut self) -> &mut Option<tokio::process::ChildStderr> {
+        self.child.stderr()
+    }
+
+    /// Kill the whole tree now, the leader and whatever is left of its group or job, also
+    /// after the leader exited (errors mean it is already gone).
     pub fn kill(&mut self) {
-        if !self.done {
-            let _ = self.child.start_kill();
-            self.done = true;
-        }
+        let _ = self.child.start_kill();
+    }
+
+    /// The leader's exit status if it has exited, without waiting.
+    pub fn try_wait(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
+        self.child.try_wait()
     }
 
     /// Wait for the leader to exit. The tree is then left alone on drop.
     pub async fn wait(&mut self) -> io::Result<std::process::ExitStatus> {
         let s = self.child.wait().await;
-        self.done = true;
+        self.waited = true;
         s
     }
 }
 
 impl Drop for ProcessTree {
     fn drop(&mut self) {
-        self.kill();
+        if !self.waited {
+            self.kill();
+        }
     }
+}
+
+/// Whether a process with this pid exists (Unix: `kill(pid, 0)`, which also says "exists"
+/// for another user's process; elsewhere: assumed alive, so nothing is taken for stale).
+pub fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        // SAFETY: kill(2) with signal 0 only checks for existence and permission.
+        let r = unsafe { libc::kill(pid, 0) };
+        r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        true
+    }
+}
+
+/// Kill one process by pid at once (SIGKILL; a process tree is `ProcessTree::kill`). Nothing
+/// where there are no signals: the callers (a pids cgroup's members) exist only on Linux.
+pub fn kill_process(pid: u32) {
+    #[cfg(unix)]
+    if let Ok(pid) = i32::try_from(pid)
+        && pid > 0
+    {
+        // SAFETY: kill(2) has no memory-safety preconditions.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
 }
 
 /// Give memory freed after a large one-off job (the history memo of a long history) back to

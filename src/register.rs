@@ -7,8 +7,7 @@ use crate::app::App;
 use crate::deps::{self, DepsError, Progress};
 use crate::index::Tool;
 use crate::manifest::{
-    self, Annotations, Capabilities, Dependencies, Example, Kind, LANGUAGES, Limits, Manifest,
-    Protocol, Run, SandboxMode,
+    self, Declared, Dependencies, Example, Kind, LANGUAGES, Manifest, Protocol, Run, SandboxMode,
 };
 use crate::runner::script::Host;
 use crate::toolbox::{Actor, FileSpec, WriteOutcome};
@@ -46,16 +45,9 @@ pub struct ScriptSpec {
     pub sandbox: Option<SandboxMode>,
     #[serde(default)]
     pub dependencies: Option<DepsSpec>,
-    #[serde(default)]
-    pub input_schema: Option<Map<String, Value>>,
-    #[serde(default)]
-    pub output_schema: Option<Map<String, Value>>,
-    #[serde(default)]
-    pub annotations: Option<Annotations>,
-    #[serde(default)]
-    pub limits: Option<Limits>,
-    #[serde(default)]
-    pub capabilities: Option<Capabilities>,
+    /// Schemas, annotations, limits, capabilities (as `build_tool` takes them).
+    #[serde(flatten)]
+    pub declared: Declared,
     // Secrets the tool needs: NAME (an environment variable name) → what it is for. Never
     // values: a person sets those (`toolsmith secret set NAME`; the guide says so). The
     // description is short: every meta-tool definition is sent to the model.
@@ -236,7 +228,7 @@ pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
         (None, Some(_)) => Some("other".into()),
         (None, None) => None,
     };
-    let input_schema = spec.input_schema.clone().unwrap_or_else(|| {
+    let input_schema = spec.declared.input_schema.clone().unwrap_or_else(|| {
         let mut m = Map::new();
         m.insert("type".into(), json!("object"));
         m.insert("properties".into(), json!({}));
@@ -270,16 +262,16 @@ pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
         },
         input_schema: Some(input_schema),
         input_schema_file: None,
-        output_schema: spec.output_schema.clone(),
+        output_schema: spec.declared.output_schema.clone(),
         output_schema_file: None,
-        annotations: spec.annotations.clone().unwrap_or_default(),
+        annotations: spec.declared.annotations.clone().unwrap_or_default(),
         dependencies: spec
             .dependencies
             .as_ref()
             .map(DepsSpec::to_manifest)
             .unwrap_or_default(),
-        limits: spec.limits.clone().unwrap_or_default(),
-        capabilities: spec.capabilities.clone().unwrap_or_default(),
+        limits: spec.declared.limits.clone().unwrap_or_default(),
+        capabilities: spec.declared.capabilities.clone().unwrap_or_default(),
         secrets: spec.secrets.clone().unwrap_or_default(),
         examples: spec.examples.iter().map(ExampleSpec::to_manifest).collect(),
         hashes: Default::default(),
@@ -434,4 +426,34 @@ pub async fn register(
         examples_passed: total,
         warnings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The declared fields shared with `build_tool` (`manifest::Declared`, flattened) parse,
+    /// and an unknown key is still refused.
+    #[test]
+    fn a_spec_takes_the_declared_fields_and_refuses_unknown_keys() {
+        let s: ScriptSpec = serde_json::from_value(json!({
+            "name": "t", "source": "print(1)", "description": "d",
+            "limits": {"timeout_ms": 5}, "capabilities": {"network": true},
+            "input_schema": {"type": "object"},
+        }))
+        .unwrap();
+        assert_eq!(s.declared.limits.and_then(|l| l.timeout_ms), Some(5));
+        assert!(s.declared.capabilities.is_some_and(|c| c.network.is_any()));
+        assert!(s.declared.input_schema.is_some() && s.declared.annotations.is_none());
+        let e = serde_json::from_value::<ScriptSpec>(json!({
+            "name": "t", "source": "x", "description": "d", "limitz": {},
+        }))
+        .unwrap_err();
+        assert!(e.to_string().contains("limitz"), "{e}");
+        let e = serde_json::from_value::<crate::build::BuildRequest>(json!({
+            "name": "t", "capabilitiez": {},
+        }))
+        .unwrap_err();
+        assert!(e.to_string().contains("capabilitiez"), "{e}");
+    }
 }

@@ -131,10 +131,10 @@ pub fn scan_dir(dir: &Path, prefix: &str, stored: &[(String, String)]) -> Vec<Fi
     out
 }
 
-/// The secrets stored on this machine (`personal::default_dir`), for the scan; none when the
-/// file cannot be read (the format scan still runs).
+/// The secrets stored on this machine (in the process's personal directory, `Config::process`),
+/// for the scan; none when the file cannot be read (the format scan still runs).
 pub fn stored_secrets() -> Vec<(String, String)> {
-    crate::secrets::Store::new(&crate::personal::default_dir())
+    crate::secrets::Store::new(&crate::config::Config::process().data_dir)
         .load()
         .map(|m| m.into_iter().collect())
         .unwrap_or_default()

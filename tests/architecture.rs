@@ -126,6 +126,75 @@ fn runners_know_nothing_of_git_or_mcp() {
     );
 }
 
+/// Where `code` reads the environment and what it asks for: each `env::var*(…)` call's
+/// argument, `try_from_env("…")` (a tracing filter) and clap's `env = "…"`.
+fn env_reads(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("env::var") {
+        let rest = &code[i..];
+        let Some(open) = rest.find('(') else { continue };
+        let Some(close) = rest[open..].find(')') else {
+            continue;
+        };
+        out.push(rest[open + 1..open + close].trim().to_string());
+    }
+    for needle in ["from_env(", "env = "] {
+        for (i, _) in code.match_indices(needle) {
+            let rest = code[i + needle.len()..].trim_start();
+            if let Some(lit) = rest.strip_prefix('"') {
+                out.push(format!("\"{}\"", lit.split('"').next().unwrap_or_default()));
+            }
+        }
+    }
+    out
+}
+
+/// Whether a read of the environment may stand outside `config.rs`: a variable that is not
+/// toolsmith's (PATH, DOCKER_CONFIG), every variable at once (`vars_os()`), or one named at
+/// run time (a tool's declared `capabilities.env`). A constant could hide a `TOOLSMITH_` name.
+fn foreign_read(arg: &str) -> bool {
+    match arg.strip_prefix('"') {
+        Some(lit) => !lit.starts_with("TOOLSMITH_"),
+        None => arg.is_empty() || arg.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+    }
+}
+
+#[test]
+fn configuration_is_read_once_in_config() {
+    let config = sources()
+        .into_iter()
+        .find(|(p, _)| p == "src/config.rs")
+        .expect("src/config.rs");
+    assert!(
+        config.1.contains("\"TOOLSMITH_SPARES\""),
+        "config.rs reads the TOOLSMITH_* variables"
+    );
+    // `serve --expose`'s environment form is parsed by clap with the flag (config.rs says so).
+    let allowed = ["\"TOOLSMITH_EXPOSE\""];
+    let mut bad = Vec::new();
+    for (p, t) in sources() {
+        if p == "src/config.rs" {
+            continue;
+        }
+        for arg in env_reads(&code_only(&t)) {
+            if !foreign_read(&arg) && !allowed.contains(&arg.as_str()) {
+                bad.push(format!("{p} reads {arg}"));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "ARCHITECTURE: every TOOLSMITH_* variable is read once, by `Config::from_env` in \
+         src/config.rs, and passed down from `App`; found: {bad:?}"
+    );
+    // The check itself sees what it must.
+    assert!(!foreign_read("\"TOOLSMITH_SPARES\"") && !foreign_read("ALLOW_ENV"));
+    assert_eq!(
+        env_reads("std::env::var_os(\"TOOLSMITH_X\").is_some() && clap(env = \"TOOLSMITH_Y\")"),
+        ["\"TOOLSMITH_X\"", "\"TOOLSMITH_Y\""]
+    );
+}
+
 #[test]
 fn the_code_map_names_every_module() {
     let arch = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");

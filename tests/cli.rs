@@ -132,6 +132,24 @@ fn errors_go_to_stderr_with_a_hint_and_a_nonzero_exit() {
         .output()
         .unwrap();
     assert!(stderr(&o).contains("toolsmith init"), "{}", stderr(&o));
+    // A configuration variable that does not parse stops the binary at start, named, with a hint.
+    for (var, value) in [
+        ("TOOLSMITH_SPARES", "abc"),
+        ("TOOLSMITH_ALLOW_UNSANDBOXED", "perhaps"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+            .args(["--toolbox", tb.to_str().unwrap(), "list"])
+            .env(var, value)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{var}");
+        let err = stderr(&o);
+        assert!(
+            err.starts_with(&format!("error: {var}=\"{value}\" is not"))
+                && err.contains(&format!("\nhint: set {var}")),
+            "{err}"
+        );
+    }
 }
 
 #[test]

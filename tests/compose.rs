@@ -53,7 +53,10 @@ else:
         "test",
     )
     .unwrap();
-    (tmp, App::new(tb))
+    (
+        tmp,
+        App::new(tb, toolsmith::config::Config::from_env().expect("config")),
+    )
 }
 
 fn spec(v: Value) -> PipelineSpec {

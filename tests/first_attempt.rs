@@ -203,7 +203,7 @@ async fn editing_code_reuses_unchanged_dependencies() {
     use toolsmith::register::{ScriptSpec, register};
     let (_tmp, tb) = toolbox();
     let root = tb.root().to_path_buf();
-    let app = toolsmith::app::App::new(tb);
+    let app = toolsmith::app::App::new(tb, toolsmith::config::Config::from_env().expect("config"));
     let actor = toolsmith::toolbox::Actor::from("test");
     let spec = |name: &str, source: &str, deps: Value| -> ScriptSpec {
         serde_json::from_value(serde_json::json!({
@@ -695,6 +695,7 @@ async fn a_skill_with_several_scripts_is_a_tool_per_script() {
         reference: None,
         path: path.map(str::to_string),
         name: name.map(str::to_string),
+        gist_base: None,
     };
     let out = share::import_tool(&tb, &req(None, None), "test").unwrap();
     let names: Vec<&str> = out.tools.iter().map(|t| t.name.as_str()).collect();
@@ -772,13 +773,16 @@ async fn a_skill_with_several_scripts_is_a_tool_per_script() {
     for n in ["webapp-testing", port, shot, server] {
         assert!(skills[0].serves(n), "{n}");
     }
-    let guide = toolsmith::guide::render(&index);
+    let guide = toolsmith::guide::render(&index, &Default::default());
     assert_eq!(guide.matches("# Web Application Testing").count(), 1);
     assert_eq!(guide.matches("### Skill `webapp-testing`").count(), 1);
 
     // Calls: check_port with real arguments (its helper imported beside it), with_server's own
     // refusal of mismatched arguments reaching the caller.
-    let app = toolsmith::app::App::new(tb.clone());
+    let app = toolsmith::app::App::new(
+        tb.clone(),
+        toolsmith::config::Config::from_env().expect("config"),
+    );
     for n in [port, server] {
         toolsmith::trust::trust(&tb, n).unwrap();
     }
@@ -833,7 +837,7 @@ async fn a_skill_with_several_scripts_is_a_tool_per_script() {
     let second = commit_all(&repo, "check_port --verbose, wait_port");
     // Review from any tool of the skill: all its tools, nothing changed yet.
     let count = commit_count(tb.root());
-    let u = share::update_tool(&tb, server, false, None, "test").unwrap();
+    let u = share::update_tool(&tb, server, false, None, "test", None).unwrap();
     assert!(u.up_to_date && !u.applied && !u.local_changes, "{u:?}");
     let others: Vec<(&str, bool)> = u
         .skill_tools
@@ -877,7 +881,7 @@ async fn a_skill_with_several_scripts_is_a_tool_per_script() {
     );
     assert_eq!(commit_count(tb.root()), count);
     // Apply: one commit for the three tools, each pinned to the new commit.
-    let u = share::update_tool(&tb, port, true, Some(&u.to_commit), "test").unwrap();
+    let u = share::update_tool(&tb, port, true, Some(&u.to_commit), "test", None).unwrap();
     assert!(
         u.applied && u.skill_tools.iter().all(|o| o.applied),
         "{u:?}"
@@ -901,7 +905,10 @@ async fn a_skill_with_several_scripts_is_a_tool_per_script() {
             .is_some()
     );
     toolsmith::trust::trust(&tb, port).unwrap();
-    let app = toolsmith::app::App::new(tb.clone());
+    let app = toolsmith::app::App::new(
+        tb.clone(),
+        toolsmith::config::Config::from_env().expect("config"),
+    );
     let r = app
         .call(port, serde_json::json!({"port": 9, "timeout": 0.2}), &host)
         .await
@@ -929,7 +936,7 @@ async fn a_skill_with_several_scripts_is_a_tool_per_script() {
     std::fs::write(solo.join("scripts/check_port.py"), CHECK_PORT).unwrap();
     std::fs::write(solo.join("scripts/portcheck.py"), PORTCHECK).unwrap();
     commit_all(&solo, "two scripts");
-    let u = share::update_tool(&single, "webapp-testing", true, None, "test").unwrap();
+    let u = share::update_tool(&single, "webapp-testing", true, None, "test", None).unwrap();
     assert!(u.applied && u.skill_tools.is_empty(), "{u:?}");
     assert_eq!(u.new_scripts, ["scripts/check_port.py"], "{u:?}");
     assert_eq!(
@@ -947,10 +954,10 @@ async fn a_skill_with_several_scripts_is_a_tool_per_script() {
     // A script gone upstream: its tool is left alone, and cannot be updated by itself.
     std::fs::remove_file(scripts.join("screenshot.py")).unwrap();
     commit_all(&repo, "no screenshot");
-    let u = share::update_tool(&tb, port, false, None, "test").unwrap();
+    let u = share::update_tool(&tb, port, false, None, "test", None).unwrap();
     assert_eq!(u.left_alone.len(), 1, "{u:?}");
     assert!(u.left_alone[0].starts_with(shot), "{u:?}");
-    let e = share::update_tool(&tb, shot, false, None, "test").unwrap_err();
+    let e = share::update_tool(&tb, shot, false, None, "test", None).unwrap_err();
     assert!(
         e.to_string().contains("scripts/screenshot.py") && e.hint().is_some(),
         "{e}"

@@ -46,7 +46,10 @@ async fn call(app: &App, name: &str, args: serde_json::Value) -> Result<serde_js
 #[tokio::test(flavor = "multi_thread")]
 async fn rollback_wasm_and_python_tools_then_call_the_old_behaviour() {
     let (_tmp, tb) = example();
-    let app = App::new(tb.clone());
+    let app = App::new(
+        tb.clone(),
+        toolsmith::config::Config::from_env().expect("config"),
+    );
     let v1 = head(&tb);
     assert_eq!(
         call(&app, "word_count", json!({"text": "a b"}))
@@ -196,7 +199,10 @@ fn rollback_refuses_an_artifact_that_does_not_match_its_hash() {
 #[tokio::test(flavor = "multi_thread")]
 async fn delete_keeps_history_and_restore_brings_the_tool_back() {
     let (_tmp, tb) = example();
-    let app = App::new(tb.clone());
+    let app = App::new(
+        tb.clone(),
+        toolsmith::config::Config::from_env().expect("config"),
+    );
     tb.delete_tool("json_format", "test").unwrap();
     assert!(
         call(&app, "json_format", json!({"json": "1"}))
@@ -322,7 +328,10 @@ fn undo_session_reverts_one_sessions_commits_as_one_commit() {
 #[tokio::test(flavor = "multi_thread")]
 async fn plain_git_clone_change_pull_shows_the_new_behaviour() {
     let (tmp, tb) = example();
-    let app = App::new(tb.clone());
+    let app = App::new(
+        tb.clone(),
+        toolsmith::config::Config::from_env().expect("config"),
+    );
     let bare = tmp.path().join("shared.git");
     git(
         tmp.path(),

@@ -285,7 +285,7 @@ fn the_guide_lists_current_tools_and_broken_ones() {
         &script_manifest("alpha", "Does alpha things"),
     );
     write(root, "tools/beta/tool.toml", "nope");
-    let g = toolsmith::guide::render(&Index::build(root));
+    let g = toolsmith::guide::render(&Index::build(root), &Default::default());
     assert!(g.contains("| `alpha` | script |"), "{g}");
     assert!(g.contains("## Broken tools") && g.contains("`beta`"), "{g}");
     assert!(g.contains("call_tool") && g.contains("build_tool") && g.contains("register_script"));
@@ -427,7 +427,7 @@ fn store_example_tools_pass_their_examples() {
         "test",
     )
     .unwrap();
-    let app = toolsmith::app::App::new(tb);
+    let app = toolsmith::app::App::new(tb, toolsmith::config::Config::from_env().expect("config"));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -108,13 +108,17 @@ fn oci_req(source: &str, name: Option<&str>) -> ImportRequest {
         reference: None,
         path: None,
         name: name.map(str::to_string),
+        gist_base: None,
     }
 }
 
 async fn call(tb: &Toolbox, name: &str, args: Value) -> Value {
     // Imported tools are held until a person trusts them (tests/team.rs checks that).
     toolsmith::trust::trust(tb, name).unwrap();
-    let app = App::new(tb.clone());
+    let app = App::new(
+        tb.clone(),
+        toolsmith::config::Config::from_env().expect("config"),
+    );
     let out = app.call(name, args, &NoHost).await.expect("the call works");
     out.structured.unwrap_or(json!(out.text))
 }
@@ -291,19 +295,19 @@ async fn tools_round_trip_pinned_by_digest_and_tampering_is_refused() {
     )
     .unwrap();
     assert_ne!(s2.digest, s.digest);
-    let u = share::update_tool(&dest, "slug3", false, None, "test").unwrap();
+    let u = share::update_tool(&dest, "slug3", false, None, "test", None).unwrap();
     assert!(!u.up_to_date && !u.applied, "{u:?}");
     assert_eq!(u.changed_fields[0].field, "description");
     assert_eq!(u.to_commit, s2.digest);
     assert_eq!(u.from_commit.as_deref(), Some(s.digest.as_str()));
-    let e = share::update_tool(&dest, "slug3", true, Some(&s.digest), "test").unwrap_err();
+    let e = share::update_tool(&dest, "slug3", true, Some(&s.digest), "test", None).unwrap_err();
     assert!(matches!(e, ShareError::OriginMoved { .. }), "{e}");
-    let u = share::update_tool(&dest, "slug3", true, Some(&s2.digest), "test").unwrap();
+    let u = share::update_tool(&dest, "slug3", true, Some(&s2.digest), "test", None).unwrap();
     assert!(u.applied);
     let toml = std::fs::read_to_string(dest.tools_dir().join("slug3/tool.toml")).unwrap();
     assert!(toml.contains(&format!("digest = \"{}\"", s2.digest)) && toml.contains("EVIL"));
     assert!(
-        share::update_tool(&dest, "slug2", false, None, "test")
+        share::update_tool(&dest, "slug2", false, None, "test", None)
             .unwrap()
             .up_to_date
     );

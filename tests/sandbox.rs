@@ -153,6 +153,11 @@ fn fixture() -> Fixture {
     f
 }
 
+/// This process's configuration (the suite may run with TOOLSMITH_BWRAP=/nonexistent).
+fn env_config() -> toolsmith::config::Config {
+    toolsmith::config::Config::from_env().expect("config")
+}
+
 /// Mechanism selection for one CLI run.
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Mech {
@@ -248,7 +253,7 @@ fn contained(mech: Mech) {
         .and_then(|s| s.strip_prefix("ok: "))
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("{}", r["forks"]));
-    if toolsmith::runner::sandbox::PidsCgroup::new(8).is_some() {
+    if toolsmith::runner::sandbox::PidsCgroup::new(8, &env_config().sandbox).is_some() {
         assert!(
             forks < toolsmith::runner::sandbox::MAX_TASKS as usize,
             "{forks} forks"
@@ -388,7 +393,7 @@ fn the_sandbox_is_reported_to_the_client_and_in_the_guide() {
     assert!(guide.contains("none available"), "{guide}");
     let idx = toolsmith::index::Index::build(&f.root);
     let t = idx.get("hostile").unwrap().tool().unwrap();
-    let d = toolsmith::runner::sandbox::describe(&t.manifest);
+    let d = toolsmith::runner::sandbox::describe(&t.manifest, &env_config().sandbox);
     // In this process: bubblewrap, or the in-process sandbox when the suite runs with bwrap
     // hidden (TOOLSMITH_BWRAP=/nonexistent).
     let expected = if std::env::var_os("TOOLSMITH_BWRAP").is_some() {
@@ -444,7 +449,10 @@ fn a_declared_root_is_the_only_directory_a_wasm_tool_sees() {
     std::fs::create_dir_all(&granted).unwrap();
     std::fs::write(granted.join("data.txt"), "granted").unwrap();
     std::fs::write(roots.join("outside.txt"), "not granted").unwrap();
-    let app = toolsmith::app::App::new(toolsmith::toolbox::Toolbox::open(&f.root).unwrap());
+    let app = toolsmith::app::App::new(
+        toolsmith::toolbox::Toolbox::open(&f.root).unwrap(),
+        toolsmith::config::Config::from_env().expect("config"),
+    );
     let req = serde_json::from_value(json!({
         "name": "wasm_peek", "description": "Reports which paths it can read",
         "source": WASM_PEEK, "crates": {},
@@ -454,7 +462,8 @@ fn a_declared_root_is_the_only_directory_a_wasm_tool_sees() {
     .unwrap();
     let host = toolsmith::runner::script::NoHost;
     let mut opts = toolsmith::build::Options::new(&host, "test");
-    opts.cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/wasm-test-cache");
+    let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/wasm-test-cache");
+    opts.cache = Some(cache.clone());
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(toolsmith::build::build(&app, req, &opts))
         .unwrap_or_else(|e| panic!("build: {e}"));
@@ -473,7 +482,7 @@ fn a_declared_root_is_the_only_directory_a_wasm_tool_sees() {
         ])
         .args(["--args", &json!({"root": granted}).to_string()])
         .env("TOOLSMITH_ROOTS", &granted)
-        .env("TOOLSMITH_CACHE", &opts.cache)
+        .env("TOOLSMITH_CACHE", &cache)
         .env("TOOLSMITH_DATA", &f.personal)
         .output()
         .unwrap();

@@ -101,7 +101,11 @@ async fn reg(app: &App, s: &ScriptSpec) -> Result<register::Registered, Register
 fn app() -> (tempfile::TempDir, App) {
     let (tmp, tb) = toolbox();
     let personal = tmp.path().join("personal");
-    (tmp, App::new(tb).with_personal_dir(personal))
+    (
+        tmp,
+        App::new(tb, toolsmith::config::Config::from_env().expect("config"))
+            .with_personal_dir(personal),
+    )
 }
 
 fn structured(r: Result<toolsmith::runner::CallOutput, CallError>) -> Value {
@@ -240,7 +244,10 @@ async fn pip_dependency_is_locked_committed_and_rebuilt_after_a_clone() {
         ],
     );
     assert!(!clone.join(".toolsmith").exists());
-    let app2 = App::new(toolsmith::toolbox::Toolbox::open(&clone).unwrap());
+    let app2 = App::new(
+        toolsmith::toolbox::Toolbox::open(&clone).unwrap(),
+        toolsmith::config::Config::from_env().expect("config"),
+    );
     let got = structured(
         app2.call("six_version", json!({}), &Recorder::default())
             .await,
@@ -350,7 +357,10 @@ async fn scripts_call_back_the_host_for_memory_log_progress_and_other_tools() {
     assert!(host.logs.lock().unwrap().contains(&"counting".to_string()));
     assert_eq!(*host.progress.lock().unwrap(), vec![1.0]);
     // Memory survives a restart (a new App) and is not committed.
-    let app2 = App::new(toolsmith::toolbox::Toolbox::open(&root).unwrap());
+    let app2 = App::new(
+        toolsmith::toolbox::Toolbox::open(&root).unwrap(),
+        toolsmith::config::Config::from_env().expect("config"),
+    );
     let host2 = Recorder {
         app: Some(&app2),
         ..Default::default()
@@ -401,8 +411,8 @@ async fn a_timeout_kills_the_whole_process_group() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fork_bomb_is_contained_and_cleaned_up() {
     let (_tmp, app) = app();
-    let contained =
-        toolsmith::runner::sandbox::PidsCgroup::new(8).is_some() || unsafe { libc::geteuid() } != 0;
+    let contained = toolsmith::runner::sandbox::PidsCgroup::new(8, &app.config().sandbox).is_some()
+        || unsafe { libc::geteuid() } != 0;
     if !contained {
         eprintln!(
             "skipped: running as root without a usable pids cgroup, nothing would stop a fork bomb"
@@ -504,7 +514,12 @@ async fn the_sandbox_denies_network_and_writes_unless_granted() {
     let code = format!(
         "import json, socket\nok = True\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2).close()\nexcept OSError:\n    ok = False\nwrote = True\ntry:\n    open('/usr/toolsmith-escape-4711', 'w').write('x')\nexcept OSError:\n    wrote = False\nprint(json.dumps({{'connected': ok, 'wrote_outside': wrote}}))\n"
     );
-    if toolsmith::runner::sandbox::choose(toolsmith::manifest::SandboxMode::Required).is_err() {
+    if toolsmith::runner::sandbox::choose(
+        toolsmith::manifest::SandboxMode::Required,
+        &app.config().sandbox,
+    )
+    .is_err()
+    {
         // Without bubblewrap a tool that requires the sandbox must fail, never run unsandboxed.
         plain_py(&app, "needs_sandbox", "print('{}')\n", json!({})).await;
         let tb = app.toolbox.root().join("tools/needs_sandbox/tool.toml");
@@ -605,7 +620,7 @@ async fn a_warm_worker_serves_many_calls_restarts_after_a_crash_and_on_change() 
     reg(&app, &s("2")).await.unwrap();
     let d = structured(call(json!({})).await);
     assert_eq!((d["v"].as_str(), d["calls"].as_i64()), (Some("2"), Some(1)));
-    assert!(toolsmith::runner::worker::live_workers() >= 1);
+    assert!(app.scripts().workers.live() >= 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

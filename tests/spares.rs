@@ -1,4 +1,4 @@
-//! Pre-started spares (`runner::spare`) with real interpreters and the real sandbox: a call
+//! Pre-started spares (`runner::spare`, an `App`'s pool) with real interpreters and the real sandbox: a call
 //! through a spare sees nothing of the previous call (module state, scratch files, environment),
 //! a spare killed from outside is skipped and replaced, a changed environment gets a new spare,
 //! and the limits (time, output, memory, processes) hold for spares as for cold starts.
@@ -12,7 +12,6 @@ use toolsmith::app::{App, CallError};
 use toolsmith::register::{self, ScriptSpec};
 use toolsmith::runner::RunError;
 use toolsmith::runner::script::NoHost;
-use toolsmith::runner::spare;
 use toolsmith::toolbox::Actor;
 
 fn template_helper(lang: &str, file: &str, marker: &str) -> String {
@@ -31,13 +30,17 @@ async fn add(app: &App, v: Value) {
         .unwrap_or_else(|e| panic!("{name}: {e}"));
 }
 
-/// The spare pool is one per process: these tests take turns.
+/// These tests start many processes each: they take turns.
 static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn app() -> (tempfile::TempDir, App) {
     let (tmp, tb) = toolbox();
     let personal = tmp.path().join("personal");
-    (tmp, App::new(tb).with_personal_dir(personal))
+    (
+        tmp,
+        App::new(tb, toolsmith::config::Config::from_env().expect("config"))
+            .with_personal_dir(personal),
+    )
 }
 
 fn dir(app: &App, name: &str) -> PathBuf {
@@ -53,12 +56,12 @@ async fn call(app: &App, name: &str, args: Value) -> Result<Value, CallError> {
 /// Call once more through the tool's waiting spare, checking that the spare was used (its
 /// process is gone afterwards) and that a new one took its place.
 async fn through_spare(app: &App, name: &str, args: Value) -> Result<Value, CallError> {
-    spare::settled().await;
-    let before = spare::idle_pids(&dir(app, name));
+    app.scripts().spares.settled().await;
+    let before = app.scripts().spares.idle_pids(&dir(app, name));
     assert_eq!(before.len(), 1, "{name}: one spare waits");
     let out = call(app, name, args).await;
-    spare::settled().await;
-    let after = spare::idle_pids(&dir(app, name));
+    app.scripts().spares.settled().await;
+    let after = app.scripts().spares.idle_pids(&dir(app, name));
     assert_eq!(after.len(), 1, "{name}: a new spare waits");
     assert_ne!(before, after, "{name}: the call used the spare");
     assert!(
@@ -73,8 +76,8 @@ async fn through_spare(app: &App, name: &str, args: Value) -> Result<Value, Call
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_through_a_spare_sees_nothing_of_the_previous_call() {
     let _turn = TURN.lock().await;
-    spare::set_enabled(true);
     let (_tmp, app) = app();
+    app.scripts().spares.set_enabled(true);
     let py_helper = template_helper("python", "main.py", "# --- toolsmith jsonrpc helper");
     let py = format!(
         "import os\nCOUNT = 0\ndef run(args, ctx):\n    global COUNT\n    COUNT += 1\n    seen_file = os.path.exists('left.txt')\n    open('left.txt', 'w').write('x')\n    seen_env = os.environ.get('LEFT_BY_LAST_CALL')\n    os.environ['LEFT_BY_LAST_CALL'] = '1'\n    return {{'count': COUNT, 'file': seen_file, 'env': seen_env, 'argv0': os.path.basename(__import__('sys').argv[0]), 'main': __name__}}\n{py_helper}"
@@ -178,14 +181,14 @@ async fn a_call_through_a_spare_sees_nothing_of_the_previous_call() {
         }
         other => panic!("{other:?}"),
     }
-    spare::stop_all();
+    app.scripts().spares.stop_all();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_spare_is_replaced_and_a_changed_environment_gets_a_new_spare() {
     let _turn = TURN.lock().await;
-    spare::set_enabled(true);
     let (_tmp, app) = app();
+    app.scripts().spares.set_enabled(true);
     // SAFETY: this binary's other tests do not read this variable; set before any call.
     unsafe { std::env::set_var("SPARE_TEST_VALUE", "one") };
     add(&app, json!({"name": "envy", "language": "python", "protocol": "plain", "description": "prints a variable",
@@ -197,8 +200,8 @@ async fn a_killed_spare_is_replaced_and_a_changed_environment_gets_a_new_spare()
         call(&app, "envy", json!({})).await.unwrap(),
         json!({"v": "one"})
     );
-    spare::settled().await;
-    let pids = spare::idle_pids(&dir(&app, "envy"));
+    app.scripts().spares.settled().await;
+    let pids = app.scripts().spares.idle_pids(&dir(&app, "envy"));
     assert_eq!(pids.len(), 1);
     // SAFETY: kill(2) on the spare this test's server started.
     unsafe { libc::kill(pids[0] as i32, libc::SIGKILL) };
@@ -208,8 +211,8 @@ async fn a_killed_spare_is_replaced_and_a_changed_environment_gets_a_new_spare()
         json!({"v": "one"}),
         "the call after the kill"
     );
-    spare::settled().await;
-    let replaced = spare::idle_pids(&dir(&app, "envy"));
+    app.scripts().spares.settled().await;
+    let replaced = app.scripts().spares.idle_pids(&dir(&app, "envy"));
     assert_eq!(replaced.len(), 1, "a new spare waits");
     assert_ne!(replaced, pids);
 
@@ -232,14 +235,14 @@ async fn a_killed_spare_is_replaced_and_a_changed_environment_gets_a_new_spare()
         call(&app, "envy", json!({})).await.unwrap(),
         json!({"v2": "two"})
     );
-    spare::stop_all();
+    app.scripts().spares.stop_all();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limits_hold_for_spares() {
     let _turn = TURN.lock().await;
-    spare::set_enabled(true);
     let (_tmp, app) = app();
+    app.scripts().spares.set_enabled(true);
     add(&app, json!({"name": "loops", "language": "python", "protocol": "plain", "description": "loops forever",
         "limits": {"timeout_ms": 600},
         "code": "import subprocess\nsubprocess.Popen(['sleep', '27.1828'])\nwhile True:\n    pass\n"})).await;
@@ -251,10 +254,10 @@ async fn limits_hold_for_spares() {
         "code": "b = bytearray(1024 * 1024 * 1024)\nprint('{\"allocated\": true}')\n"})).await;
     for round in ["cold", "spare"] {
         if round == "spare" {
-            spare::settled().await;
+            app.scripts().spares.settled().await;
             for t in ["loops", "chatty", "greedy"] {
                 assert_eq!(
-                    spare::idle_pids(&dir(&app, t)).len(),
+                    app.scripts().spares.idle_pids(&dir(&app, t)).len(),
                     1,
                     "{t}: a spare waits"
                 );
@@ -284,8 +287,8 @@ async fn limits_hold_for_spares() {
         );
     }
 
-    let contained =
-        toolsmith::runner::sandbox::PidsCgroup::new(8).is_some() || unsafe { libc::geteuid() } != 0;
+    let contained = toolsmith::runner::sandbox::PidsCgroup::new(8, &app.config().sandbox).is_some()
+        || unsafe { libc::geteuid() } != 0;
     if contained {
         add(&app, json!({"name": "bomb", "language": "bash", "protocol": "plain", "description": "A fork bomb",
             "limits": {"timeout_ms": 3000},
@@ -293,8 +296,8 @@ async fn limits_hold_for_spares() {
         let entry = dir(&app, "bomb").join("main.sh");
         for round in ["cold", "spare"] {
             if round == "spare" {
-                spare::settled().await;
-                assert_eq!(spare::idle_pids(&dir(&app, "bomb")).len(), 1);
+                app.scripts().spares.settled().await;
+                assert_eq!(app.scripts().spares.idle_pids(&dir(&app, "bomb")).len(), 1);
             }
             match call(&app, "bomb", json!({})).await {
                 Ok(_) | Err(CallError::Run(RunError::Timeout { .. } | RunError::Failed { .. })) => {
@@ -307,5 +310,5 @@ async fn limits_hold_for_spares() {
             );
         }
     }
-    spare::stop_all();
+    app.scripts().spares.stop_all();
 }

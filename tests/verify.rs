@@ -42,7 +42,10 @@ fn call(
     name: &str,
     args: serde_json::Value,
 ) -> Result<toolsmith::runner::CallOutput, CallError> {
-    let app = App::new(tb.clone());
+    let app = App::new(
+        tb.clone(),
+        toolsmith::config::Config::from_env().expect("config"),
+    );
     rt().block_on(app.call(name, args, &NoHost))
 }
 
@@ -184,7 +187,11 @@ fn an_edited_script_never_runs_silently() {
         .unwrap();
     let report: serde_json::Value = serde_json::from_slice(&lint.stdout).unwrap();
     assert_eq!(report["uncommitted"][0]["name"], "echo", "{report}");
-    let guide = toolsmith::guide::render_for(&toolsmith::index::Index::build(tb.root()), &tb);
+    let guide = toolsmith::guide::render_for(
+        &toolsmith::index::Index::build(tb.root()),
+        &tb,
+        &Default::default(),
+    );
     assert!(
         guide.contains("Tools running uncommitted changes") && guide.contains("`echo`"),
         "{guide}"

@@ -163,7 +163,7 @@ fn build_with(
     commit_anyway: bool,
 ) -> Result<BuildOutcome, BuildError> {
     let mut opts = build::Options::new(host, "test");
-    opts.cache = cache();
+    opts.cache = Some(cache());
     opts.commit_anyway = commit_anyway;
     rt().block_on(build::build(app, request(req), &opts))
 }
@@ -180,7 +180,8 @@ fn call(app: &App, name: &str, args: Value) -> Result<toolsmith::runner::CallOut
 /// a temporary one, never the real one).
 fn approved_app(tb: Toolbox) -> App {
     let personal = tempfile::tempdir().expect("tempdir").keep();
-    let app = App::new(tb).with_personal_dir(personal);
+    let app = App::new(tb, toolsmith::config::Config::from_env().expect("config"))
+        .with_personal_dir(personal);
     if app
         .tool("probe")
         .is_ok_and(|t| !toolsmith::approval::requested(&t.manifest).is_empty())
@@ -684,7 +685,7 @@ fn cancelling_a_build_stops_cargo_and_commits_nothing() {
     let cancel = tokio_util::sync::CancellationToken::new();
     let host = Canceller(cancel.clone());
     let mut opts = build::Options::new(&host, "test");
-    opts.cache = cache();
+    opts.cache = Some(cache());
     opts.cancel = cancel;
     // A unique body each run, so cargo always has something to compile.
     let nonce = std::time::SystemTime::now()

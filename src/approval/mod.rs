@@ -30,7 +30,7 @@ use crate::runner::script::Host;
 use crate::secrets::{self, Redactor, SecretEnv};
 use crate::toolbox::Toolbox;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use thiserror::Error;
 
@@ -62,7 +62,11 @@ pub enum GateError {
     #[error(
         "tool {name:?} was not run: the approvals or secrets of this machine cannot be read: {message}"
     )]
-    Unreadable { name: String, message: String },
+    Unreadable {
+        name: String,
+        message: String,
+        dir: std::path::PathBuf,
+    },
     /// A call's error as the gate passes it on: secret values replaced, and a note when the
     /// call ran with fewer grants than its tool asks for.
     #[error("{message}")]
@@ -81,9 +85,9 @@ impl crate::error::Hint for GateError {
             GateError::MissingSecret { secret, .. } => Some(format!(
                 "a person sets it in a terminal with `toolsmith secret set {secret}` (the value is read without echo and never stored in git), or on the one-time page an MCP client with URL elicitation offers; then call the tool again"
             )),
-            GateError::Unreadable { .. } => Some(format!(
+            GateError::Unreadable { dir, .. } => Some(format!(
                 "check the files under {} (they must be readable by you)",
-                crate::personal::default_dir().display()
+                dir.display()
             )),
             GateError::Rewritten { hint, .. } => hint.clone(),
             GateError::Private { name, .. } => Some(format!(
@@ -114,6 +118,8 @@ pub fn content_hash(dir: &Path, tool: &Tool, items: &[Item]) -> std::io::Result<
 pub struct Gate<'a> {
     pub toolbox: &'a Toolbox,
     pub personal: &'a Path,
+    /// Directories tools may be granted (`Config::roots`).
+    pub roots: &'a [PathBuf],
 }
 
 impl Gate<'_> {
@@ -212,6 +218,7 @@ pub async fn admit(
     let unreadable = |e: &dyn std::fmt::Display| GateError::Unreadable {
         name: name.clone(),
         message: e.to_string(),
+        dir: gate.personal.to_path_buf(),
     };
     let all_secrets = secrets::Store::new(gate.personal)
         .load()
@@ -297,7 +304,7 @@ pub async fn admit(
         tool.manifest = request::defaults_only(&tool.manifest);
         return Ok((tool, call));
     }
-    if let Err(e) = outside_private(gate.personal, &tool) {
+    if let Err(e) = outside_private(gate.personal, gate.roots, &tool) {
         call.record_refusal(&e);
         return Err(e);
     }
@@ -336,11 +343,10 @@ pub async fn admit(
 
 /// No granted path may hold the private directory (an approved `read = ["/home/me"]` must not
 /// hand out every secret).
-fn outside_private(personal: &Path, tool: &Tool) -> Result<(), GateError> {
+fn outside_private(personal: &Path, roots: &[PathBuf], tool: &Tool) -> Result<(), GateError> {
     let private = personal
         .canonicalize()
         .unwrap_or_else(|_| personal.to_path_buf());
-    let roots = crate::runner::allowed_roots();
     let c = &tool.manifest.capabilities;
     for (what, paths) in [("read", &c.read), ("write", &c.write)] {
         for p in paths {

@@ -75,29 +75,24 @@ pub struct Report {
 /// and it reuses the versions already compiled); when that cannot resolve the crates, once more
 /// online.
 pub async fn build(
+    cargo: &Path,
     tool: &str,
     work: &Path,
     target_dir: &Path,
     host: &dyn Host,
     cancel: &CancellationToken,
 ) -> Result<Report, BuildError> {
-    match run(tool, work, target_dir, true, host, cancel).await {
+    let run = |offline| run(cargo, tool, work, target_dir, offline, host, cancel);
+    match run(true).await {
         Err(BuildError::Cargo { output, .. }) if output.contains("offline") => {
             host.log(
                 "info",
                 "cargo: the crates are not all cached locally; resolving them online",
             );
-            run(tool, work, target_dir, false, host, cancel).await
+            run(false).await
         }
         other => other,
     }
-}
-
-/// The cargo command: `TOOLSMITH_CARGO`, else `cargo` on PATH.
-pub fn cargo_command() -> PathBuf {
-    std::env::var_os("TOOLSMITH_CARGO")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("cargo"))
 }
 
 /// Environment a surrounding cargo (e.g. `cargo test`) sets that must not leak into a tool
@@ -136,6 +131,7 @@ fn scrub(cmd: &mut tokio::process::Command) {
 }
 
 async fn run(
+    cargo: &Path,
     tool: &str,
     work: &Path,
     target_dir: &Path,
@@ -144,8 +140,7 @@ async fn run(
     cancel: &CancellationToken,
 ) -> Result<Report, BuildError> {
     let started = Instant::now();
-    let cargo = cargo_command();
-    let mut cmd = tokio::process::Command::new(&cargo);
+    let mut cmd = tokio::process::Command::new(cargo);
     cmd.args(["build", "--release", "--target", TARGET])
         .args(["--message-format", "json", "--color", "never"])
         .arg("--manifest-path")
@@ -165,7 +160,7 @@ async fn run(
         command: cargo.display().to_string(),
         message: e.to_string(),
     })?;
-    let (Some(stdout), Some(stderr)) = (child.stdout(), child.stderr()) else {
+    let (Some(stdout), Some(stderr)) = (child.stdout().take(), child.stderr().take()) else {
         return Err(BuildError::Internal {
             message: "cargo's output pipes are missing".into(),
         });

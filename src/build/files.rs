@@ -157,39 +157,22 @@ pub fn manifest_text(
     set("description", req.description.clone().map(Value::String));
     set("version", req.version.clone().map(Value::String));
     set("tags", req.tags.as_ref().map(|t| json!(t)));
-    set("input_schema", req.input_schema.clone().map(Value::Object));
+    set(
+        "input_schema",
+        req.declared.input_schema.clone().map(Value::Object),
+    );
     set(
         "output_schema",
-        req.output_schema.clone().map(Value::Object),
+        req.declared.output_schema.clone().map(Value::Object),
     );
-    set(
-        "annotations",
-        req.annotations
-            .as_ref()
-            .and_then(|a| serde_json::to_value(a).ok()),
-    );
-    set(
-        "limits",
-        req.limits
-            .as_ref()
-            .and_then(|a| serde_json::to_value(a).ok()),
-    );
-    set(
-        "capabilities",
-        req.capabilities
-            .as_ref()
-            .and_then(|a| serde_json::to_value(a).ok()),
-    );
-    set(
-        "examples",
-        req.examples
-            .as_ref()
-            .and_then(|a| serde_json::to_value(a).ok()),
-    );
-    if req.input_schema.is_some() {
+    set("annotations", as_json(&req.declared.annotations));
+    set("limits", as_json(&req.declared.limits));
+    set("capabilities", as_json(&req.declared.capabilities));
+    set("examples", as_json(&req.examples));
+    if req.declared.input_schema.is_some() {
         m.remove("input_schema_file");
     }
-    if req.output_schema.is_some() {
+    if req.declared.output_schema.is_some() {
         m.remove("output_schema_file");
     }
     let deps = m
@@ -257,11 +240,7 @@ pub fn read_sources(
                 && IGNORED_NAMES.contains(&e.file_name().to_string_lossy().as_ref()))
         })
     {
-        let entry = entry.map_err(|e| BuildError::Io {
-            action: "read",
-            path: dir.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let entry = entry.map_err(BuildError::io("read", dir))?;
         if !entry.file_type().is_file() {
             continue;
         }
@@ -273,11 +252,7 @@ pub fn read_sources(
         if rel == crate::manifest::FILE_NAME || Some(rel.as_str()) == artifact {
             continue;
         }
-        let bytes = std::fs::read(entry.path()).map_err(|e| BuildError::Io {
-            action: "read",
-            path: entry.path().to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let bytes = std::fs::read(entry.path()).map_err(BuildError::io("read", entry.path()))?;
         out.insert(rel, bytes);
     }
     Ok(out)
@@ -294,15 +269,7 @@ impl WorkDir {
     /// tool, in this or another process, holds it).
     pub fn acquire(cache: &Path, name: &str) -> Result<WorkDir, BuildError> {
         let root = cache.join("build-src");
-        let io = |action: &'static str, path: &Path| {
-            let path = path.to_path_buf();
-            move |e: std::io::Error| BuildError::Io {
-                action,
-                path,
-                message: e.to_string(),
-            }
-        };
-        std::fs::create_dir_all(&root).map_err(io("create", &root))?;
+        std::fs::create_dir_all(&root).map_err(BuildError::io("create", &root))?;
         let lock_path = root.join(format!("{name}.lock"));
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -310,29 +277,21 @@ impl WorkDir {
             .create(true)
             .truncate(false)
             .open(&lock_path)
-            .map_err(io("open", &lock_path))?;
-        file.lock().map_err(io("lock", &lock_path))?;
+            .map_err(BuildError::io("open", &lock_path))?;
+        file.lock().map_err(BuildError::io("lock", &lock_path))?;
         let path = root.join(name);
-        std::fs::create_dir_all(&path).map_err(io("create", &path))?;
+        std::fs::create_dir_all(&path).map_err(BuildError::io("create", &path))?;
         Ok(WorkDir { path, _lock: file })
     }
 
     /// Make the directory hold exactly `files`. Files whose contents are unchanged are not
     /// rewritten (their times stay, so cargo sees them as fresh).
     pub fn sync(&self, files: &BTreeMap<String, Vec<u8>>) -> Result<(), BuildError> {
-        let io = |action: &'static str, path: &Path| {
-            let path = path.to_path_buf();
-            move |e: std::io::Error| BuildError::Io {
-                action,
-                path,
-                message: e.to_string(),
-            }
-        };
         let existing = read_sources(&self.path, None)?;
         for rel in existing.keys() {
             if !files.contains_key(rel) {
                 let p = self.path.join(rel);
-                std::fs::remove_file(&p).map_err(io("remove", &p))?;
+                std::fs::remove_file(&p).map_err(BuildError::io("remove", &p))?;
             }
         }
         for (rel, bytes) in files {
@@ -341,12 +300,17 @@ impl WorkDir {
             }
             let p = self.path.join(rel);
             if let Some(parent) = p.parent() {
-                std::fs::create_dir_all(parent).map_err(io("create", parent))?;
+                std::fs::create_dir_all(parent).map_err(BuildError::io("create", parent))?;
             }
-            std::fs::write(&p, bytes).map_err(io("write", &p))?;
+            std::fs::write(&p, bytes).map_err(BuildError::io("write", &p))?;
         }
         Ok(())
     }
+}
+
+/// A value given for a manifest field, as JSON (None: not given).
+fn as_json<T: serde::Serialize>(v: &Option<T>) -> Option<Value> {
+    v.as_ref().and_then(|v| serde_json::to_value(v).ok())
 }
 
 #[cfg(test)]

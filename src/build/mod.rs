@@ -9,14 +9,14 @@
 mod cargo;
 mod files;
 
-pub use cargo::{Diagnostic, TARGET, cargo_command};
+pub use cargo::{Diagnostic, TARGET};
 pub use files::{package_name, target_dir};
 
 use crate::app::App;
 use crate::examples::{self, ExampleFailure};
 use crate::hashing;
 use crate::index::Tool;
-use crate::manifest::{self, Annotations, Capabilities, CrateDep, Example, Kind, Limits, Manifest};
+use crate::manifest::{self, CrateDep, Declared, Example, Kind, Manifest};
 use crate::names::{self, NameError};
 use crate::runner::script::Host;
 use crate::toolbox::{Actor, FileSpec, ToolboxError};
@@ -50,16 +50,9 @@ pub struct BuildRequest {
     /// name → version; default serde_json
     #[serde(default)]
     pub crates: Option<BTreeMap<String, CrateDep>>,
-    #[serde(default)]
-    pub input_schema: Option<Map<String, Value>>,
-    #[serde(default)]
-    pub output_schema: Option<Map<String, Value>>,
-    #[serde(default)]
-    pub annotations: Option<Annotations>,
-    #[serde(default)]
-    pub limits: Option<Limits>,
-    #[serde(default)]
-    pub capabilities: Option<Capabilities>,
+    /// Schemas, annotations, limits, capabilities (as `register_script` takes them).
+    #[serde(flatten)]
+    pub declared: Declared,
     #[serde(default)]
     pub examples: Option<Vec<Example>>,
 }
@@ -70,11 +63,7 @@ impl BuildRequest {
             || self.version.is_some()
             || self.tags.is_some()
             || self.crates.is_some()
-            || self.input_schema.is_some()
-            || self.output_schema.is_some()
-            || self.annotations.is_some()
-            || self.limits.is_some()
-            || self.capabilities.is_some()
+            || self.declared.any()
             || self.examples.is_some()
     }
 }
@@ -86,19 +75,20 @@ pub struct Options<'a> {
     pub actor: Actor,
     /// Commit even when examples fail.
     pub commit_anyway: bool,
-    /// The toolsmith cache (work directories and the shared cargo target directory).
-    pub cache: PathBuf,
+    /// The toolsmith cache (work directories and the shared cargo target directory); None:
+    /// the app's (`Config::cache_dir`).
+    pub cache: Option<PathBuf>,
 }
 
 impl<'a> Options<'a> {
-    /// Options with the default cache directory and a fresh cancellation token.
+    /// Options with the app's cache directory and a fresh cancellation token.
     pub fn new(host: &'a dyn Host, actor: impl Into<Actor>) -> Options<'a> {
         Options {
             host,
             cancel: CancellationToken::new(),
             actor: actor.into(),
             commit_anyway: false,
-            cache: crate::platform::cache_root(),
+            cache: None,
         }
     }
 }
@@ -192,6 +182,21 @@ fn render(diags: &[Diagnostic]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n\n")
+}
+
+impl BuildError {
+    /// For `map_err`: a filesystem `action` on `path` failed.
+    pub(crate) fn io<E: std::fmt::Display>(
+        action: &'static str,
+        path: &Path,
+    ) -> impl FnOnce(E) -> BuildError {
+        let path = path.to_path_buf();
+        move |e| BuildError::Io {
+            action,
+            path,
+            message: e.to_string(),
+        }
+    }
 }
 
 impl crate::error::Hint for BuildError {
@@ -301,13 +306,8 @@ pub async fn build(
     files.insert("Cargo.toml".to_string(), cargo_toml.into_bytes());
 
     let manifest = match (&previous, req.changes_manifest()) {
-        (Some(_), false) => {
-            std::fs::read_to_string(dir.join(manifest::FILE_NAME)).map_err(|e| BuildError::Io {
-                action: "read",
-                path: dir.join(manifest::FILE_NAME),
-                message: e.to_string(),
-            })?
-        }
+        (Some(_), false) => std::fs::read_to_string(dir.join(manifest::FILE_NAME))
+            .map_err(BuildError::io("read", &dir.join(manifest::FILE_NAME)))?,
         _ => files::manifest_text(&req, previous.as_ref(), &crates)?,
     };
     let plan = Plan {
@@ -331,11 +331,7 @@ pub async fn build_in_place(
         return Err(BuildError::NoSuchTool { name: name.into() });
     }
     let path = dir.join(manifest::FILE_NAME);
-    let text = std::fs::read_to_string(&path).map_err(|e| BuildError::Io {
-        action: "read",
-        path: path.clone(),
-        message: e.to_string(),
-    })?;
+    let text = std::fs::read_to_string(&path).map_err(BuildError::io("read", &path))?;
     let parsed = manifest::parse(&path, Some(name), &text).map_err(|d| manifest_error(name, &d))?;
     if parsed.manifest.kind != Kind::Wasm {
         return Err(BuildError::NotWasm {
@@ -421,17 +417,17 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
     let artifact = parsed.manifest.artifact().to_string();
     files::check_rel(&artifact)?;
 
+    let cache = opts
+        .cache
+        .clone()
+        .unwrap_or_else(|| app.config().cache_dir.clone());
     let work = {
-        let (cache, n) = (opts.cache.clone(), name.clone());
+        let (cache, n) = (cache.clone(), name.clone());
         blocking(move || files::WorkDir::acquire(&cache, &n)).await?
     };
     work.sync(&plan.files)?;
-    let pre_hash =
-        hashing::source_hash(&work.path, Some(&artifact)).map_err(|e| BuildError::Io {
-            action: "hash",
-            path: work.path.clone(),
-            message: e.to_string(),
-        })?;
+    let pre_hash = hashing::source_hash(&work.path, Some(&artifact))
+        .map_err(BuildError::io("hash", &work.path))?;
 
     let (bytes, report) = match reusable_artifact(&plan.previous, &pre_hash) {
         Some(bytes) => {
@@ -442,34 +438,26 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
             (bytes, None)
         }
         None => {
-            let target = target_dir(&opts.cache);
-            let report = cargo::build(&name, &work.path, &target, host, &opts.cancel).await?;
-            let bytes = std::fs::read(&report.wasm).map_err(|e| BuildError::Io {
-                action: "read",
-                path: report.wasm.clone(),
-                message: e.to_string(),
-            })?;
+            let target = target_dir(&cache);
+            let cargo = &app.config().cargo;
+            let report =
+                cargo::build(cargo, &name, &work.path, &target, host, &opts.cancel).await?;
+            let bytes =
+                std::fs::read(&report.wasm).map_err(BuildError::io("read", &report.wasm))?;
             (bytes, Some(report))
         }
     };
-    let io = |action: &'static str, path: PathBuf| {
-        move |e: std::io::Error| BuildError::Io {
-            action,
-            path,
-            message: e.to_string(),
-        }
-    };
     let art_path = work.path.join(&artifact);
-    std::fs::write(&art_path, &bytes).map_err(io("write", art_path.clone()))?;
-    let source_hash =
-        hashing::source_hash(&work.path, Some(&artifact)).map_err(io("hash", work.path.clone()))?;
+    std::fs::write(&art_path, &bytes).map_err(BuildError::io("write", &art_path))?;
+    let source_hash = hashing::source_hash(&work.path, Some(&artifact))
+        .map_err(BuildError::io("hash", &work.path))?;
     let artifact_hash = hashing::sha256_bytes(&bytes);
     let text = manifest::set_hashes(&plan.manifest, Some(&source_hash), Some(&artifact_hash))
         .map_err(|e| BuildError::Internal {
             message: e.to_string(),
         })?;
     let toml_path = work.path.join(manifest::FILE_NAME);
-    std::fs::write(&toml_path, &text).map_err(io("write", toml_path.clone()))?;
+    std::fs::write(&toml_path, &text).map_err(BuildError::io("write", &toml_path))?;
     let tool = load_tool(&work.path, &name, &text)?;
 
     let n = tool.manifest.examples.len();
@@ -532,11 +520,7 @@ fn load_tool(dir: &Path, name: &str, text: &str) -> Result<Tool, BuildError> {
     let read_schema = |file: &Option<String>| -> Result<Option<Map<String, Value>>, BuildError> {
         let Some(f) = file else { return Ok(None) };
         let path = dir.join(f);
-        let text = std::fs::read_to_string(&path).map_err(|e| BuildError::Io {
-            action: "read",
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
+        let text = std::fs::read_to_string(&path).map_err(BuildError::io("read", &path))?;
         match serde_json::from_str(&text) {
             Ok(Value::Object(o)) => Ok(Some(o)),
             _ => Err(BuildError::Manifest {

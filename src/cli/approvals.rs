@@ -47,12 +47,12 @@ impl From<secrets::SecretError> for UserError {
     }
 }
 
-fn io_error(what: &str, e: std::io::Error) -> anyhow::Error {
+fn io_error(app: &App, what: &str, e: std::io::Error) -> anyhow::Error {
     UserError::new(
         format!("{what}: {e}"),
         format!(
             "check the files under {} (mode 0700/0600, owned by you)",
-            crate::personal::default_dir().display()
+            app.personal_dir().display()
         ),
     )
 }
@@ -82,12 +82,12 @@ fn status(app: &App, tool: &Tool) -> Result<Option<Status>> {
     }
     let dir = app.toolbox.tools_dir().join(&name);
     let content = approval::content_hash(&dir, tool, &items)
-        .map_err(|e| io_error(&format!("cannot hash tools/{name}"), e))?;
+        .map_err(|e| io_error(app, &format!("cannot hash tools/{name}"), e))?;
     let record = app
         .gate()
         .store()
         .get(&name)
-        .map_err(|e| io_error("cannot read the approvals", e))?;
+        .map_err(|e| io_error(app, "cannot read the approvals", e))?;
     Ok(Some(Status {
         name,
         items,
@@ -183,7 +183,7 @@ pub fn decide(app: &App, name: &str, decision: Decision, as_json: bool) -> Resul
     };
     app.gate()
         .decide(name, &s.content, &s.items, decision, "cli")
-        .map_err(|e| io_error("cannot record the decision", e))?;
+        .map_err(|e| io_error(app, "cannot record the decision", e))?;
     let word = match decision {
         Decision::Approved => "approved",
         Decision::Denied => "denied",
@@ -229,12 +229,12 @@ pub fn secret(app: &App, cmd: &SecretCommand, as_json: bool) -> Result<i32> {
             }
             let value = if std::io::stdin().is_terminal() {
                 rpassword::prompt_password(format!("value of {name} (not echoed): "))
-                    .map_err(|e| io_error("cannot read the value", e))?
+                    .map_err(|e| io_error(app, "cannot read the value", e))?
             } else {
                 let mut line = String::new();
                 std::io::stdin()
                     .read_line(&mut line)
-                    .map_err(|e| io_error("cannot read the value from stdin", e))?;
+                    .map_err(|e| io_error(app, "cannot read the value from stdin", e))?;
                 line
             };
             if value.trim_end_matches(['\r', '\n']).len() < secrets::redact::MIN_LEN {
@@ -338,7 +338,7 @@ pub fn audit(app: &App, a: &AuditArgs, as_json: bool) -> Result<i32> {
     let log = audit::Log::new(app.personal_dir());
     let mut entries = log
         .read(a.tool.as_deref(), since)
-        .map_err(|e| io_error("cannot read the audit log", e))?;
+        .map_err(|e| io_error(app, "cannot read the audit log", e))?;
     let skip = entries.len().saturating_sub(a.limit);
     entries.drain(..skip);
     if as_json {

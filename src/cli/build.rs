@@ -7,7 +7,6 @@ use crate::build::{self, BuildError};
 use crate::error::Hint;
 use crate::error::{HostCode, HostError};
 use crate::runner::script::Host;
-use crate::toolbox::Toolbox;
 use anyhow::Result;
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -35,12 +34,11 @@ impl Host for Terminal {
 }
 
 /// Run the build; Ctrl-C stops cargo and commits nothing.
-pub(super) fn run(tb: Toolbox, name: &str, force: bool, as_json: bool) -> Result<i32> {
+pub(super) fn run(app: App, name: &str, force: bool, as_json: bool) -> Result<i32> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let app = App::new(tb);
     let host = Terminal;
     let mut opts = build::Options::new(&host, CLI_ACTOR);
     opts.commit_anyway = force;

@@ -2,6 +2,8 @@
 
 use super::output::{self, UserError};
 use super::{CLI_ACTOR, Cli, Command};
+use crate::app::App;
+use crate::config::Config;
 use crate::error::Hint;
 use crate::index::{self, Index, Status};
 use crate::manifest::Severity;
@@ -10,12 +12,17 @@ use crate::{guide, scaffold};
 use anyhow::Result;
 use serde_json::json;
 use std::path::PathBuf;
+use std::sync::Arc;
 
-/// Run a parsed command line. Returns the process exit code.
-pub fn run(cli: Cli) -> Result<i32> {
-    crate::runner::sandbox::set_allow_unsandboxed(cli.allow_unsandboxed);
-    let explicit = cli.toolbox.clone();
-    let location = explicit.clone().unwrap_or_else(toolbox::default_location);
+/// Run a parsed command line with the configuration read at start (the command line's flags
+/// win over it). Returns the process exit code.
+pub fn run(cli: Cli, mut config: Config) -> Result<i32> {
+    config.sandbox.allow_unsandboxed |= cli.allow_unsandboxed;
+    let explicit = cli.toolbox.clone().or_else(|| config.toolbox.clone());
+    let location = explicit.clone().unwrap_or_else(|| config.home.clone());
+    let config = Arc::new(config);
+    Config::install(Arc::clone(&config));
+    let app = |tb: Toolbox| App::new(tb, Arc::clone(&config));
     match cli.command {
         Command::Init { dir, example } => init(dir.unwrap_or(location), example, cli.json),
         Command::New {
@@ -93,7 +100,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Guide => {
             print!("{}", {
                 let tb = open(explicit, &location)?;
-                guide::render_for(&Index::build(tb.root()), &tb)
+                guide::render_for(&Index::build(tb.root()), &tb, &config.sandbox)
             });
             Ok(0)
         }
@@ -101,46 +108,35 @@ pub fn run(cli: Cli) -> Result<i32> {
             output::json(&crate::manifest::json_schema());
             Ok(0)
         }
-        Command::Pending => {
-            super::approvals::pending(&crate::app::App::new(open(explicit, &location)?), cli.json)
-        }
+        Command::Pending => super::approvals::pending(&app(open(explicit, &location)?), cli.json),
         Command::Approve { name } => super::approvals::decide(
-            &crate::app::App::new(open(explicit, &location)?),
+            &app(open(explicit, &location)?),
             &name,
             crate::approval::Decision::Approved,
             cli.json,
         ),
         Command::Deny { name } => super::approvals::decide(
-            &crate::app::App::new(open(explicit, &location)?),
+            &app(open(explicit, &location)?),
             &name,
             crate::approval::Decision::Denied,
             cli.json,
         ),
-        Command::Secret(c) => super::approvals::secret(
-            &crate::app::App::new(open(explicit, &location)?),
-            &c,
-            cli.json,
-        ),
-        Command::Audit(a) => super::approvals::audit(
-            &crate::app::App::new(open(explicit, &location)?),
-            &a,
-            cli.json,
-        ),
-        Command::Call { name, args } => call(open(explicit, &location)?, &name, &args, cli.json),
-        Command::Serve(args) => {
-            crate::runner::sandbox::log_status();
-            // A server keeps spares for its script tools; one-shot commands do not.
-            crate::runner::spare::set_enabled(true);
-            let r = super::serve::serve(open(explicit, &location)?, args);
-            crate::runner::spare::stop_all();
-            r
+        Command::Secret(c) => {
+            super::approvals::secret(&app(open(explicit, &location)?), &c, cli.json)
         }
-        Command::Doctor => super::doctor::run(explicit.as_deref(), &location, cli.json),
+        Command::Audit(a) => {
+            super::approvals::audit(&app(open(explicit, &location)?), &a, cli.json)
+        }
+        Command::Call { name, args } => {
+            call(app(open(explicit, &location)?), &name, &args, cli.json)
+        }
+        Command::Serve(args) => super::serve::serve(open(explicit, &location)?, args, config),
+        Command::Doctor => super::doctor::run(explicit.as_deref(), &location, &config, cli.json),
         Command::Build { name, force } => {
-            super::build::run(open(explicit, &location)?, &name, force, cli.json)
+            super::build::run(app(open(explicit, &location)?), &name, force, cli.json)
         }
         Command::Register(args) => {
-            super::scripts::register(open(explicit, &location)?, &args, cli.json)
+            super::scripts::register(app(open(explicit, &location)?), &args, cli.json)
         }
         Command::History(a) => super::history::history(&open(explicit, &location)?, &a, cli.json),
         Command::Diff(a) => super::history::diff(&open(explicit, &location)?, &a, cli.json),
@@ -149,8 +145,12 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::UndoSession(a) => {
             super::history::undo_session(&open(explicit, &location)?, &a, cli.json)
         }
-        Command::Import(a) => super::share::import(&open(explicit, &location)?, &a, cli.json),
-        Command::Update(a) => super::share::update(&open(explicit, &location)?, &a, cli.json),
+        Command::Import(a) => {
+            super::share::import(&open(explicit, &location)?, &a, &config, cli.json)
+        }
+        Command::Update(a) => {
+            super::share::update(&open(explicit, &location)?, &a, &config, cli.json)
+        }
         Command::Export(a) => super::share::export(&open(explicit, &location)?, &a, cli.json),
         Command::Sync(a) => super::team::sync(&open(explicit, &location)?, &a, cli.json),
         Command::Review(a) => super::team::review(&open(explicit, &location)?, &a, cli.json),
@@ -378,7 +378,7 @@ fn format_time(secs: i64) -> String {
 }
 
 /// `toolsmith call NAME --args JSON`.
-pub(super) fn call(tb: Toolbox, name: &str, args: &str, as_json: bool) -> Result<i32> {
+pub(super) fn call(app: App, name: &str, args: &str, as_json: bool) -> Result<i32> {
     let args: serde_json::Value = serde_json::from_str(args).map_err(|e| {
         UserError::new(
             format!("--args is not valid JSON: {e}"),
@@ -388,7 +388,6 @@ pub(super) fn call(tb: Toolbox, name: &str, args: &str, as_json: bool) -> Result
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let app = crate::app::App::new(tb);
     let out = rt.block_on(app.call(name, args, &crate::runner::script::NoHost));
     match out {
         Ok(o) => {

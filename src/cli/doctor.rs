@@ -2,6 +2,7 @@
 //! something is missing. It only reads: no toolbox is created, nothing is written.
 
 use super::output;
+use crate::config::{Config, SandboxConfig};
 use crate::error::Hint;
 use crate::runner::sandbox;
 use crate::toolbox::Toolbox;
@@ -41,13 +42,18 @@ fn check(name: &str, status: Status, detail: impl Into<String>, hint: Option<Str
 }
 
 /// Run every check and print them. Exit code 1 when a check failed.
-pub(super) fn run(explicit: Option<&Path>, location: &Path, as_json: bool) -> Result<i32> {
+pub(super) fn run(
+    explicit: Option<&Path>,
+    location: &Path,
+    config: &Config,
+    as_json: bool,
+) -> Result<i32> {
     let mut checks = Vec::new();
     toolbox_checks(explicit.unwrap_or(location), &mut checks);
     checks.extend(interpreters());
-    checks.push(wasm_target());
-    checks.extend(sandbox_checks());
-    checks.push(disk());
+    checks.push(wasm_target(&config.cargo));
+    checks.extend(sandbox_checks(&config.sandbox));
+    checks.push(disk(&config.cache_dir));
 
     if as_json {
         output::json(&serde_json::to_value(&checks)?);
@@ -249,10 +255,9 @@ fn ask(exe: &Path, args: &[&str]) -> Option<String> {
     (!line.is_empty()).then_some(line)
 }
 
-fn wasm_target() -> Check {
+fn wasm_target(cargo: &Path) -> Check {
     let target = crate::build::TARGET;
-    let cargo = crate::build::cargo_command();
-    let rustc_out = Command::new(&cargo)
+    let rustc_out = Command::new(cargo)
         .args(["--version"])
         .stderr(Stdio::null())
         .output();
@@ -303,9 +308,9 @@ fn wasm_target() -> Check {
     }
 }
 
-fn sandbox_checks() -> Vec<Check> {
+fn sandbox_checks(config: &SandboxConfig) -> Vec<Check> {
     let mut out = Vec::new();
-    let avail = sandbox::availability();
+    let avail = sandbox::availability(config);
     let chosen = avail.iter().find(|(_, r)| r.is_ok()).map(|(m, _)| *m);
     for (m, r) in &avail {
         out.push(match r {
@@ -346,14 +351,14 @@ fn sandbox_checks() -> Vec<Check> {
         };
         out.push(check(
             "sandbox",
-            if sandbox::unsandboxed_allowed() {
+            if config.allow_unsandboxed {
                 Status::Warn
             } else {
                 Status::Fail
             },
             format!(
                 "no sandbox mechanism {platform}: script tools {}",
-                if sandbox::unsandboxed_allowed() {
+                if config.allow_unsandboxed {
                     "run UNSANDBOXED (--allow-unsandboxed is set)"
                 } else {
                     "are refused"
@@ -363,7 +368,7 @@ fn sandbox_checks() -> Vec<Check> {
         ));
     }
     if cfg!(target_os = "linux") {
-        out.push(if sandbox::pids_cgroup_available() {
+        out.push(if sandbox::pids_cgroup_available(config) {
             check("cgroup", Status::Ok, "pids cgroup: a script's processes are counted and killed as one", None)
         } else {
             check(
@@ -377,8 +382,7 @@ fn sandbox_checks() -> Vec<Check> {
     out
 }
 
-fn disk() -> Check {
-    let cache = crate::platform::cache_root();
+fn disk(cache: &Path) -> Check {
     // The cache may not exist yet: measure the nearest existing ancestor.
     let probe = cache
         .ancestors()

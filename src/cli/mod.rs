@@ -28,15 +28,17 @@ pub use output::UserError as UserErrorRef;
 #[derive(Debug, Parser)]
 #[command(name = "toolsmith", version, about, long_about = None)]
 pub struct Cli {
-    /// The toolbox directory (default: $TOOLSMITH_HOME, else the platform data dir).
-    #[arg(long, global = true, env = "TOOLSMITH_TOOLBOX", value_name = "DIR")]
+    /// The toolbox directory (default: $TOOLSMITH_TOOLBOX, else $TOOLSMITH_HOME, else the
+    /// platform data dir).
+    #[arg(long, global = true, value_name = "DIR")]
     pub toolbox: Option<PathBuf>,
     /// Print data as JSON.
     #[arg(long, global = true)]
     pub json: bool,
     /// Let script tools (and execute_code) run WITHOUT a sandbox, with your full rights, when
-    /// this machine offers none (or a tool sets run.sandbox = "none"). Only you can set this.
-    #[arg(long, global = true, env = "TOOLSMITH_ALLOW_UNSANDBOXED", value_parser = clap::builder::BoolishValueParser::new())]
+    /// this machine offers none (or a tool sets run.sandbox = "none"). Only you can set this
+    /// (also with TOOLSMITH_ALLOW_UNSANDBOXED=1).
+    #[arg(long, global = true)]
     pub allow_unsandboxed: bool,
     /// More logging on stderr (-v info, -vv debug).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]

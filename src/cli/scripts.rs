@@ -6,7 +6,7 @@ use crate::error::Hint;
 use crate::error::{HostCode, HostError};
 use crate::manifest::{Example, Protocol, SandboxMode};
 use crate::register::{self, ScriptSpec};
-use crate::toolbox::{Actor, Toolbox};
+use crate::toolbox::Actor;
 use anyhow::Result;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -225,13 +225,12 @@ impl crate::runner::script::Host for StderrHost {
 }
 
 /// `toolsmith register NAME --code FILE ...`.
-pub fn register(tb: Toolbox, args: &RegisterArgs, as_json: bool) -> Result<i32> {
+pub fn register(app: crate::app::App, args: &RegisterArgs, as_json: bool) -> Result<i32> {
     let spec = spec_of(args)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let app = crate::app::App::new(tb);
     let progress = |_: f64, _: f64, m: String| eprintln!("{m}");
     let actor = Actor::from(super::CLI_ACTOR);
     let out = rt.block_on(register::register(

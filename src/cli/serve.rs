@@ -2,6 +2,7 @@
 //! start-up of the server.
 
 use super::output::UserError;
+use crate::config::Config;
 use crate::error::Hint;
 use crate::toolbox::Toolbox;
 use anyhow::Result;
@@ -51,7 +52,7 @@ pub struct ServeArgs {
 }
 
 /// `toolsmith serve`.
-pub(super) fn serve(tb: Toolbox, args: ServeArgs) -> Result<i32> {
+pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result<i32> {
     let exposure = match args.expose {
         super::Exposure::All => crate::mcp::Exposure::All,
         super::Exposure::Pinned => crate::mcp::Exposure::Pinned,
@@ -80,9 +81,13 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs) -> Result<i32> {
         // The index builds in the background so `initialize` is answered at once; the
         // start-up line follows as soon as the tool count is known, then WASM modules are
         // loaded from the compiled-code cache so a first call only instantiates.
-        let app = crate::app::App::new_deferred(tb);
+        crate::runner::sandbox::log_status(&config.sandbox);
+        let app = crate::app::App::new_deferred(tb, config);
+        // A server keeps spares for its script tools; one-shot commands do not.
+        app.scripts().spares.set_enabled(true);
         let root = app.toolbox.root().to_path_buf();
         let shared = crate::mcp::start(app, exposure)?;
+        let stop = Arc::clone(&shared);
         let transport = match &http {
             Some(o) => format!("streamable HTTP at http://{}/mcp", o.addr),
             None => "stdio".to_string(),
@@ -106,10 +111,12 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs) -> Result<i32> {
                 tracing::warn!(error = %e, "cannot prepare the history memo; tool_history reads history when called");
             }
         });
-        match http {
+        let served = match http {
             Some(o) => crate::mcp::http::serve(shared, o).await,
             None => crate::mcp::serve_stdio(shared).await,
-        }
+        };
+        stop.app.scripts().stop_all();
+        served
     })?;
     Ok(0)
 }

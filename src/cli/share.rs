@@ -2,6 +2,7 @@
 
 use super::CLI_ACTOR;
 use super::output::{self, UserError};
+use crate::config::Config;
 use crate::error::Hint;
 use crate::share::{self, ImportRequest, ShareError};
 use crate::toolbox::Toolbox;
@@ -67,12 +68,13 @@ pub struct ExportArgs {
     pub oci: Option<String>,
 }
 
-pub fn import(tb: &Toolbox, a: &ImportArgs, json: bool) -> Result<i32> {
+pub fn import(tb: &Toolbox, a: &ImportArgs, config: &Config, json: bool) -> Result<i32> {
     let req = ImportRequest {
         source: a.source.clone(),
         reference: a.reference.clone(),
         path: a.path.clone(),
         name: a.name.clone(),
+        gist_base: config.gist_base.clone(),
     };
     let o = share::import_tool(tb, &req, CLI_ACTOR).map_err(UserError::from)?;
     if json {
@@ -100,9 +102,16 @@ pub fn import(tb: &Toolbox, a: &ImportArgs, json: bool) -> Result<i32> {
     Ok(0)
 }
 
-pub fn update(tb: &Toolbox, a: &UpdateArgs, json: bool) -> Result<i32> {
-    let o = share::update_tool(tb, &a.name, a.apply, a.commit.as_deref(), CLI_ACTOR)
-        .map_err(UserError::from)?;
+pub fn update(tb: &Toolbox, a: &UpdateArgs, config: &Config, json: bool) -> Result<i32> {
+    let o = share::update_tool(
+        tb,
+        &a.name,
+        a.apply,
+        a.commit.as_deref(),
+        CLI_ACTOR,
+        config.gist_base.as_deref(),
+    )
+    .map_err(UserError::from)?;
     if json {
         output::json(&serde_json::to_value(&o)?);
         return Ok(0);

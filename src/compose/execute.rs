@@ -261,9 +261,10 @@ pub async fn run(
         max_calls: max_calls.unwrap_or(MAX_CALLS).min(MAX_CALLS),
         depth: 0,
     };
-    let output =
-        crate::runner::call_script(scratch.path(), &tool, &json!({ "args": args }), &counting)
-            .await?;
+    let output = app
+        .scripts()
+        .call(scratch.path(), &tool, &json!({ "args": args }), &counting)
+        .await?;
     Ok(Executed {
         output,
         tool_calls: calls.load(Ordering::SeqCst),

@@ -298,24 +298,9 @@ fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// Whether a process with this pid exists.
+/// Whether a process with this pid exists (`platform::process_alive`).
 pub fn process_alive(pid: u32) -> bool {
-    let Ok(pid) = i32::try_from(pid) else {
-        return false;
-    };
-    if pid <= 0 {
-        return false;
-    }
-    #[cfg(unix)]
-    {
-        // SAFETY: kill(2) with signal 0 only checks for existence and permission.
-        let r = unsafe { libc::kill(pid, 0) };
-        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-    }
-    #[cfg(not(unix))]
-    {
-        true
-    }
+    crate::platform::process_alive(pid)
 }
 
 /// The start time of a process (field 22 of `/proc/<pid>/stat`), where `/proc` exists.

@@ -375,6 +375,34 @@ impl Network {
     }
 }
 
+/// What a registration (`register_script`) or a build (`build_tool`) may declare of a tool
+/// beside its code, one definition for both: its schemas, annotations, limits and capabilities.
+/// Each left out is the default (or, for an existing tool's build, what it had).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct Declared {
+    #[serde(default)]
+    pub input_schema: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub output_schema: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub annotations: Option<Annotations>,
+    #[serde(default)]
+    pub limits: Option<Limits>,
+    #[serde(default)]
+    pub capabilities: Option<Capabilities>,
+}
+
+impl Declared {
+    /// Whether anything is declared.
+    pub fn any(&self) -> bool {
+        self.input_schema.is_some()
+            || self.output_schema.is_some()
+            || self.annotations.is_some()
+            || self.limits.is_some()
+            || self.capabilities.is_some()
+    }
+}
+
 /// One example: input → expected output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Example {

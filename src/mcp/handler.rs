@@ -462,7 +462,11 @@ impl ServerHandler for Server {
         }
         let args = request.arguments.unwrap_or_default();
         let arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
-        let guide = guide::render_for(&self.shared.app.index(), &self.shared.app.toolbox);
+        let guide = guide::render_for(
+            &self.shared.app.index(),
+            &self.shared.app.toolbox,
+            &self.shared.app.config().sandbox,
+        );
         let text = match request.name.as_str() {
             "create_tool" => {
                 let purpose = arg("purpose")

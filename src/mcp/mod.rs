@@ -95,12 +95,13 @@ impl Server {
 /// Build the shared state and start the watcher.
 pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
     let generation = app.generation();
+    let fixtures = app.config().conformance_fixtures;
     let shared = Arc::new(Shared {
         app,
         hub: Hub::default(),
         exposure,
         announced: generation.into(),
-        fixtures: fixtures::enabled(),
+        fixtures,
         poke: tokio::sync::Notify::new(),
         tasks: rmcp::task_manager::TaskManager::new(),
         partial_list: false.into(),

@@ -7,10 +7,12 @@
 
 use super::stubs::Stub;
 use super::{RunError, sandbox};
+use crate::config::{Config, SandboxConfig};
 use crate::deps;
 use crate::error::Hint;
 use crate::index::Tool;
 use crate::manifest::SandboxMode;
+use crate::platform::ProcessTree;
 use std::ffi::OsString;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -28,15 +30,17 @@ pub fn toolbox_root(dir: &Path) -> Option<PathBuf> {
         .then(|| tools.parent().map(Path::to_path_buf))?
 }
 
-/// Where dependency environments and memory live for a tool directory.
-fn state_root(dir: &Path) -> PathBuf {
-    toolbox_root(dir).unwrap_or_else(crate::platform::cache_root)
+/// Where dependency environments and memory live for a tool directory (outside a toolbox:
+/// the cache directory).
+fn state_root(dir: &Path, config: &Config) -> PathBuf {
+    toolbox_root(dir).unwrap_or_else(|| config.cache_dir.clone())
 }
 
 /// A started script process with what must outlive it: its scratch directory and cgroup.
-/// Dropping it kills the whole process group (and the cgroup's processes).
+/// Dropping it kills the whole process tree (group or job; and the cgroup's processes).
 pub(crate) struct Launched {
-    pub child: tokio::process::Child,
+    /// The process and everything it starts (`platform::ProcessTree`).
+    pub child: ProcessTree,
     pub pid: Option<u32>,
     #[allow(dead_code)] // kept alive (and removed on drop) as long as the process runs
     pub scratch: tempfile::TempDir,
@@ -48,22 +52,9 @@ pub(crate) struct Launched {
 
 impl Drop for Launched {
     fn drop(&mut self) {
-        kill_group(self.pid);
+        // Also when the leader was waited for: what it left in its group or job goes too.
+        self.child.kill();
     }
-}
-
-pub(crate) fn kill_group(pid: Option<u32>) {
-    #[cfg(unix)]
-    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-        // SAFETY: kill(2) with a negative pid signals the process group the child leads
-        // (created with process_group(0)); it has no memory-safety preconditions.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
-    // Windows: the child is killed on drop (`kill_on_drop`); see docs/sandbox.md.
-    #[cfg(not(unix))]
-    let _ = pid;
 }
 
 /// How a tool's process is set up: everything but the per-process scratch directory.
@@ -84,6 +75,8 @@ pub(crate) struct Recipe {
     pub read: Vec<String>,
     pub write: Vec<String>,
     pub roots: Vec<PathBuf>,
+    /// The sandbox settings of this process (not part of the key: they do not change).
+    pub sandbox: SandboxConfig,
     pub memory_mb: u64,
     pub is_node: bool,
     /// How a spare of this recipe waits for its call; None: only direct starts.
@@ -93,7 +86,12 @@ pub(crate) struct Recipe {
 impl Recipe {
     /// The recipe of `tool` living in `dir`: interpreter (the tool's venv python when it has
     /// pip dependencies), its dependencies installed, environment, sandbox spec, limits.
-    pub async fn new(dir: &Path, tool: &Tool, worker: bool) -> Result<Recipe, RunError> {
+    pub async fn new(
+        dir: &Path,
+        tool: &Tool,
+        worker: bool,
+        config: &Config,
+    ) -> Result<Recipe, RunError> {
         let m = &tool.manifest;
         let name = m.name.clone();
         let start_err = |message: String| RunError::Start {
@@ -103,12 +101,14 @@ impl Recipe {
         let mut interp = m.interpreter().ok_or_else(|| {
             start_err("no interpreter: set run.language or run.interpreter".into())
         })?;
-        let env = deps::ensure(&state_root(dir), m, dir).await.map_err(|e| {
-            start_err(format!(
-                "its dependencies could not be installed: {e}{}",
-                e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default()
-            ))
-        })?;
+        let env = deps::ensure(&state_root(dir, config), m, dir)
+            .await
+            .map_err(|e| {
+                start_err(format!(
+                    "its dependencies could not be installed: {e}{}",
+                    e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default()
+                ))
+            })?;
         if let Some(py) = &env.python
             && m.run.language.as_deref() == Some("python")
             && m.run.interpreter.is_none()
@@ -164,7 +164,8 @@ impl Recipe {
             visible,
             read: m.capabilities.read.clone(),
             write: m.capabilities.write.clone(),
-            roots: super::allowed_roots(),
+            roots: config.roots.clone(),
+            sandbox: config.sandbox.clone(),
             memory_mb: m.limits.memory_mb(),
             is_node,
             stub,
@@ -212,7 +213,7 @@ impl Recipe {
                 .ok()
                 .hash(&mut h);
         }
-        sandbox::choose(self.mode)
+        sandbox::choose(self.mode, &self.sandbox)
             .map(|m| m.as_str())
             .unwrap_or("refused")
             .hash(&mut h);
@@ -237,7 +238,7 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
         None => None,
         Some(domains) => {
             let unix = matches!(
-                sandbox::choose(r.mode),
+                sandbox::choose(r.mode, &r.sandbox),
                 Ok(sandbox::Mechanism::Bubblewrap) | Ok(sandbox::Mechanism::Landlock)
             );
             Some(
@@ -259,6 +260,7 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
         read: &r.read,
         write: &r.write,
         roots: &r.roots,
+        config: &r.sandbox,
     };
     // The interpreter's prefix is granted from the interpreter itself, whatever runs first.
     let direct = || {
@@ -296,21 +298,19 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
         .env("TMPDIR", scratch.path());
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    cmd.process_group(0);
-    let cgroup = sandbox::PidsCgroup::new(sandbox::MAX_TASKS);
+        .stderr(Stdio::piped());
+    let cgroup = sandbox::PidsCgroup::new(sandbox::MAX_TASKS, &r.sandbox);
     let mechanism = prepared.mechanism;
     let program = prepared.argv[0].clone();
     sandbox::ChildLimits::new(r.memory_mb, r.is_node, cgroup.as_ref()).apply(&mut cmd, prepared);
-    let child = cmd.spawn().map_err(|e| {
+    // Its own process group (Unix) or job object (Windows), killed on drop; spawning drops
+    // `cmd`, which closes the descriptors prepared for the child.
+    let child = ProcessTree::spawn(cmd).map_err(|e| {
         start_err(format!(
             "cannot run {program:?} (sandbox: {}): {e}",
             mechanism.as_str()
         ))
     })?;
-    drop(cmd); // closes the descriptors prepared for the child
     let pid = child.id();
     Ok(Launched {
         child,

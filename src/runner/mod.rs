@@ -17,25 +17,58 @@ mod stubs;
 pub mod wasm;
 pub mod worker;
 
+use crate::config::Config;
 use crate::index::Tool;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use thiserror::Error;
 
-/// Run a script tool: in its warm worker when it has one, else in a fresh process.
-pub async fn call_script(
-    dir: &Path,
-    tool: &Tool,
-    args: &Value,
-    host: &dyn host::Host,
-) -> Result<CallOutput, RunError> {
-    let m = &tool.manifest;
-    // Only a stored tool gets a worker (not a staged copy checking its examples).
-    let stored = dir.file_name().is_some_and(|f| f == m.name.as_str());
-    if m.run.worker && m.protocol() == crate::manifest::Protocol::Jsonrpc && stored {
-        return worker::call(dir, tool, args, host).await;
+/// What runs script tools for an `App`: the configuration and the processes kept between
+/// calls (warm workers, spares), stopped when it is dropped.
+pub struct Scripts {
+    config: Arc<Config>,
+    /// Warm workers (`run.worker = true`).
+    pub workers: worker::Pool,
+    /// Pre-started processes of a server's script tools.
+    pub spares: spare::Pool,
+}
+
+impl Scripts {
+    pub fn new(config: Arc<Config>) -> Scripts {
+        Scripts {
+            workers: worker::Pool::new(config.max_workers),
+            spares: spare::Pool::new(config.spares, config.max_spares),
+            config,
+        }
     }
-    script::call_fresh(dir, tool, args, host).await
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Run a script tool: in its warm worker when it has one, else in a fresh process.
+    pub async fn call(
+        &self,
+        dir: &Path,
+        tool: &Tool,
+        args: &Value,
+        host: &dyn host::Host,
+    ) -> Result<CallOutput, RunError> {
+        let m = &tool.manifest;
+        // Only a stored tool gets a worker (not a staged copy checking its examples).
+        let stored = dir.file_name().is_some_and(|f| f == m.name.as_str());
+        if m.run.worker && m.protocol() == crate::manifest::Protocol::Jsonrpc && stored {
+            return self.workers.call(&self.config, dir, tool, args, host).await;
+        }
+        script::call_fresh(self, dir, tool, args, host).await
+    }
+
+    /// Stop every warm worker and spare (shutdown; tests).
+    pub fn stop_all(&self) {
+        self.workers.stop_all();
+        self.spares.stop_all();
+    }
 }
 
 /// What a tool call produced.
@@ -180,17 +213,6 @@ impl crate::error::Hint for RunError {
             RunError::WrongKind { .. } | RunError::Cancelled { .. } => return None,
         })
     }
-}
-
-/// Directories tools may be granted access to (`TOOLSMITH_ROOTS`, colon-separated).
-pub fn allowed_roots() -> Vec<PathBuf> {
-    std::env::var_os("TOOLSMITH_ROOTS")
-        .map(|v| {
-            std::env::split_paths(&v)
-                .filter(|p| p.is_absolute())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Check that a declared path lies inside one of the allowed roots (after resolving `..`

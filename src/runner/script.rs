@@ -18,11 +18,12 @@ pub use super::host::{Host, NoHost};
 use super::outcome::{Outcome, exit_code, finish, speaks_jsonrpc};
 use super::session::{Session, request_line};
 
-use super::launch::kill_group;
 pub use super::launch::toolbox_root;
+use crate::platform::ProcessTree;
 
 /// Run a script tool once, in a fresh process.
-pub async fn call_fresh(
+pub(crate) async fn call_fresh(
+    scripts: &super::Scripts,
     dir: &Path,
     tool: &Tool,
     args: &Value,
@@ -31,13 +32,13 @@ pub async fn call_fresh(
     let m = &tool.manifest;
     let name = m.name.clone();
     let t0 = std::time::Instant::now();
-    let recipe = super::launch::Recipe::new(dir, tool, false).await?;
+    let recipe = super::launch::Recipe::new(dir, tool, false, scripts.config()).await?;
     let t_recipe = t0.elapsed();
     let timeout = Duration::from_millis(m.limits.timeout_ms());
     let started = std::time::Instant::now();
     // The time limit counts from the call: waiting for a spare still starting is part of it.
     let (mut launched, go_pending) =
-        match tokio::time::timeout(timeout, super::spare::acquire(dir, &recipe)).await {
+        match tokio::time::timeout(timeout, scripts.spares.acquire(dir, &recipe)).await {
             Ok(l) => l?,
             Err(_) => {
                 return Err(RunError::Timeout {
@@ -50,12 +51,11 @@ pub async fn call_fresh(
     // execute_code's throwaway directory).
     let stored =
         dir.file_name().is_some_and(|f| f == m.name.as_str()) && toolbox_root(dir).is_some();
-    let pid = launched.pid;
     let child = &mut launched.child;
 
     let cap = m.limits.output_bytes() as usize;
     let timeout = timeout.saturating_sub(started.elapsed());
-    let stderr = child.stderr.take().expect("stderr is piped");
+    let stderr = child.stderr().take().expect("stderr is piped");
     let (stderr_done, done) = tokio::sync::oneshot::channel();
     let stderr_task = tokio::spawn(read_stderr(stderr, cap, done));
     let memory = toolbox_root(dir).map(|r| crate::memory::Memory::for_toolbox(&r));
@@ -70,13 +70,13 @@ pub async fn call_fresh(
         match m.protocol() {
             Protocol::Plain => run_plain(child, args, cap, go_pending).await,
             Protocol::Jsonrpc => {
-                let mut stdin = child.stdin.take().expect("stdin is piped");
+                let mut stdin = child.stdin().take().expect("stdin is piped");
                 // A failed write means the script exited at once; its exit status tells why.
                 let _ = stdin
-                    .write_all(request_line(tool, 0, args).as_bytes())
+                    .write_all(request_line(tool, 0, args, &recipe.roots).as_bytes())
                     .await;
                 tool_started(child, go_pending).await?;
-                let stdout = child.stdout.take().expect("stdout is piped");
+                let stdout = child.stdout().take().expect("stdout is piped");
                 let mut reader = BufReader::new(stdout);
                 match session.exchange(&mut stdin, &mut reader, 0).await {
                     Err(Outcome::Eof) => {
@@ -105,13 +105,13 @@ pub async fn call_fresh(
     let outcome = tokio::time::timeout(timeout, work).await;
     let t_work = t0.elapsed();
     // Whatever happened, no process of this call outlives it.
-    kill_group(pid);
+    launched.child.kill();
     if let Some(cg) = &launched.cgroup {
         cg.signal_all();
     }
     let t_reap = t0.elapsed();
     if stored {
-        super::spare::refill(dir, &recipe);
+        scripts.spares.refill(dir, &recipe);
     }
     tracing::debug!(
         tool = %name,
@@ -255,10 +255,7 @@ impl Capped {
 
 /// With a spare's "g" still to come (its input was written right behind the entry line):
 /// read it; when the process ended before starting the tool, its exit status.
-async fn tool_started(
-    child: &mut tokio::process::Child,
-    go_pending: Option<bool>,
-) -> Result<(), Outcome> {
+async fn tool_started(child: &mut ProcessTree, go_pending: Option<bool>) -> Result<(), Outcome> {
     let Some(ready) = go_pending else {
         return Ok(());
     };
@@ -277,19 +274,19 @@ async fn tool_started(
 }
 
 async fn run_plain(
-    child: &mut tokio::process::Child,
+    child: &mut ProcessTree,
     args: &Value,
     cap: usize,
     go_pending: Option<bool>,
 ) -> Result<CallOutput, Outcome> {
-    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let mut stdin = child.stdin().take().expect("stdin is piped");
     let input = args.to_string();
     let writer = tokio::spawn(async move {
         let _ = stdin.write_all(input.as_bytes()).await;
         let _ = stdin.shutdown().await;
     });
     tool_started(child, go_pending).await?;
-    let stdout = child.stdout.take().expect("stdout is piped");
+    let stdout = child.stdout().take().expect("stdout is piped");
     let (out, overflow) = read_capped(stdout, cap).await;
     let _ = writer.await;
     if overflow {

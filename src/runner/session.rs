@@ -8,14 +8,15 @@ use super::outcome::Outcome;
 use crate::error::{HostCode, HostError};
 use crate::index::Tool;
 use serde_json::{Value, json};
+use std::path::PathBuf;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The JSON-RPC request that carries one call.
-pub(crate) fn request_line(tool: &Tool, id: u64, args: &Value) -> String {
+pub(crate) fn request_line(tool: &Tool, id: u64, args: &Value, roots: &[PathBuf]) -> String {
     let m = &tool.manifest;
     let mut line = json!({
         "jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": {"arguments": args, "context": {"tool": m.name, "roots": super::allowed_roots(), "capabilities": m.capabilities}},
+        "params": {"arguments": args, "context": {"tool": m.name, "roots": roots, "capabilities": m.capabilities}},
     })
     .to_string();
     line.push('\n');

@@ -17,7 +17,7 @@
 //! same user, outside a sandbox) could forge entries, but could equally replace the toolsmith
 //! binary. Without a key file (no data dir, unwritable), nothing is cached on disk.
 
-use super::{CallOutput, RunError, allowed_roots, inside_roots};
+use super::{CallOutput, RunError, inside_roots};
 use crate::hashing;
 use crate::index::Tool;
 use serde_json::Value;
@@ -102,6 +102,8 @@ pub struct WasmRunner {
     linker: Arc<Linker<Ctx>>,
     loaded: Arc<Mutex<HashMap<PathBuf, Arc<Loaded>>>>,
     cache_dir: Option<PathBuf>,
+    /// Directories tools may be granted (`Config::roots`).
+    roots: Arc<[PathBuf]>,
     engine_key: String,
     /// The MAC key of disk cache entries; None disables the disk cache.
     cache_key: Option<Arc<[u8; 32]>>,
@@ -164,11 +166,7 @@ fn load_or_create_key(path: &Path) -> Option<[u8; 32]> {
     let tmp = path.with_extension(format!("tmp{}", hex::encode(rnd)));
     {
         use std::io::Write;
-        let mut o = std::fs::OpenOptions::new();
-        o.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-        let mut f = o.open(&tmp).ok()?;
+        let mut f = crate::platform::create_private(&tmp).ok()?;
         f.write_all(&key).and_then(|()| f.sync_all()).ok()?;
     }
     // Whoever links first wins; everyone then reads the winner's key.
@@ -178,8 +176,9 @@ fn load_or_create_key(path: &Path) -> Option<[u8; 32]> {
 }
 
 impl WasmRunner {
-    /// Create the engine (and its epoch ticker thread). `cache_dir` holds compiled modules.
-    pub fn new(cache_dir: Option<PathBuf>) -> Result<WasmRunner, RunError> {
+    /// Create the engine (and its epoch ticker thread). `cache_dir` holds compiled modules;
+    /// declared paths must lie inside `roots`.
+    pub fn new(cache_dir: Option<PathBuf>, roots: Vec<PathBuf>) -> Result<WasmRunner, RunError> {
         let start = |message: String| RunError::Start {
             tool: "(wasm engine)".into(),
             message,
@@ -229,14 +228,10 @@ impl WasmRunner {
             linker: Arc::new(linker),
             loaded: Arc::default(),
             cache_dir: cache_dir.filter(|_| cache_key.is_some()),
+            roots: roots.into(),
             engine_key,
             cache_key,
         })
-    }
-
-    /// The default cache directory for compiled modules (outside any git repository).
-    pub fn default_cache_dir() -> Option<PathBuf> {
-        Some(crate::platform::cache_root().join("wasm"))
     }
 
     /// Verify and load the module of a tool, using the in-memory and on-disk caches.
@@ -376,14 +371,13 @@ impl WasmRunner {
         for (var, v) in tool.secrets.vars() {
             b.env(var, v);
         }
-        let roots = allowed_roots();
         for (paths, perms) in [
             (&m.capabilities.read, FsPerms::ReadOnly),
             (&m.capabilities.write, FsPerms::ReadWrite),
         ] {
             for p in paths {
                 let path = Path::new(p);
-                if !inside_roots(path, &roots) {
+                if !inside_roots(path, &self.roots) {
                     return Err(RunError::Denied {
                         tool: name,
                         what: format!("the path {p}"),

@@ -6,25 +6,25 @@
 //! worker is restarted when it crashed, timed out, broke the protocol or was interrupted, and
 //! replaced when the tool's files change (size and mtime of tool.toml, the entry and the
 //! lockfiles). At most `TOOLSMITH_MAX_WORKERS` (default 8) live at once; the least recently
-//! used idle one is stopped to make room.
+//! used idle one is stopped to make room. The workers live in a `Pool` an `App` owns (through
+//! `runner::Scripts`); dropping it stops them.
 
 use super::host::Host;
 use super::launch::{Launched, toolbox_root};
 use super::outcome::{Outcome, exit_code, finish};
 use super::session::{Session, request_line};
 use super::{CallOutput, RunError};
+use crate::config::Config;
 use crate::index::Tool;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-/// Default bound on live workers.
-pub const DEFAULT_MAX_WORKERS: usize = 8;
 /// Stderr lines kept between calls.
 const STDERR_LINES: usize = 10_000;
 
@@ -97,26 +97,23 @@ struct Slot {
     last_used: AtomicU64,
 }
 
-#[derive(Default)]
-struct Pool {
+/// The warm workers of one `App`, one per tool directory, at most `max` at once.
+pub struct Pool {
     slots: Mutex<HashMap<PathBuf, Arc<Slot>>>,
     clock: AtomicU64,
-}
-
-fn pool() -> &'static Pool {
-    static POOL: OnceLock<Pool> = OnceLock::new();
-    POOL.get_or_init(Pool::default)
-}
-
-fn max_workers() -> usize {
-    std::env::var("TOOLSMITH_MAX_WORKERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(DEFAULT_MAX_WORKERS)
+    max: usize,
 }
 
 impl Pool {
+    /// An empty pool keeping at most `max` workers (`Config::max_workers`).
+    pub fn new(max: usize) -> Pool {
+        Pool {
+            slots: Mutex::default(),
+            clock: AtomicU64::new(0),
+            max: max.max(1),
+        }
+    }
+
     /// The slot of a tool directory, making room (stopping the least recently used idle
     /// worker) when the pool is full.
     fn slot(&self, dir: &Path) -> Arc<Slot> {
@@ -126,7 +123,7 @@ impl Pool {
             s.last_used.store(now, Ordering::Relaxed);
             return Arc::clone(s);
         }
-        while slots.len() >= max_workers() {
+        while slots.len() >= self.max {
             let victim = slots
                 .iter()
                 .filter(|(_, s)| s.worker.try_lock().is_ok())
@@ -150,35 +147,35 @@ impl Pool {
         slots.insert(dir.to_path_buf(), Arc::clone(&s));
         s
     }
+
+    /// How many workers are alive (for tests and stats).
+    pub fn live(&self) -> usize {
+        let slots: Vec<Arc<Slot>> = self
+            .slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        slots
+            .iter()
+            .filter(|s| s.worker.try_lock().map(|w| w.is_some()).unwrap_or(true))
+            .count()
+    }
+
+    /// Stop every worker (tests; shutdown).
+    pub fn stop_all(&self) {
+        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        slots.clear();
+    }
 }
 
-/// How many workers are alive (for tests and stats).
-pub fn live_workers() -> usize {
-    let slots: Vec<Arc<Slot>> = pool()
-        .slots
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .values()
-        .cloned()
-        .collect();
-    slots
-        .iter()
-        .filter(|s| s.worker.try_lock().map(|w| w.is_some()).unwrap_or(true))
-        .count()
-}
-
-/// Stop every worker (tests; shutdown).
-pub fn stop_all() {
-    let mut slots = pool().slots.lock().unwrap_or_else(|p| p.into_inner());
-    slots.clear();
-}
-
-async fn start(dir: &Path, tool: &Tool) -> Result<Worker, RunError> {
-    let recipe = super::launch::Recipe::new(dir, tool, true).await?;
+async fn start(config: &Config, dir: &Path, tool: &Tool) -> Result<Worker, RunError> {
+    let recipe = super::launch::Recipe::new(dir, tool, true, config).await?;
     let mut launched = super::launch::spawn(&recipe, false)?;
-    let stdin = launched.child.stdin.take().expect("stdin is piped");
-    let stdout = BufReader::new(launched.child.stdout.take().expect("stdout is piped"));
-    let stderr = launched.child.stderr.take().expect("stderr is piped");
+    let stdin = launched.child.stdin().take().expect("stdin is piped");
+    let stdout = BufReader::new(launched.child.stdout().take().expect("stdout is piped"));
+    let stderr = launched.child.stderr().take().expect("stderr is piped");
     let (tx, rx) = mpsc::channel(STDERR_LINES);
     let name = tool.manifest.name.clone();
     tokio::spawn(async move {
@@ -201,94 +198,98 @@ async fn start(dir: &Path, tool: &Tool) -> Result<Worker, RunError> {
     })
 }
 
-/// Call a tool through its warm worker, starting (or restarting) it as needed.
-pub async fn call(
-    dir: &Path,
-    tool: &Tool,
-    args: &Value,
-    host: &dyn Host,
-) -> Result<CallOutput, RunError> {
-    let m = &tool.manifest;
-    let slot = pool().slot(dir);
-    let mut guard = slot.worker.lock().await;
-    let current = stamp(dir, tool);
-    if let Some(w) = guard.as_mut() {
-        let reason = if w.busy {
-            Some("a previous call was interrupted")
-        } else if w.stamp != current {
-            Some("the tool changed")
-        } else if !w.alive() {
-            Some("it exited")
-        } else {
-            None
-        };
-        if let Some(reason) = reason {
-            tracing::info!(tool = %m.name, reason, "replacing the warm worker");
-            *guard = None;
-        }
-    }
-    if guard.is_none() {
-        *guard = Some(start(dir, tool).await?);
-    }
-    let w = guard.as_mut().expect("a worker was just started");
-    let id = w.next_id;
-    w.next_id += 1;
-    w.busy = true;
-    let memory = toolbox_root(dir).map(|r| crate::memory::Memory::for_toolbox(&r));
-    let session = Session {
-        tool: &m.name,
-        memory: memory.as_ref(),
-        host,
-        cap: m.limits.output_bytes() as usize,
-    };
-    let line = request_line(tool, id, args);
-    let work = async {
-        w.stdin
-            .write_all(line.as_bytes())
-            .await
-            .map_err(|_| Outcome::Eof)?;
-        session.exchange(&mut w.stdin, &mut w.stdout, id).await
-    };
-    let outcome =
-        match tokio::time::timeout(Duration::from_millis(m.limits.timeout_ms()), work).await {
-            Err(_) => Err(Outcome::Timeout),
-            Ok(r) => r,
-        };
-    w.busy = false;
-    // Stderr written during the call: give its lines a moment to arrive when the call failed.
-    if outcome.is_err() {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let mut lines = w.drain_stderr();
-    let outcome = match outcome {
-        Err(Outcome::Eof) => {
-            // The worker died during the call: report how, and start afresh next time.
-            let status =
-                tokio::time::timeout(Duration::from_secs(2), w.launched.child.wait()).await;
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            lines.extend(w.drain_stderr());
-            match status {
-                Ok(Ok(s)) => Err(Outcome::Exited(exit_code(s))),
-                _ => Err(Outcome::Eof),
+impl Pool {
+    /// Call a tool through its warm worker, starting (or restarting) it as needed.
+    pub async fn call(
+        &self,
+        config: &Config,
+        dir: &Path,
+        tool: &Tool,
+        args: &Value,
+        host: &dyn Host,
+    ) -> Result<CallOutput, RunError> {
+        let m = &tool.manifest;
+        let slot = self.slot(dir);
+        let mut guard = slot.worker.lock().await;
+        let current = stamp(dir, tool);
+        if let Some(w) = guard.as_mut() {
+            let reason = if w.busy {
+                Some("a previous call was interrupted")
+            } else if w.stamp != current {
+                Some("the tool changed")
+            } else if !w.alive() {
+                Some("it exited")
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                tracing::info!(tool = %m.name, reason, "replacing the warm worker");
+                *guard = None;
             }
         }
-        other => other,
-    };
-    let keep = matches!(outcome, Ok(_) | Err(Outcome::ToolError(..)));
-    if !keep {
-        *guard = None; // killed on drop; the next call starts a new worker
+        if guard.is_none() {
+            *guard = Some(start(config, dir, tool).await?);
+        }
+        let w = guard.as_mut().expect("a worker was just started");
+        let id = w.next_id;
+        w.next_id += 1;
+        w.busy = true;
+        let memory = toolbox_root(dir).map(|r| crate::memory::Memory::for_toolbox(&r));
+        let session = Session {
+            tool: &m.name,
+            memory: memory.as_ref(),
+            host,
+            cap: m.limits.output_bytes() as usize,
+        };
+        let line = request_line(tool, id, args, &config.roots);
+        let work = async {
+            w.stdin
+                .write_all(line.as_bytes())
+                .await
+                .map_err(|_| Outcome::Eof)?;
+            session.exchange(&mut w.stdin, &mut w.stdout, id).await
+        };
+        let outcome =
+            match tokio::time::timeout(Duration::from_millis(m.limits.timeout_ms()), work).await {
+                Err(_) => Err(Outcome::Timeout),
+                Ok(r) => r,
+            };
+        w.busy = false;
+        // Stderr written during the call: give its lines a moment to arrive when the call failed.
+        if outcome.is_err() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let mut lines = w.drain_stderr();
+        let outcome = match outcome {
+            Err(Outcome::Eof) => {
+                // The worker died during the call: report how, and start afresh next time.
+                let status =
+                    tokio::time::timeout(Duration::from_secs(2), w.launched.child.wait()).await;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                lines.extend(w.drain_stderr());
+                match status {
+                    Ok(Ok(s)) => Err(Outcome::Exited(exit_code(s))),
+                    _ => Err(Outcome::Eof),
+                }
+            }
+            other => other,
+        };
+        let keep = matches!(outcome, Ok(_) | Err(Outcome::ToolError(..)));
+        if !keep {
+            *guard = None; // killed on drop; the next call starts a new worker
+        }
+        drop(guard);
+        let text = lines.join("\n");
+        let bytes = text.as_bytes().to_vec();
+        finish(m, outcome, &bytes, text.trim(), false, host).map_err(|e| match e {
+            RunError::Failed { tool, code, stderr } => RunError::Failed {
+                tool,
+                code,
+                stderr: format!(
+                    "the warm worker exited during the call (it restarts on the next call). {stderr}"
+                ),
+            },
+            other => other,
+        })
     }
-    drop(guard);
-    let text = lines.join("\n");
-    let bytes = text.as_bytes().to_vec();
-    finish(m, outcome, &bytes, text.trim(), false, host).map_err(|e| match e {
-        RunError::Failed { tool, code, stderr } => RunError::Failed {
-            tool,
-            code,
-            stderr: format!(
-                "the warm worker exited during the call (it restarts on the next call). {stderr}"
-            ),
-        },
-        other => other,
-    })
 }

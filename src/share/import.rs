@@ -28,6 +28,8 @@ pub struct ImportRequest {
     pub path: Option<String>,
     /// Import under this name instead (only when one tool is imported).
     pub name: Option<String>,
+    /// Where Gists live (`Config::gist_base`); None: https://gist.github.com.
+    pub gist_base: Option<String>,
 }
 
 /// One imported tool.
@@ -65,13 +67,13 @@ pub struct Refused {
     pub hint: Option<String>,
 }
 
-/// Map a source to (git URL, is it a Gist).
-pub fn resolve_source(source: &str) -> (String, bool) {
-    let base = std::env::var("TOOLSMITH_GIST_BASE")
-        .ok()
-        .filter(|b| !b.is_empty())
-        .unwrap_or_else(|| DEFAULT_GIST_BASE.to_string());
-    let base = base.trim_end_matches('/').to_string();
+/// Map a source to (git URL, is it a Gist), Gists living at `gist_base` (default
+/// `DEFAULT_GIST_BASE`).
+pub fn resolve_source(source: &str, gist_base: Option<&str>) -> (String, bool) {
+    let base = gist_base
+        .unwrap_or(DEFAULT_GIST_BASE)
+        .trim_end_matches('/')
+        .to_string();
     let gist = |id: &str| (format!("{base}/{}.git", id.trim_end_matches(".git")), true);
     let s = source.trim();
     if let Some(id) = s.strip_prefix("gist:") {
@@ -394,7 +396,7 @@ pub fn import_tool(
     if super::oci::is_oci(&req.source) {
         return import_oci(tb, req, actor);
     }
-    let (url, gist) = resolve_source(&req.source);
+    let (url, gist) = resolve_source(&req.source, req.gist_base.as_deref());
     let base = clean_path(req.path.as_deref().unwrap_or(""))?;
     let fetched = fetch(&url, req.reference.as_deref())?;
     let dirs = discover(&fetched, &base, gist)?;

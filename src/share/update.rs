@@ -81,10 +81,14 @@ struct Source {
     original: Vec<(Option<String>, Vec<FileAt>)>,
 }
 
-fn from_git(tools: &[(String, Option<String>)], origin: &Origin) -> Result<Source, ShareError> {
+fn from_git(
+    tools: &[(String, Option<String>)],
+    origin: &Origin,
+    gist_base: Option<&str>,
+) -> Result<Source, ShareError> {
     let fetched = fetch(&origin.url, origin.reference.as_deref())?;
     let dir = origin.path.clone().unwrap_or_default();
-    let gist = dir.is_empty() && super::resolve_source(&origin.url).1;
+    let gist = dir.is_empty() && super::resolve_source(&origin.url, gist_base).1;
     let new = prepare(
         &fetched,
         &dir,
@@ -269,13 +273,15 @@ fn compare(
 /// Check an imported tool against its origin; with `apply`, update it as one commit. With
 /// `expect_commit`, apply only if the origin is still at that commit (what was reviewed).
 /// A tool made from one script of an Agent Skill with several is checked and updated together
-/// with the skill's other tools here (`skill_tools`), in the same commit.
+/// with the skill's other tools here (`skill_tools`), in the same commit. Gists live at
+/// `gist_base` (`Config::gist_base`; None: https://gist.github.com).
 pub fn update_tool(
     tb: &Toolbox,
     name: &str,
     apply_it: bool,
     expect_commit: Option<&str>,
     actor: impl Into<Actor>,
+    gist_base: Option<&str>,
 ) -> Result<UpdateOutcome, ShareError> {
     let actor: Actor = actor.into();
     let index = Index::build(tb.root());
@@ -313,7 +319,7 @@ pub fn update_tool(
     let source = if super::oci::is_oci(&origin.url) {
         from_oci(&tools, &origin)?
     } else {
-        from_git(&tools, &origin)?
+        from_git(&tools, &origin, gist_base)?
     };
     let gone = |script: &str| ShareError::SkillScriptGone {
         name: name.to_string(),

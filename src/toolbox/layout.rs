@@ -2,7 +2,7 @@
 
 use crate::git::Signature;
 use include_dir::{Dir, include_dir};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The example toolbox, compiled into the binary so a fresh machine can be seeded.
 static STORE_EXAMPLE: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/store-example");
@@ -61,16 +61,6 @@ fn collect(dir: &Dir<'static>, out: &mut Vec<(String, Vec<u8>)>) {
     for d in dir.dirs() {
         collect(d, out);
     }
-}
-
-/// The default toolbox: `$TOOLSMITH_HOME`, else `<data dir>/toolsmith` (XDG on Linux).
-pub fn default_location() -> PathBuf {
-    if let Some(home) = std::env::var_os("TOOLSMITH_HOME").filter(|h| !h.is_empty()) {
-        return PathBuf::from(home);
-    }
-    dirs::data_dir()
-        .unwrap_or_else(|| PathBuf::from("."))
-        .join("toolsmith")
 }
 
 /// The commit identity of the toolbox at `root`, read through gix's configuration each time

@@ -17,7 +17,7 @@ mod write;
 
 pub use apply::Change;
 pub use journal::JOURNAL_FILE;
-pub use layout::{default_location, seed_files};
+pub use layout::seed_files;
 pub use trusted::{ALLOWED_SIGNERS, Provenance, TRUSTED_FILE, Trusted};
 pub use verify::{Drift, SETTINGS_FILE, UncommittedPolicy};
 pub use write::{Actor, FileSpec, WriteOutcome, message, write_files};

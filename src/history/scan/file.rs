@@ -26,7 +26,8 @@ pub(super) fn path(root: &Path) -> PathBuf {
 /// This machine's memo key in the personal directory, created on first use; None when it
 /// cannot be read or made (the memo then lives in memory only).
 fn key() -> Option<[u8; 32]> {
-    let path = crate::personal::default_dir().join(KEY_FILE);
+    // No App reaches here: the process's personal directory (see `config`).
+    let path = crate::config::Config::process().data_dir.join(KEY_FILE);
     if let Some(k) = std::fs::read(&path).ok().and_then(|b| b.try_into().ok()) {
         return Some(k);
     }

@@ -51,7 +51,8 @@ pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResu
             let mut v = json!(out);
             // The sandbox the tool gets on this machine, so the client and the person see it.
             if let Ok(t) = ctx.shared.app.tool(&out.name) {
-                v["sandbox"] = crate::runner::sandbox::describe(&t.manifest);
+                v["sandbox"] =
+                    crate::runner::sandbox::describe(&t.manifest, &ctx.shared.app.config().sandbox);
             }
             json_result(v)
         }

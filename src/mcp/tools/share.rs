@@ -104,6 +104,7 @@ async fn import(ctx: &Ctx, a: ImportArgs) -> Result<CallToolResult, CallToolResu
         reference: a.reference,
         path: a.path,
         name: a.name,
+        gist_base: ctx.shared.app.config().gist_base.clone(),
     };
     let tb = ctx.shared.app.toolbox.clone();
     let actor = ctx.actor.clone();
@@ -120,8 +121,18 @@ async fn update(ctx: &Ctx, a: UpdateArgs) -> Result<CallToolResult, CallToolResu
     let apply = a.apply.unwrap_or(false);
     let tb = ctx.shared.app.toolbox.clone();
     let actor = ctx.actor.clone();
+    let gist_base = ctx.shared.app.config().gist_base.clone();
     let out = blocking(
-        move || share::update_tool(&tb, &a.name, apply, a.commit.as_deref(), &actor),
+        move || {
+            share::update_tool(
+                &tb,
+                &a.name,
+                apply,
+                a.commit.as_deref(),
+                &actor,
+                gist_base.as_deref(),
+            )
+        },
         ShareError::hint,
     )
     .await?;

@@ -14,18 +14,11 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
-/// The bubblewrap binary: `TOOLSMITH_BWRAP`, else `bwrap` on PATH.
-fn program() -> String {
-    std::env::var("TOOLSMITH_BWRAP")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "bwrap".into())
-}
-
-/// Whether bubblewrap works here (checked once per binary path): its path, or why not.
-pub fn status() -> Result<String, String> {
+/// Whether the bubblewrap binary `program` (`SandboxConfig::bwrap`) works here (checked once
+/// per binary path): its path, or why not.
+pub fn status(program: &Path) -> Result<String, String> {
     static CACHE: OnceLock<Mutex<HashMap<String, Result<(), String>>>> = OnceLock::new();
-    let prog = program();
+    let prog = program.to_string_lossy().into_owned();
     let cache = CACHE.get_or_init(Mutex::default);
     if let Some(r) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&prog) {
         return r.clone().map(|()| prog);
@@ -100,8 +93,12 @@ fn seccomp_fd(network: bool) -> Result<OwnedFd, SandboxError> {
 
 /// Wrap `argv` in bwrap for the grants: the command line and the seccomp descriptor the
 /// child must inherit.
-pub fn wrap(argv: Vec<String>, g: &Grants) -> Result<(Vec<String>, OwnedFd), SandboxError> {
-    let prog = status().map_err(SandboxError::Setup)?;
+pub fn wrap(
+    argv: Vec<String>,
+    g: &Grants,
+    program: &Path,
+) -> Result<(Vec<String>, OwnedFd), SandboxError> {
+    let prog = status(program).map_err(SandboxError::Setup)?;
     let fd = seccomp_fd(g.network.inet())?;
     let s = |p: &Path| p.to_string_lossy().into_owned();
     let mut a: Vec<String> = vec![prog];

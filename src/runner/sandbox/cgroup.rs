@@ -17,9 +17,6 @@ pub struct PidsCgroup {
 fn pids_base() -> Option<&'static Path> {
     static BASE: OnceLock<Option<PathBuf>> = OnceLock::new();
     BASE.get_or_init(|| {
-        if std::env::var_os("TOOLSMITH_NO_CGROUP").is_some() {
-            return None;
-        }
         let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
         // v1: "N:pids:/path"; v2: "0::/path" with the pids controller enabled.
         let v1 = own.lines().find_map(|l| {
@@ -74,9 +71,13 @@ fn remove_stale(base: &Path) {
 }
 
 impl PidsCgroup {
-    /// A new cgroup allowing `max` tasks, or None when cgroups are not usable here.
-    pub fn new(max: u64) -> Option<PidsCgroup> {
+    /// A new cgroup allowing `max` tasks, or None when cgroups are not usable here (or the
+    /// configuration says not to make them: `TOOLSMITH_NO_CGROUP`).
+    pub fn new(max: u64, config: &super::SandboxConfig) -> Option<PidsCgroup> {
         static N: AtomicU64 = AtomicU64::new(0);
+        if config.no_cgroup {
+            return None;
+        }
         let base = pids_base()?;
         let dir = base.join(format!(
             "toolsmith-{}-{}",
@@ -136,13 +137,9 @@ impl Drop for PidsCgroup {
     }
 }
 
-/// SIGKILL one process (no-op where there are no signals: no cgroup is ever made there).
+/// SIGKILL one process of the cgroup (`platform::kill_process`).
 fn sigkill(pid: i32) {
-    #[cfg(unix)]
-    // SAFETY: kill(2) has no memory-safety preconditions.
-    unsafe {
-        libc::kill(pid, libc::SIGKILL);
+    if let Ok(pid) = u32::try_from(pid) {
+        crate::platform::kill_process(pid);
     }
-    #[cfg(not(unix))]
-    let _ = pid;
 }

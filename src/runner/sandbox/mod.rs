@@ -11,6 +11,8 @@
 //! With none available, `choose` refuses and says what is missing and how to fix it; only
 //! `--allow-unsandboxed` (or `TOOLSMITH_ALLOW_UNSANDBOXED=1`), set by a person when starting
 //! the server or CLI, lets a script run unsandboxed. No manifest field can do that alone.
+//! That choice and the other settings (`SandboxConfig`) come from the `Config` built at start,
+//! passed to every function here that decides.
 
 #[cfg(unix)]
 pub mod bridge;
@@ -29,11 +31,11 @@ pub use grants::Grants;
 pub use limits::ChildLimits;
 pub use net::{Endpoint, Net};
 
+pub use crate::config::SandboxConfig;
 use crate::error::Hint;
 use crate::manifest::{Manifest, SandboxMode};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use thiserror::Error;
 
 /// The most tasks (processes and threads) one call may have at once.
@@ -45,25 +47,6 @@ pub const NPROC_LIMIT: u64 = 4096;
 pub const SCRATCH_MB: u64 = 256;
 /// Size of the private `/tmp` inside bubblewrap.
 pub const TMP_MB: u64 = 64;
-
-/// The person's opt-out: let scripts run unsandboxed when no mechanism works here.
-pub const ALLOW_ENV: &str = "TOOLSMITH_ALLOW_UNSANDBOXED";
-/// Tests only: pretend the in-process Linux sandbox is unavailable (to exercise the refusal).
-/// It can only take protection away, so it can never make a script run unsandboxed.
-pub const NO_FALLBACK_ENV: &str = "TOOLSMITH_SANDBOX_NO_FALLBACK";
-
-static ALLOW_UNSANDBOXED: AtomicBool = AtomicBool::new(false);
-
-/// Record the person's `--allow-unsandboxed` (called by the CLI at start, never by a tool).
-pub fn set_allow_unsandboxed(on: bool) {
-    ALLOW_UNSANDBOXED.store(on, Ordering::SeqCst);
-}
-
-/// Whether a person allowed unsandboxed scripts (flag or environment variable).
-pub fn unsandboxed_allowed() -> bool {
-    ALLOW_UNSANDBOXED.load(Ordering::SeqCst)
-        || std::env::var(ALLOW_ENV).is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
-}
 
 /// Why a sandboxed process could not be prepared.
 #[derive(Debug, Error)]
@@ -88,9 +71,7 @@ impl crate::error::Hint for SandboxError {
     /// What a person can do about it.
     fn hint(&self) -> Option<String> {
         Some({
-            let opt_out = format!(
-                "to run scripts with your full rights anyway, knowingly, start toolsmith with `--allow-unsandboxed` (or {ALLOW_ENV}=1)"
-            );
+            let opt_out = "to run scripts with your full rights anyway, knowingly, start toolsmith with `--allow-unsandboxed` (or TOOLSMITH_ALLOW_UNSANDBOXED=1)";
             match self {
                 SandboxError::Unavailable { required: true, .. } => format!(
                     "{}; the tool sets run.sandbox = \"required\", so it never runs unsandboxed",
@@ -141,14 +122,17 @@ impl Mechanism {
 }
 
 /// Whether each mechanism works here: Ok, or why not (for errors and reports).
-pub fn availability() -> Vec<(Mechanism, Result<(), String>)> {
+pub fn availability(config: &SandboxConfig) -> Vec<(Mechanism, Result<(), String>)> {
     #[allow(unused_mut)]
     let mut out = Vec::new();
     #[cfg(target_os = "linux")]
     {
-        out.push((Mechanism::Bubblewrap, bwrap::status().map(|_| ())));
-        let fallback = if std::env::var_os(NO_FALLBACK_ENV).is_some() {
-            Err(format!("disabled by {NO_FALLBACK_ENV} (tests only)"))
+        out.push((
+            Mechanism::Bubblewrap,
+            bwrap::status(&config.bwrap).map(|_| ()),
+        ));
+        let fallback = if config.no_fallback {
+            Err("disabled by TOOLSMITH_SANDBOX_NO_FALLBACK (tests only)".to_string())
         } else {
             linux::status().map(|_| ())
         };
@@ -156,31 +140,26 @@ pub fn availability() -> Vec<(Mechanism, Result<(), String>)> {
     }
     #[cfg(target_os = "macos")]
     out.push((Mechanism::Seatbelt, seatbelt::status()));
+    #[cfg(not(target_os = "linux"))]
+    let _ = config;
     out
 }
 
 /// Whether a pids cgroup can be made here (to contain fork bombs beyond `RLIMIT_NPROC`).
-pub fn pids_cgroup_available() -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        cgroup::PidsCgroup::new(1).is_some()
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        false
-    }
+pub fn pids_cgroup_available(config: &SandboxConfig) -> bool {
+    cfg!(target_os = "linux") && cgroup::PidsCgroup::new(1, config).is_some()
 }
 
 /// The mechanism for a tool with this sandbox mode, or why none may be used.
-pub fn choose(mode: SandboxMode) -> Result<Mechanism, SandboxError> {
+pub fn choose(mode: SandboxMode, config: &SandboxConfig) -> Result<Mechanism, SandboxError> {
     if mode == SandboxMode::None {
-        return if unsandboxed_allowed() {
+        return if config.allow_unsandboxed {
             Ok(Mechanism::Unsandboxed)
         } else {
             Err(SandboxError::NoneRefused)
         };
     }
-    let avail = availability();
+    let avail = availability(config);
     if let Some((m, _)) = avail.iter().find(|(_, r)| r.is_ok()) {
         return Ok(*m);
     }
@@ -193,7 +172,7 @@ pub fn choose(mode: SandboxMode) -> Result<Mechanism, SandboxError> {
             .collect::<Vec<_>>()
             .join("; ")
     };
-    if mode == SandboxMode::Auto && unsandboxed_allowed() {
+    if mode == SandboxMode::Auto && config.allow_unsandboxed {
         static WARNED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
         WARNED.get_or_init(|| {
             tracing::warn!(
@@ -222,6 +201,8 @@ pub struct Spec<'a> {
     pub read: &'a [String],
     pub write: &'a [String],
     pub roots: &'a [PathBuf],
+    /// The sandbox settings of this process.
+    pub config: &'a SandboxConfig,
 }
 
 /// A command line ready to spawn inside its sandbox: the program and arguments (possibly
@@ -239,7 +220,7 @@ pub struct Prepared {
 
 /// Prepare `argv` (interpreter, its arguments, the entry) for the spec.
 pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, SandboxError> {
-    let mechanism = choose(spec.mode)?;
+    let mechanism = choose(spec.mode, spec.config)?;
     if let Some(real) = argv.first().and_then(|a| crate::runner::interp::resolve(a)) {
         argv[0] = real.to_string_lossy().into_owned();
     }
@@ -268,7 +249,7 @@ pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, Sandb
         Mechanism::Unsandboxed => argv,
         #[cfg(target_os = "linux")]
         Mechanism::Bubblewrap => {
-            let (wrapped, seccomp_fd) = bwrap::wrap(argv, &grants)?;
+            let (wrapped, seccomp_fd) = bwrap::wrap(argv, &grants, &spec.config.bwrap)?;
             child.inherit_fd = Some(seccomp_fd);
             wrapped
         }
@@ -318,9 +299,9 @@ impl Prepared {
 
 /// The sandbox a script tool gets here, for `register_script`, `get_tool` and the guide:
 /// the mechanism and what it grants, or why the tool would be refused.
-pub fn describe(m: &Manifest) -> Value {
+pub fn describe(m: &Manifest, config: &SandboxConfig) -> Value {
     let c = &m.capabilities;
-    match choose(m.sandbox()) {
+    match choose(m.sandbox(), config) {
         Ok(mech) => {
             let mut v = json!({
                 "mechanism": mech.as_str(),
@@ -404,8 +385,8 @@ fn denied(mech: Mechanism, network: &crate::manifest::Network) -> Value {
 
 /// Say on stderr, when a server starts, how its scripts will be isolated (a warning when they
 /// will be refused or run unsandboxed, so the person sees it where they started toolsmith).
-pub fn log_status() {
-    match choose(SandboxMode::Auto) {
+pub fn log_status(config: &SandboxConfig) {
+    match choose(SandboxMode::Auto, config) {
         Ok(Mechanism::Unsandboxed) => tracing::warn!(
             "script tools run WITHOUT a sandbox, with your full rights (--allow-unsandboxed)"
         ),
@@ -418,8 +399,8 @@ pub fn log_status() {
 }
 
 /// One line for the guide: which mechanism applies to script tools on this machine.
-pub fn guide_line() -> String {
-    match choose(SandboxMode::Auto) {
+pub fn guide_line(config: &SandboxConfig) -> String {
+    match choose(SandboxMode::Auto, config) {
         Ok(Mechanism::Unsandboxed) => "- **Sandbox here**: NONE. A person started toolsmith with `--allow-unsandboxed`: scripts run with their full rights.".into(),
         Ok(m) => format!(
             "- **Sandbox here**: script tools and `execute_code` run under {} (no network unless `capabilities.network`, writes only to a scratch directory and declared paths, no home directory, no other tools); WASM tools see nothing undeclared.",
@@ -434,10 +415,10 @@ pub fn guide_line() -> String {
 
 /// The isolation of any stored tool, for `get_tool`: scripts as in `describe`, WASM tools by
 /// what WASI grants them, pipelines by their steps.
-pub fn describe_tool(m: &Manifest) -> Value {
+pub fn describe_tool(m: &Manifest, config: &SandboxConfig) -> Value {
     use crate::manifest::Kind;
     match m.kind {
-        Kind::Script => describe(m),
+        Kind::Script => describe(m, config),
         Kind::Wasm => json!({
             "mechanism": "wasm",
             "network": m.capabilities.network,

@@ -1,0 +1,278 @@
+//! toolsmith's configuration: every `TOOLSMITH_*` variable it reads, read once, here.
+//!
+//! The binary builds one `Config` at start (`Config::from_env`, a bad value is an error naming
+//! the variable, before anything runs), hands it to `App`, and everything below gets the values
+//! it needs from there: the runners through their recipe and sandbox spec, builds through
+//! `App`. No other module reads a `TOOLSMITH_*` variable (`tests/architecture.rs` checks it).
+//! Variables toolsmith *sets* for a tool's process (`TOOLSMITH_TOOL`, `TOOLSMITH_TOOL_DIR`,
+//! `TOOLSMITH_WORKER`) are not configuration. `TOOLSMITH_EXPOSE` is the environment form of
+//! `serve --expose` and is parsed with that flag by clap.
+//!
+//! `Config::default()` is the configuration of an empty environment (tests, examples).
+//!
+//! One thing is process-wide: the toolbox's writes and the history memo reach the person's
+//! private directory (stored secrets for the commit scan, the memo key) where no `App` is in
+//! reach. They read `Config::process()`: the configuration the binary installed at start
+//! (`install`), else, in a library or a test, the environment's, read once on first use.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use thiserror::Error;
+
+/// The default number of idle spares per script tool in a server.
+pub const DEFAULT_SPARES: usize = 1;
+/// The default bound on idle spares overall.
+pub const DEFAULT_MAX_SPARES: usize = 8;
+/// The default bound on live warm workers.
+pub const DEFAULT_MAX_WORKERS: usize = 8;
+
+/// Everything toolsmith takes from its environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// `TOOLSMITH_DATA`: this person's private directory (approvals, secrets, audit log, keys);
+    /// default `<platform data dir>/toolsmith-private`.
+    pub data_dir: PathBuf,
+    /// `TOOLSMITH_CACHE`: the cache directory (builds, compiled modules, environments of tools
+    /// outside a toolbox); default `<platform cache dir>/toolsmith`, else
+    /// `<temp dir>/toolsmith-cache`. Never inside a git repository.
+    pub cache_dir: PathBuf,
+    /// `TOOLSMITH_HOME`: the default toolbox; default `<platform data dir>/toolsmith`.
+    pub home: PathBuf,
+    /// `TOOLSMITH_TOOLBOX`: the toolbox the command line opens, as `--toolbox` (which wins).
+    pub toolbox: Option<PathBuf>,
+    /// `TOOLSMITH_LOG`: the log filter (`tracing` directives), instead of the one `-v` picks.
+    pub log: Option<String>,
+    /// `TOOLSMITH_ROOTS`: directories tools may be granted access to (a path list, absolute).
+    pub roots: Vec<PathBuf>,
+    /// `TOOLSMITH_SPARES`: idle spares per script tool in a server (`0`: none); default 1.
+    pub spares: usize,
+    /// `TOOLSMITH_MAX_SPARES`: the most idle spares overall; default 8.
+    pub max_spares: usize,
+    /// `TOOLSMITH_MAX_WORKERS`: the most live warm workers (at least 1); default 8.
+    pub max_workers: usize,
+    /// `TOOLSMITH_CARGO`: the cargo binary builds run; default `cargo` on PATH.
+    pub cargo: PathBuf,
+    /// `TOOLSMITH_GIST_BASE`: where Gists are fetched from; default https://gist.github.com.
+    pub gist_base: Option<String>,
+    /// `TOOLSMITH_CONFORMANCE_FIXTURES`: serve the MCP conformance suite's fixtures (tests only).
+    pub conformance_fixtures: bool,
+    /// How script processes are isolated.
+    pub sandbox: SandboxConfig,
+}
+
+/// The sandbox's part of the configuration (it travels with a script's sandbox spec).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxConfig {
+    /// `TOOLSMITH_ALLOW_UNSANDBOXED` (or `--allow-unsandboxed`): a person lets scripts run
+    /// without a sandbox when none works here (or a tool asks for none).
+    pub allow_unsandboxed: bool,
+    /// `TOOLSMITH_BWRAP`: the bubblewrap binary; default `bwrap` on PATH.
+    pub bwrap: PathBuf,
+    /// `TOOLSMITH_SANDBOX_NO_FALLBACK` (tests only): pretend the in-process Linux sandbox is
+    /// unavailable. It can only take protection away, never make a script run unsandboxed.
+    pub no_fallback: bool,
+    /// `TOOLSMITH_NO_CGROUP`: make no pids cgroup per call (rlimits and namespaces still apply).
+    pub no_cgroup: bool,
+}
+
+impl Default for SandboxConfig {
+    /// The sandbox settings of an empty environment.
+    fn default() -> SandboxConfig {
+        Config::default().sandbox
+    }
+}
+
+/// A variable whose value toolsmith cannot use.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("{var}={value:?} is not {expected}")]
+    Invalid {
+        var: &'static str,
+        value: String,
+        expected: &'static str,
+        hint: String,
+    },
+}
+
+impl crate::error::Hint for ConfigError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            ConfigError::Invalid { hint, .. } => Some(hint.clone()),
+        }
+    }
+}
+
+impl Default for Config {
+    /// The configuration of an empty environment.
+    fn default() -> Config {
+        Config::from_vars(|_| None).expect("an empty environment is a valid configuration")
+    }
+}
+
+impl Config {
+    /// Read every `TOOLSMITH_*` variable of this process, once.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Config::from_vars(std::env::var_os)
+    }
+
+    /// The configuration given by `get` (a variable's value, None when unset).
+    pub fn from_vars(
+        get: impl Fn(&'static str) -> Option<std::ffi::OsString>,
+    ) -> Result<Config, ConfigError> {
+        // An empty value counts as unset (`VAR= toolsmith ...`).
+        let get = |var: &'static str| get(var).filter(|v| !v.is_empty());
+        let path = |var| get(var).map(PathBuf::from);
+        let text = |var: &'static str| -> Result<Option<String>, ConfigError> {
+            get(var)
+                .map(|v| {
+                    v.into_string().map_err(|v| ConfigError::Invalid {
+                        var,
+                        value: v.to_string_lossy().into_owned(),
+                        expected: "valid Unicode",
+                        hint: format!("set {var} to a value in UTF-8, or unset it"),
+                    })
+                })
+                .transpose()
+        };
+        let count = |var: &'static str, default: usize, min: usize| -> Result<usize, ConfigError> {
+            let Some(v) = text(var)? else {
+                return Ok(default);
+            };
+            match v.trim().parse::<usize>() {
+                Ok(n) if n >= min => Ok(n),
+                _ => Err(ConfigError::Invalid {
+                    var,
+                    expected: if min == 0 {
+                        "a whole number"
+                    } else {
+                        "a whole number of at least 1"
+                    },
+                    hint: format!("set {var} to a whole number (default {default}), or unset it"),
+                    value: v,
+                }),
+            }
+        };
+        let flag = |var: &'static str| -> Result<bool, ConfigError> {
+            let Some(v) = text(var)? else {
+                return Ok(false);
+            };
+            match v.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" | "y" | "t" => Ok(true),
+                "0" | "false" | "no" | "off" | "n" | "f" => Ok(false),
+                _ => Err(ConfigError::Invalid {
+                    var,
+                    expected: "a yes or no",
+                    hint: format!("set {var}=1 (on) or {var}=0 (off), or unset it"),
+                    value: v,
+                }),
+            }
+        };
+        let roots = match get("TOOLSMITH_ROOTS") {
+            None => Vec::new(),
+            Some(v) => {
+                let roots: Vec<PathBuf> = std::env::split_paths(&v).collect();
+                if let Some(bad) = roots.iter().find(|p| !p.is_absolute()) {
+                    return Err(ConfigError::Invalid {
+                        var: "TOOLSMITH_ROOTS",
+                        value: v.to_string_lossy().into_owned(),
+                        expected: "a list of absolute paths",
+                        hint: format!(
+                            "{} is relative: give every root as an absolute path, separated by `{}`",
+                            bad.display(),
+                            if cfg!(windows) { ';' } else { ':' }
+                        ),
+                    });
+                }
+                roots
+            }
+        };
+        let data = dirs::data_dir().unwrap_or_else(|| PathBuf::from("."));
+        Ok(Config {
+            data_dir: path("TOOLSMITH_DATA").unwrap_or_else(|| data.join("toolsmith-private")),
+            cache_dir: path("TOOLSMITH_CACHE")
+                .or_else(|| dirs::cache_dir().map(|d| d.join("toolsmith")))
+                .unwrap_or_else(|| std::env::temp_dir().join("toolsmith-cache")),
+            home: path("TOOLSMITH_HOME").unwrap_or_else(|| data.join("toolsmith")),
+            toolbox: path("TOOLSMITH_TOOLBOX"),
+            log: text("TOOLSMITH_LOG")?,
+            roots,
+            spares: count("TOOLSMITH_SPARES", DEFAULT_SPARES, 0)?,
+            max_spares: count("TOOLSMITH_MAX_SPARES", DEFAULT_MAX_SPARES, 0)?,
+            max_workers: count("TOOLSMITH_MAX_WORKERS", DEFAULT_MAX_WORKERS, 1)?,
+            cargo: path("TOOLSMITH_CARGO").unwrap_or_else(|| PathBuf::from("cargo")),
+            gist_base: text("TOOLSMITH_GIST_BASE")?,
+            conformance_fixtures: flag("TOOLSMITH_CONFORMANCE_FIXTURES")?,
+            sandbox: SandboxConfig {
+                allow_unsandboxed: flag("TOOLSMITH_ALLOW_UNSANDBOXED")?,
+                bwrap: path("TOOLSMITH_BWRAP").unwrap_or_else(|| PathBuf::from("bwrap")),
+                no_fallback: flag("TOOLSMITH_SANDBOX_NO_FALLBACK")?,
+                no_cgroup: flag("TOOLSMITH_NO_CGROUP")?,
+            },
+        })
+    }
+
+    /// Make this the process's configuration (`Config::process`); the binary does it once at
+    /// start, before anything reads it. Later calls change nothing.
+    pub fn install(config: Arc<Config>) {
+        let _ = PROCESS.set(config);
+    }
+
+    /// The process's configuration, for the few places no `App` reaches (see the module
+    /// documentation): the installed one, else the environment's, read on first use (a value
+    /// that does not parse is logged and its default used).
+    pub fn process() -> Arc<Config> {
+        Arc::clone(PROCESS.get_or_init(|| {
+            Arc::new(Config::from_env().unwrap_or_else(|e| {
+                tracing::warn!("{e}; using the defaults");
+                Config::default()
+            }))
+        }))
+    }
+}
+
+static PROCESS: OnceLock<Arc<Config>> = OnceLock::new();
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Hint;
+
+    fn with(vars: &[(&'static str, &str)]) -> Result<Config, ConfigError> {
+        let vars: Vec<(&'static str, String)> =
+            vars.iter().map(|(k, v)| (*k, v.to_string())).collect();
+        Config::from_vars(|var| vars.iter().find(|(k, _)| *k == var).map(|(_, v)| v.into()))
+    }
+
+    #[test]
+    fn defaults_and_values() {
+        let d = Config::default();
+        assert_eq!((d.spares, d.max_spares, d.max_workers), (1, 8, 8));
+        assert!(d.roots.is_empty() && !d.sandbox.allow_unsandboxed);
+        assert_eq!(d.sandbox.bwrap, PathBuf::from("bwrap"));
+        let c = with(&[
+            ("TOOLSMITH_SPARES", "0"),
+            ("TOOLSMITH_DATA", "/tmp/p"),
+            ("TOOLSMITH_ALLOW_UNSANDBOXED", "yes"),
+            ("TOOLSMITH_NO_CGROUP", "1"),
+            ("TOOLSMITH_CACHE", ""),
+        ])
+        .unwrap();
+        assert_eq!(c.spares, 0);
+        assert_eq!(c.data_dir, PathBuf::from("/tmp/p"));
+        assert!(c.sandbox.allow_unsandboxed && c.sandbox.no_cgroup);
+        assert_eq!(c.cache_dir, d.cache_dir, "an empty value is unset");
+    }
+
+    #[test]
+    fn a_bad_value_names_the_variable_and_what_to_do() {
+        let e = with(&[("TOOLSMITH_SPARES", "abc")]).unwrap_err();
+        assert!(e.to_string().contains("TOOLSMITH_SPARES=\"abc\""), "{e}");
+        assert!(e.hint().unwrap().contains("whole number"), "{e:?}");
+        let e = with(&[("TOOLSMITH_MAX_WORKERS", "0")]).unwrap_err();
+        assert!(e.to_string().contains("at least 1"), "{e}");
+        let e = with(&[("TOOLSMITH_ALLOW_UNSANDBOXED", "maybe")]).unwrap_err();
+        assert!(e.to_string().contains("TOOLSMITH_ALLOW_UNSANDBOXED"), "{e}");
+        let e = with(&[("TOOLSMITH_ROOTS", "relative/dir")]).unwrap_err();
+        assert!(e.hint().unwrap().contains("relative/dir"), "{e:?}");
+    }
+}
