@@ -260,9 +260,9 @@ pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
             sandbox: spec.sandbox,
             long: false,
         },
-        input_schema: Some(input_schema),
+        input_schema: Some(std::sync::Arc::new(input_schema)),
         input_schema_file: None,
-        output_schema: spec.declared.output_schema.clone(),
+        output_schema: spec.declared.output_schema.clone().map(std::sync::Arc::new),
         output_schema_file: None,
         annotations: spec.declared.annotations.clone().unwrap_or_default(),
         dependencies: spec

@@ -720,7 +720,8 @@ async fn a_skill_with_several_scripts_is_a_tool_per_script() {
 
     // Each tool: its own schema, its own dependencies, its script and the skill's shared files.
     let index = toolsmith::index::Index::build(tb.root());
-    let schema = |n: &str| serde_json::Value::Object(index.tool(n).unwrap().input_schema.clone());
+    let schema =
+        |n: &str| serde_json::Value::Object((*index.tool(n).unwrap().input_schema).clone());
     let p = schema(port);
     assert_eq!(p["properties"]["port"]["type"], "integer", "{p}");
     assert_eq!(p["properties"]["timeout"]["type"], "number", "{p}");

@@ -532,15 +532,15 @@ fn load_tool(dir: &Path, name: &str, text: &str) -> Result<Tool, BuildError> {
     let m = parsed.manifest;
     let input_schema = match &m.input_schema {
         Some(s) => s.clone(),
-        None => read_schema(&m.input_schema_file)?.unwrap_or_else(|| {
+        None => std::sync::Arc::new(read_schema(&m.input_schema_file)?.unwrap_or_else(|| {
             let mut o = Map::new();
             o.insert("type".into(), Value::String("object".into()));
             o
-        }),
+        })),
     };
     let output_schema = match &m.output_schema {
         Some(s) => Some(s.clone()),
-        None => read_schema(&m.output_schema_file)?,
+        None => read_schema(&m.output_schema_file)?.map(std::sync::Arc::new),
     };
     Ok(Tool {
         manifest: m,

@@ -110,6 +110,9 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
             if let Err(e) = crate::history::prepare(&warm.app.toolbox) {
                 tracing::warn!(error = %e, "cannot prepare the history memo; tool_history reads history when called");
             }
+            // Start-up (parsing every manifest on several threads, the memo) leaves freed
+            // pages in malloc's arenas: hand them back.
+            crate::platform::release_free_memory();
         });
         let served = match http {
             Some(o) => crate::mcp::http::serve(shared, o).await,

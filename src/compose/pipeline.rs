@@ -140,13 +140,15 @@ pub fn manifest_of(spec: &PipelineSpec) -> Manifest {
         tags: spec.tags.clone(),
         pinned: false,
         run: Default::default(),
-        input_schema: Some(spec.input_schema.clone().unwrap_or_else(|| {
-            let mut m = Map::new();
-            m.insert("type".into(), Value::String("object".into()));
-            m
-        })),
+        input_schema: Some(std::sync::Arc::new(
+            spec.input_schema.clone().unwrap_or_else(|| {
+                let mut m = Map::new();
+                m.insert("type".into(), Value::String("object".into()));
+                m
+            }),
+        )),
         input_schema_file: None,
-        output_schema: spec.output_schema.clone(),
+        output_schema: spec.output_schema.clone().map(std::sync::Arc::new),
         output_schema_file: None,
         annotations: spec.annotations.clone().unwrap_or_default(),
         dependencies: Default::default(),

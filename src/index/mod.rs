@@ -17,6 +17,7 @@ use crate::names;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 /// The directory under a toolbox root that holds the tools.
@@ -28,9 +29,9 @@ pub struct Tool {
     pub manifest: Manifest,
     /// The input schema, resolved from `input_schema` or `input_schema_file` (an empty object
     /// schema when the tool declares none).
-    pub input_schema: Map<String, Value>,
+    pub input_schema: manifest::Schema,
     /// The output schema, if declared.
-    pub output_schema: Option<Map<String, Value>>,
+    pub output_schema: Option<manifest::Schema>,
     pub warnings: Vec<Diagnostic>,
     /// `input_schema` compiled (on the first call, then kept with the entry).
     pub validator: schema::CompiledSchema,
@@ -88,10 +89,12 @@ fn stat(path: &Path) -> (u64, Option<SystemTime>) {
 #[derive(Debug, Clone, Default)]
 pub struct Index {
     root: PathBuf,
-    entries: BTreeMap<String, Entry>,
+    /// Shared, so a copy of the index (a writer while readers hold a snapshot) copies
+    /// pointers, not 10,000 parsed manifests.
+    entries: BTreeMap<String, Arc<Entry>>,
     /// The search tokens of this version of the entries, built on first use; dropped by any
     /// change.
-    search: std::sync::OnceLock<std::sync::Arc<SearchIndex>>,
+    search: std::sync::OnceLock<Arc<SearchIndex>>,
 }
 
 impl Index {
@@ -125,7 +128,7 @@ impl Index {
                 .collect()
         });
         for e in entries {
-            index.entries.insert(e.name.clone(), e);
+            index.entries.insert(e.name.clone(), Arc::new(e));
         }
         index
     }
@@ -144,7 +147,9 @@ impl Index {
             }
             let dir = root.join(TOOLS_DIR).join(name);
             if dir.is_dir() {
-                index.entries.insert(name.clone(), load_entry(name, &dir));
+                index
+                    .entries
+                    .insert(name.clone(), Arc::new(load_entry(name, &dir)));
             }
         }
         index
@@ -153,7 +158,7 @@ impl Index {
     /// The inverted search index of these entries (built on the first call after a change).
     pub fn search_index(&self) -> &SearchIndex {
         self.search
-            .get_or_init(|| std::sync::Arc::new(SearchIndex::build(self)))
+            .get_or_init(|| Arc::new(SearchIndex::build(self)))
     }
 
     /// The toolbox root this index describes.
@@ -180,8 +185,9 @@ impl Index {
             .entries
             .get(name)
             .is_none_or(|old| old.fingerprint != fresh.fingerprint || !same_status(old, &fresh));
-        self.entries.insert(name.to_string(), fresh);
+        // An unchanged entry stays as it is (with its compiled input schema).
         if changed {
+            self.entries.insert(name.to_string(), Arc::new(fresh));
             self.search = Default::default();
         }
         changed
@@ -219,27 +225,28 @@ impl Index {
 
     /// All entries, sorted by name.
     pub fn entries(&self) -> impl Iterator<Item = &Entry> {
-        self.entries.values()
+        self.entries.values().map(|e| &**e)
     }
 
     /// Valid tools, sorted by name.
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
-        self.entries.values().filter_map(Entry::tool)
+        self.entries.values().filter_map(|e| e.tool())
     }
 
     /// Broken entries, sorted by name.
     pub fn broken(&self) -> impl Iterator<Item = &Entry> {
         self.entries
             .values()
+            .map(|e| &**e)
             .filter(|e| matches!(e.status, Status::Broken(_)))
     }
 
     pub fn get(&self, name: &str) -> Option<&Entry> {
-        self.entries.get(name)
+        self.entries.get(name).map(|e| &**e)
     }
 
     pub fn tool(&self, name: &str) -> Option<&Tool> {
-        self.entries.get(name).and_then(Entry::tool)
+        self.entries.get(name).and_then(|e| e.tool())
     }
 
     pub fn len(&self) -> usize {
@@ -401,12 +408,12 @@ fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Status {
     };
     let input = match (&m.input_schema, &m.input_schema_file) {
         (Some(s), _) => Ok(s.clone()),
-        (None, Some(f)) => load("input_schema", f),
-        (None, None) => Ok(empty_object_schema()),
+        (None, Some(f)) => load("input_schema", f).map(Arc::new),
+        (None, None) => Ok(Arc::new(empty_object_schema())),
     };
     let output = match (&m.output_schema, &m.output_schema_file) {
         (Some(s), _) => Ok(Some(s.clone())),
-        (None, Some(f)) => load("output_schema", f).map(Some),
+        (None, Some(f)) => load("output_schema", f).map(|s| Some(Arc::new(s))),
         (None, None) => Ok(None),
     };
     match (input, output) {

@@ -27,6 +27,9 @@ pub const MAX_DESCRIPTION_CHARS: usize = 4096;
 /// Largest input or output schema accepted (as compact JSON), in bytes.
 pub const MAX_SCHEMA_BYTES: usize = 64 * 1024;
 
+/// A JSON Schema object, shared: the index keeps one copy for the manifest and the tool.
+pub type Schema = std::sync::Arc<Map<String, Value>>;
+
 /// A parsed `tool.toml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(
@@ -57,13 +60,13 @@ pub struct Manifest {
     pub run: Run,
     /// JSON Schema of the arguments (an object schema), written in TOML.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input_schema: Option<Map<String, Value>>,
+    pub input_schema: Option<Schema>,
     /// A JSON Schema file beside tool.toml, instead of `input_schema`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_schema_file: Option<String>,
     /// JSON Schema of the structured result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Map<String, Value>>,
+    pub output_schema: Option<Schema>,
     /// A JSON Schema file beside tool.toml, instead of `output_schema`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema_file: Option<String>,

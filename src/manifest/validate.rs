@@ -122,14 +122,14 @@ pub(super) fn validate(m: &Manifest, dir_name: Option<&str>) -> Vec<Issue> {
     check_run(m, &mut out);
     check_schema(
         "input_schema",
-        m.input_schema.as_ref(),
+        m.input_schema.as_deref(),
         m.input_schema_file.as_deref(),
         true,
         &mut out,
     );
     check_schema(
         "output_schema",
-        m.output_schema.as_ref(),
+        m.output_schema.as_deref(),
         m.output_schema_file.as_deref(),
         false,
         &mut out,

@@ -43,7 +43,7 @@ pub fn mcp_tool(t: &IndexTool) -> Tool {
     let mut tool = Tool::new(
         m.name.clone(),
         m.description.clone(),
-        Arc::new(t.input_schema.clone()),
+        Arc::clone(&t.input_schema),
     );
     if let Some(title) = &m.annotations.title {
         tool = tool.with_title(title.clone());
@@ -69,7 +69,7 @@ pub fn mcp_tool(t: &IndexTool) -> Tool {
     if let Some(out) = &t.output_schema
         && out.get("type").and_then(|v| v.as_str()) == Some("object")
     {
-        tool = tool.with_raw_output_schema(Arc::new(out.clone()));
+        tool = tool.with_raw_output_schema(Arc::clone(out));
     }
     tool
 }

@@ -207,8 +207,8 @@ fn compare(
     field("kind", json!(old_m.kind), json!(new_m.kind));
     field(
         "input_schema",
-        Value::Object(current_tool.input_schema.clone()),
-        Value::Object(new.tool.input_schema.clone()),
+        Value::Object((*current_tool.input_schema).clone()),
+        Value::Object((*new.tool.input_schema).clone()),
     );
     field(
         "output_schema",

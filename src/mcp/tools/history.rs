@@ -250,8 +250,8 @@ pub(crate) fn get_tool_at(
             v["input_schema"] = p
                 .manifest
                 .input_schema
-                .clone()
-                .map(Value::Object)
+                .as_deref()
+                .map(|s| Value::Object(s.clone()))
                 .or_else(|| schema_file(&p.manifest.input_schema_file))
                 .unwrap_or(Value::Null);
             v["manifest"] = to_json(&p.manifest);
