@@ -17,12 +17,16 @@ use std::sync::{Mutex, OnceLock};
 /// Whether the bubblewrap binary `program` (`SandboxConfig::bwrap`) works here (checked once
 /// per binary path): its path, or why not.
 pub fn status(program: &Path) -> Result<String, String> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Result<(), String>>>> = OnceLock::new();
-    let prog = program.to_string_lossy().into_owned();
+    static CACHE: OnceLock<Mutex<HashMap<String, Result<String, String>>>> = OnceLock::new();
+    let given = program.to_string_lossy().into_owned();
     let cache = CACHE.get_or_init(Mutex::default);
-    if let Some(r) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&prog) {
-        return r.clone().map(|()| prog);
+    if let Some(r) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&given) {
+        return r.clone();
     }
+    // Looked up on PATH once, so a sandbox start does not search PATH again (with version
+    // managers' shim directories first, that is a dozen failed execs per start).
+    let prog = super::grants::which(&given)
+        .map_or_else(|| given.clone(), |p| p.to_string_lossy().into_owned());
     let mut args: Vec<String> = Vec::new();
     for d in super::grants::SYSTEM_DIRS
         .iter()
@@ -52,7 +56,7 @@ pub fn status(program: &Path) -> Result<String, String> {
         .stdin(std::process::Stdio::null())
         .output();
     let r = match r {
-        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) if o.status.success() => Ok(prog.clone()),
         Ok(o) => Err(format!(
             "`{prog}` cannot create namespaces here: {}",
             String::from_utf8_lossy(&o.stderr).trim()
@@ -65,8 +69,8 @@ pub fn status(program: &Path) -> Result<String, String> {
     cache
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .insert(prog.clone(), r.clone());
-    r.map(|()| prog)
+        .insert(given, r.clone());
+    r
 }
 
 /// A file descriptor holding the seccomp program (memfd, close-on-exec: the child clears
