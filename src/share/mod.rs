@@ -16,6 +16,7 @@ mod fetch;
 mod import;
 mod oci;
 mod oci_layout;
+mod prepare;
 mod skill;
 mod update;
 

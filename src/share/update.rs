@@ -3,7 +3,7 @@
 
 use super::ShareError;
 use super::fetch::fetch;
-use super::import::{Naming, Prepared, PreparedDir, prepare, prepare_files};
+use super::prepare::{Naming, Prepared, PreparedDir, prepare, prepare_files};
 use crate::history::{FileAt, FileDiff, diff_files};
 use crate::index::Index;
 use crate::manifest::Origin;
