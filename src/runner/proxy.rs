@@ -68,22 +68,14 @@ impl Proxy {
                 .prefix("toolsmith-net-")
                 .tempdir()?;
             let socket = dir.path().join("proxy.sock");
-            let listener = tokio::net::UnixListener::bind(&socket)?;
-            let c = ctx.clone();
-            let task = tokio::spawn(async move {
-                let mut conns = tokio::task::JoinSet::new();
-                while let Ok((s, _)) = listener.accept().await {
-                    conns.spawn(serve(s, c.clone()));
-                    while conns.try_join_next().is_some() {}
-                }
-            });
+            let listener = Listener::Unix(tokio::net::UnixListener::bind(&socket)?);
             return Ok(Proxy {
                 endpoint: Endpoint::Unix {
                     dir: dir.path().to_path_buf(),
                     socket,
                 },
+                task: tokio::spawn(accept_all(listener, ctx.clone())),
                 ctx,
-                task,
                 _dir: Some(dir),
             });
         }
@@ -91,19 +83,11 @@ impl Proxy {
         let std_listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
         std_listener.set_nonblocking(true)?;
         let port = std_listener.local_addr()?.port();
-        let listener = tokio::net::TcpListener::from_std(std_listener)?;
-        let c = ctx.clone();
-        let task = tokio::spawn(async move {
-            let mut conns = tokio::task::JoinSet::new();
-            while let Ok((s, _)) = listener.accept().await {
-                conns.spawn(serve(s, c.clone()));
-                while conns.try_join_next().is_some() {}
-            }
-        });
+        let listener = Listener::Tcp(tokio::net::TcpListener::from_std(std_listener)?);
         Ok(Proxy {
             endpoint: Endpoint::Tcp(port),
+            task: tokio::spawn(accept_all(listener, ctx.clone())),
             ctx,
-            task,
             _dir: None,
         })
     }
@@ -119,6 +103,32 @@ impl Proxy {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+}
+
+/// Where the proxy listens.
+enum Listener {
+    #[cfg(unix)]
+    Unix(tokio::net::UnixListener),
+    Tcp(tokio::net::TcpListener),
+}
+
+/// Serve every connection until the listener fails or the proxy is dropped.
+async fn accept_all(listener: Listener, ctx: Arc<Ctx>) {
+    let mut conns = tokio::task::JoinSet::new();
+    loop {
+        match &listener {
+            #[cfg(unix)]
+            Listener::Unix(l) => match l.accept().await {
+                Ok((s, _)) => conns.spawn(serve(s, ctx.clone())),
+                Err(_) => return,
+            },
+            Listener::Tcp(l) => match l.accept().await {
+                Ok((s, _)) => conns.spawn(serve(s, ctx.clone())),
+                Err(_) => return,
+            },
+        };
+        while conns.try_join_next().is_some() {}
     }
 }
 
