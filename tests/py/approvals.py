@@ -16,20 +16,7 @@ import subprocess
 import sys
 
 from mcp import Client, StdioServerParameters, types
-
-
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def expect(cond, msg):
-    if not cond:
-        fail(msg)
-
-
-def text_of(r):
-    return "".join(getattr(c, "text", "") for c in r.content)
+from checks import fail, expect, text_of
 
 
 CODE = "import json, os, sys\njson.load(sys.stdin)\nprint(json.dumps({'seen': os.environ.get('TOOLSMITH_TEST_APPROVAL_ENV'), 'v': %d}))\n"

@@ -14,20 +14,7 @@ import sys
 import time
 
 from mcp import Client, StdioServerParameters, types
-
-
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def text_of(r):
-    return "".join(getattr(c, "text", "") for c in r.content)
-
-
-def expect(cond, msg):
-    if not cond:
-        fail(msg)
+from checks import fail, expect, text_of
 
 
 # One natural first script per language: read the JSON arguments on stdin, print JSON.

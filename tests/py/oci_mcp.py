@@ -11,10 +11,7 @@ import json
 import os
 
 from mcp import Client, StdioServerParameters
-
-
-def text_of(r):
-    return "".join(getattr(c, "text", "") for c in r.content)
+from checks import text_of
 
 
 async def main():

@@ -13,11 +13,7 @@ import sys
 import time
 
 from mcp import Client, StdioServerParameters, types
-
-
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
+from checks import fail
 
 
 async def wait_for(pred, timeout=10.0, what="condition"):

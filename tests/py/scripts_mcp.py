@@ -12,15 +12,7 @@ import os
 import sys
 
 from mcp import Client, StdioServerParameters, types
-
-
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def text_of(r):
-    return "".join(getattr(c, "text", "") for c in r.content)
+from checks import fail, text_of
 
 
 ASK = '''

@@ -14,11 +14,7 @@ import sys
 import time
 
 from mcp import Client, StdioServerParameters, types
-
-
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
+from checks import fail, text_of
 
 
 async def wait_for(pred, timeout=15.0, what="condition"):
@@ -28,10 +24,6 @@ async def wait_for(pred, timeout=15.0, what="condition"):
             return
         await asyncio.sleep(0.02)
     fail(f"timed out waiting for {what}")
-
-
-def text_of(r):
-    return "".join(getattr(c, "text", "") for c in r.content)
 
 
 async def main():
