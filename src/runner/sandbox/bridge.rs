@@ -90,17 +90,7 @@ fn forward(tcp: TcpStream, unix: UnixStream) {
 }
 
 fn pump<R: Read, W: Write>(mut from: R, mut to: W, done: impl Fn(&W) -> std::io::Result<()>) {
-    let mut buf = [0u8; 16 * 1024];
-    loop {
-        match from.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if to.write_all(&buf[..n]).is_err() {
-                    break;
-                }
-            }
-        }
-    }
+    let _ = std::io::copy(&mut from, &mut to);
     let _ = done(&to);
 }
 
