@@ -390,16 +390,32 @@ impl App {
         let name = tool.manifest.name.clone();
         let name = name.as_str();
         let dir = dir.to_path_buf();
+        let t0 = std::time::Instant::now();
         check_arguments(&tool, &args)?;
+        let t_args = t0.elapsed();
         let warning = self.verify_stored(&dir, &tool)?;
+        let t_verify = t0.elapsed();
         crate::trust::gate(&self.toolbox, &dir, &tool)?;
+        let t_trust = t0.elapsed();
         if let Some(w) = &warning {
             tracing::warn!("{w}");
             host.log("warning", w);
         }
         let (tool, call) = crate::approval::admit(&self.gate(), &dir, tool, &args, host).await?;
+        let t_admit = t0.elapsed();
         let out = (self.dispatch(name, dir, tool, args, &call.host(host), depth)).await;
+        let t_run = t0.elapsed();
         let out = call.finish(out, |e: &CallError| (e.to_string(), e.hint()));
+        tracing::debug!(
+            tool = %name,
+            arguments = ?t_args,
+            verified = ?t_verify,
+            trust = ?t_trust,
+            admitted = ?t_admit,
+            ran = ?t_run,
+            audited = ?t0.elapsed(),
+            "call phases (elapsed at the end of each)"
+        );
         out.map(|mut o| {
             o.warnings.extend(warning);
             o

@@ -48,20 +48,46 @@ fn with_usage<T>(root: &Path, f: impl FnOnce(&mut HashMap<String, u64>) -> T) ->
 }
 
 /// Remember that `name` was just called (best effort: a failed write only loses the record).
+/// The in-memory record changes at once; the file is written off the call's path (in a
+/// blocking task inside a tokio runtime). A write already queued for the toolbox takes this
+/// use along: a burst of calls costs a few writes, not one each.
 pub fn record_use(root: &Path, name: &str) {
-    let snapshot = with_usage(root, |m| {
-        m.insert(name.to_string(), now_ms());
-        serde_json::to_vec(m).ok()
-    });
-    if let Some(bytes) = snapshot {
-        let path = usage_path(root);
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let tmp = path.with_extension("json.tmp");
-        if std::fs::write(&tmp, bytes).is_ok() {
-            let _ = std::fs::rename(&tmp, &path);
-        }
+    with_usage(root, |m| m.insert(name.to_string(), now_ms()));
+    if !queued().insert(root.to_path_buf()) {
+        return;
+    }
+    let root = root.to_path_buf();
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) => drop(h.spawn_blocking(move || persist(&root))),
+        Err(_) => persist(&root),
+    }
+}
+
+/// The toolboxes whose record waits for a write that has not taken it yet.
+fn queued() -> std::sync::MutexGuard<'static, std::collections::HashSet<PathBuf>> {
+    static QUEUED: OnceLock<Mutex<std::collections::HashSet<PathBuf>>> = OnceLock::new();
+    QUEUED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+/// Write the current record of `root` (`.toolsmith/usage.json`, through a temporary file).
+fn persist(root: &Path) {
+    static WRITING: Mutex<()> = Mutex::new(());
+    let _one = WRITING.lock().unwrap_or_else(|p| p.into_inner());
+    // Unqueued before the record is read: a use recorded after this read queues a new write.
+    queued().remove(root);
+    let Some(bytes) = with_usage(root, |m| serde_json::to_vec(m).ok()) else {
+        return;
+    };
+    let path = usage_path(root);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let tmp = path.with_extension("json.tmp");
+    if std::fs::write(&tmp, bytes).is_ok() {
+        let _ = std::fs::rename(&tmp, &path);
     }
 }
 
@@ -111,4 +137,33 @@ pub fn ranked(index: &Index, cap: usize) -> Vec<&Tool> {
             .then(a.3.manifest.name.cmp(&b.3.manifest.name))
     });
     keyed.into_iter().take(cap).map(|k| k.3).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Uses recorded in a burst inside a runtime all reach the file, the last one included.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_burst_of_uses_is_persisted_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        for i in 0..50 {
+            record_use(root, &format!("tool_{i:02}"));
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let on_disk = loop {
+            let m: HashMap<String, u64> = std::fs::read(usage_path(root))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default();
+            if m.len() == 50 || std::time::Instant::now() > deadline {
+                break m;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        };
+        assert_eq!(on_disk.len(), 50, "{on_disk:?}");
+        assert!(on_disk.contains_key("tool_49"));
+        assert!(!usage_path(root).with_extension("json.tmp").exists());
+    }
 }

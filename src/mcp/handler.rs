@@ -167,6 +167,7 @@ impl ServerHandler for Server {
         mut ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
+        let t_handler = std::time::Instant::now();
         // Long work runs as a task for clients that declared the tasks extension.
         // (Conformance fixtures, test-only, say their own.)
         let fixture = self
@@ -254,6 +255,7 @@ impl ServerHandler for Server {
         };
         // The call's log and progress notifications go out before its result.
         notes.flush().await;
+        tracing::debug!(tool = %request.name, took = ?t_handler.elapsed(), "tools/call answered");
         r
     }
 

@@ -110,10 +110,14 @@ pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
     Ok(shared)
 }
 
-/// Serve MCP on stdin/stdout until the client disconnects.
+/// Serve MCP on stdin/stdout until the client disconnects. When both are pipes (as MCP
+/// clients start servers) on Linux, they are driven by the IO reactor (rmcp's `stdio_pipes`):
+/// no hand-off to a blocking thread per message; otherwise the blocking stdio handles.
 pub async fn serve_stdio(shared: Arc<Shared>) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
-    let running = Server::new(shared).serve(rmcp::transport::stdio()).await?;
+    let running = Server::new(shared)
+        .serve(rmcp::transport::stdio_pipes())
+        .await?;
     running.waiting().await?;
     Ok(())
 }
