@@ -488,4 +488,100 @@ pub fn rows() {
         format!("{rss:.0} MB"),
         "≤ 100 MB",
     ));
+    sync_rows(&root, &mut rows);
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `sync` of one changed tool between two clones of the generated toolbox through a bare
+/// repository: a teammate's change pulled (fetch, fast-forward, work tree and index updated,
+/// the new version's trust judged), and a change of this clone pushed.
+fn sync_rows(root: &Path, rows: &mut Rows) {
+    use toolsmith::sync::{SyncRequest, sync};
+    let base = root.parent().unwrap().join("sync");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let remote = base.join("remote.git");
+    let (here, there) = (base.join("here"), base.join("there"));
+    let s = |p: &Path| p.to_string_lossy().into_owned();
+    git(
+        &base,
+        &["clone", "-q", "--bare", "--local", &s(root), &s(&remote)],
+    );
+    for clone in [&here, &there] {
+        git(&base, &["clone", "-q", "--local", &s(&remote), &s(clone)]);
+        git(clone, &["config", "user.name", "Bench"]);
+        git(clone, &["config", "user.email", "bench@example.com"]);
+    }
+    let tb = Toolbox::open(&here).unwrap();
+    let actor = toolsmith::toolbox::Actor::from("bench");
+    // One commit changing tool `i` in `clone`, in toolsmith's message format.
+    let change = |clone: &Path, i: usize, k: usize| {
+        let n = tool_name(i);
+        std::fs::write(
+            clone.join("tools").join(&n).join("main.py"),
+            format!("import json, sys\nprint(json.dumps({{'sync': {k}}}))\n"),
+        )
+        .unwrap();
+        git(clone, &["add", "-A", "tools"]);
+        git(
+            clone,
+            &[
+                "commit",
+                "-q",
+                "-m",
+                &format!("write {n}: sync {k}\n\nTool: {n}\nActor: bench\n"),
+            ],
+        );
+        n
+    };
+    let mut k = 0;
+    let mut pulled = Vec::new();
+    for _ in 0..5 {
+        k += 1;
+        let name = change(&there, 17 + k, k);
+        git(&there, &["push", "-q", "origin", "HEAD"]);
+        let t = Instant::now();
+        let out = sync(&tb, &SyncRequest::default(), &actor).unwrap();
+        let d = t.elapsed();
+        assert_eq!(out.action, "fast-forward", "{out:?}");
+        assert_eq!(out.changed_tools, vec![name]);
+        pulled.push(d);
+    }
+    rows.push((
+        "scale: sync pulling one changed tool (fetch, fast-forward)".into(),
+        ms(median(pulled)),
+        "≤ 300 ms",
+    ));
+    let mut pushed = Vec::new();
+    for _ in 0..5 {
+        k += 1;
+        change(&here, 4_000 + k, k);
+        let t = Instant::now();
+        let out = sync(&tb, &SyncRequest::default(), &actor).unwrap();
+        let d = t.elapsed();
+        assert_eq!(out.action, "pushed", "{out:?}");
+        assert!(out.pushed);
+        pushed.push(d);
+    }
+    rows.push((
+        "scale: sync pushing one changed tool".into(),
+        ms(median(pushed)),
+        "≤ 300 ms",
+    ));
+    assert_eq!(git(&here, &["status", "--porcelain"]), "");
 }

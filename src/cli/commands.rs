@@ -131,6 +131,10 @@ pub fn run(cli: Cli, mut config: Config) -> Result<i32> {
             call(app(open(explicit, &location)?), &name, &args, cli.json)
         }
         Command::Serve(args) => super::serve::serve(open(explicit, &location)?, args, config),
+        Command::HistoryMemo => {
+            crate::history::prepare(&open(explicit, &location)?)?;
+            Ok(0)
+        }
         Command::Doctor => super::doctor::run(explicit.as_deref(), &location, &config, cli.json),
         Command::Build { name, force } => {
             super::build::run(app(open(explicit, &location)?), &name, force, cli.json)

@@ -156,6 +156,10 @@ pub enum Command {
     Secret(approvals::SecretCommand),
     /// The audit log: calls, approvals and denials.
     Audit(approvals::AuditArgs),
+    /// Build or catch up the history memo, then exit: a server runs this in a child process
+    /// at start, so the memory a fresh clone's build takes goes away with the child.
+    #[command(name = "__history-memo", hide = true)]
+    HistoryMemo,
 }
 
 /// Template languages for `new`.

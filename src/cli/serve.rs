@@ -107,7 +107,12 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
             drop(idx);
             // The history memo, so the first tool_history does not read the whole history
             // (a fresh clone of a long history takes seconds; a call meanwhile waits for it).
-            if let Err(e) = crate::history::prepare(&warm.app.toolbox) {
+            // A long build runs in a child process first: the memory it takes (readers'
+            // delta caches, malloc arenas that are not handed back) leaves with the child,
+            // and this server then only loads the memo it wrote.
+            let root = warm.app.toolbox.root().to_path_buf();
+            let apart = || build_memo_apart(&root);
+            if let Err(e) = crate::history::prepare_apart(&warm.app.toolbox, apart) {
                 tracing::warn!(error = %e, "cannot prepare the history memo; tool_history reads history when called");
             }
             // Start-up (parsing every manifest on several threads, the memo) leaves freed
@@ -219,4 +224,27 @@ fn http_auth(addr: std::net::SocketAddr, args: &ServeArgs) -> Result<crate::mcp:
         ),
     }
     Ok(Auth::Token(token))
+}
+
+/// Build the history memo of `root` in a child process (`toolsmith __history-memo`): true when
+/// it did; any failure only leaves the work to the server itself.
+fn build_memo_apart(root: &std::path::Path) -> bool {
+    let Ok(exe) = std::env::current_exe() else {
+        return false;
+    };
+    let status = std::process::Command::new(exe)
+        .arg("--toolbox")
+        .arg(root)
+        .arg("__history-memo")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .status();
+    match status {
+        Ok(s) if s.success() => return true,
+        Ok(s) => tracing::debug!(status = %s, "the history memo child failed; building it here"),
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot start the history memo child; building it here")
+        }
+    }
+    false
 }

@@ -193,6 +193,12 @@ pub fn prepare(tb: &Toolbox) -> Result<(), HistoryError> {
     scan::prepare(tb.root())
 }
 
+/// `prepare`, with a memo that does not exist yet built by `build_apart` (a child process
+/// writing the memo file, true when it did) while calls here wait for it.
+pub fn prepare_apart(tb: &Toolbox, build_apart: impl FnOnce() -> bool) -> Result<(), HistoryError> {
+    scan::prepare_apart(tb.root(), build_apart)
+}
+
 /// One file of a tool at some revision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileAt {

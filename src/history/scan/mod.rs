@@ -450,13 +450,7 @@ fn current(
     root: &Path,
     repo: &gix::Repository,
 ) -> Result<(Arc<Mutex<Memo>>, Option<u32>), HistoryError> {
-    let shared = {
-        let mut all = memos().lock().unwrap_or_else(|p| p.into_inner());
-        Arc::clone(
-            all.entry(root.to_path_buf())
-                .or_insert_with(|| Arc::new(Mutex::new(file::load(root).unwrap_or_default()))),
-        )
-    };
+    let shared = shared(root);
     let head = {
         let mut memo = shared.lock().unwrap_or_else(|p| p.into_inner());
         let (head, grew) = update(&mut memo, repo)?;
@@ -466,6 +460,34 @@ fn current(
         head
     };
     Ok((shared, head))
+}
+
+/// This process's memo of `root` (loaded from disk when first asked for).
+fn shared(root: &Path) -> Arc<Mutex<Memo>> {
+    let mut all = memos().lock().unwrap_or_else(|p| p.into_inner());
+    Arc::clone(
+        all.entry(root.to_path_buf())
+            .or_insert_with(|| Arc::new(Mutex::new(file::load(root).unwrap_or_default()))),
+    )
+}
+
+/// Like `prepare`, but when no memo exists yet (a fresh clone), `build_apart` builds it first
+/// (a child process writing the memo file; true when it did) while this process's memo stays
+/// locked: a `tool_history` meanwhile waits for it as it would for a build here, and the
+/// memory the build takes is not this process's.
+pub fn prepare_apart(root: &Path, build_apart: impl FnOnce() -> bool) -> Result<(), HistoryError> {
+    {
+        let shared = shared(root);
+        let mut memo = shared.lock().unwrap_or_else(|p| p.into_inner());
+        if memo.ids.is_empty()
+            && !file::path(root).exists()
+            && build_apart()
+            && let Some(built) = file::load(root)
+        {
+            *memo = built;
+        }
+    }
+    prepare(root)
 }
 
 /// Build or catch up the memo of `root` now (a server calls it at start, in the background,
