@@ -312,3 +312,98 @@ async fn limits_hold_for_spares() {
     }
     app.scripts().spares.stop_all();
 }
+
+/// The status a tool exits with is the call's, whichever way it ends, through a spare (whose
+/// stub reports it on its channel, or leaves it to the process when it cannot): an exit code,
+/// an exit that skips the language's exit handlers, a replaced exit handler, an exit code set
+/// by the tool's own exit handler. And the call's output is everything written
+/// to stdout, by the tool's background processes too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exit_statuses_and_late_output_through_spares() {
+    let _turn = TURN.lock().await;
+    let (_tmp, app) = app();
+    app.scripts().spares.set_enabled(true);
+    let cases: &[(&str, &str, &str, i32)] = &[
+        ("sh_exit", "bash", "echo out\nexit 3\n", 3),
+        ("sh_trap", "bash", "trap 'exit 4' EXIT\necho out\n", 4),
+        (
+            "py_exit",
+            "python",
+            "import sys\nprint('out')\nsys.exit(5)\n",
+            5,
+        ),
+        (
+            "py_os_exit",
+            "python",
+            "import os, sys\nprint('out')\nsys.stdout.flush()\nos._exit(6)\n",
+            6,
+        ),
+        (
+            "py_raise",
+            "python",
+            "print('out')\nraise ValueError('no')\n",
+            1,
+        ),
+        (
+            "js_exit_code",
+            "node",
+            "process.on('exit', () => { process.exitCode = 7; });\nconsole.log('out');\n",
+            7,
+        ),
+        (
+            "js_exit",
+            "node",
+            "console.log('out');\nprocess.exit(8);\n",
+            8,
+        ),
+        ("rb_exit", "ruby", "puts 'out'\nexit 9\n", 9),
+        (
+            "rb_exit_bang",
+            "ruby",
+            "puts 'out'\n$stdout.flush\nexit!(10)\n",
+            10,
+        ),
+        ("pl_exit", "perl", "print \"out\\n\";\nexit 11;\n", 11),
+        (
+            "pl_posix_exit",
+            "perl",
+            "use POSIX ();\n$| = 1;\nprint \"out\\n\";\nPOSIX::_exit(12);\n",
+            12,
+        ),
+        (
+            "php_exit",
+            "php",
+            "<?php\necho \"out\\n\";\nexit(13);\n",
+            13,
+        ),
+    ];
+    for (name, lang, code, _) in cases {
+        add(&app, json!({"name": name, "language": lang, "protocol": "plain", "description": "exits", "code": code})).await;
+    }
+    for round in ["first", "spare"] {
+        if round == "spare" {
+            app.scripts().spares.settled().await;
+        }
+        for (name, _, _, want) in cases {
+            match call(&app, name, json!({})).await {
+                Err(CallError::Run(RunError::Failed { code, stderr, .. })) => {
+                    assert_eq!(code, *want, "{round} {name}: {stderr}");
+                }
+                other => panic!("{round} {name}: {other:?}"),
+            }
+        }
+    }
+    add(&app, json!({"name": "sh_late", "language": "bash", "protocol": "plain", "description": "writes late",
+        "code": "( sleep 0.3; echo late ) &\necho early\nwait\n"})).await;
+    for round in ["first", "spare"] {
+        if round == "spare" {
+            app.scripts().spares.settled().await;
+        }
+        assert_eq!(
+            call(&app, "sh_late", json!({})).await.unwrap(),
+            json!("early\nlate"),
+            "{round}"
+        );
+    }
+    app.scripts().spares.stop_all();
+}

@@ -48,13 +48,23 @@ pub(crate) struct Launched {
     /// The filtering proxy of a tool limited to listed domains (stopped on drop).
     #[allow(dead_code)] // kept alive as long as the process runs
     pub proxy: Option<super::proxy::Proxy>,
+    /// A spare's stdout for the call (its own pipe, see `stubs.rs`); the process's stdout is
+    /// then the stub's channel. None: the process's stdout is the tool's.
+    pub out: Option<CallStdout>,
 }
 
-impl Drop for Launched {
-    fn drop(&mut self) {
-        // Also when the leader was waited for: what it left in its group or job goes too.
-        self.child.kill();
-    }
+/// The reading end of a spare's stdout for its call.
+pub(crate) type CallStdout = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+
+/// A pipe for a spare's stdout: the reading end (registered with the IO reactor) and the
+/// writing end for the child (placed at `CALL_STDOUT_FD` there).
+#[cfg(unix)]
+fn call_stdout() -> std::io::Result<(CallStdout, std::os::fd::OwnedFd)> {
+    use std::os::fd::OwnedFd;
+    let (reader, writer) = std::io::pipe()?;
+    let writer = sandbox::above_nine(OwnedFd::from(writer))?;
+    let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
+    Ok((Box::new(reader), writer))
 }
 
 /// How a tool's process is set up: everything but the per-process scratch directory.
@@ -151,7 +161,8 @@ impl Recipe {
         let mut visible = vec![dir.to_path_buf()];
         visible.extend(env.dir.clone());
         // A spare learns its entry from one line: a path with a newline starts directly.
-        let stub = (!worker && !entry.to_string_lossy().contains('\n'))
+        // (Unix: a spare moves its descriptors, see `stubs.rs`.)
+        let stub = (cfg!(unix) && !worker && !entry.to_string_lossy().contains('\n'))
             .then(|| Stub::for_interpreter(&interp[0], m.run.interpreter.is_none()));
         Ok(Recipe {
             name,
@@ -281,11 +292,25 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
         },
     })?;
     let stub = r.stub.filter(|_| spare);
+    let mut out = None;
     let prepared = match stub {
         None => prepared,
-        Some(stub) => prepared.with_program(stub.argv(&r.interp).ok_or_else(|| {
-            start_err("no /bin/sh to wait in for the call (set TOOLSMITH_SPARES=0)".into())
-        })?),
+        #[cfg(not(unix))]
+        Some(_) => prepared,
+        #[cfg(unix)]
+        Some(stub) => {
+            let (reader, writer) = call_stdout()
+                .map_err(|e| start_err(format!("cannot make a pipe for its stdout: {e}")))?;
+            let argv = stub
+                .argv(&r.interp, sandbox::CALL_STDOUT_FD)
+                .ok_or_else(|| {
+                    start_err("no /bin/sh to wait in for the call (set TOOLSMITH_SPARES=0)".into())
+                })?;
+            let mut p = prepared.with_program(argv);
+            p.child.call_stdout = Some(writer);
+            out = Some(reader);
+            p
+        }
     };
     let mut cmd = Command::new(&prepared.argv[0]);
     cmd.args(&prepared.argv[1..])
@@ -318,5 +343,6 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
         scratch,
         cgroup,
         proxy,
+        out,
     })
 }

@@ -18,6 +18,7 @@ pub use super::host::{Host, NoHost};
 use super::outcome::{Outcome, exit_code, finish, speaks_jsonrpc};
 use super::session::{Session, request_line};
 
+use super::launch::CallStdout;
 pub use super::launch::toolbox_root;
 use crate::platform::ProcessTree;
 
@@ -66,9 +67,11 @@ pub(crate) async fn call_fresh(
         cap,
     };
 
+    // A spare's stdout for the call is a pipe of its own; the process's is then its channel.
+    let out = launched.out.take();
     let work = async {
         match m.protocol() {
-            Protocol::Plain => run_plain(child, args, cap, go_pending).await,
+            Protocol::Plain => run_plain(child, out, args, cap, go_pending).await,
             Protocol::Jsonrpc => {
                 let mut stdin = child.stdin().take().expect("stdin is piped");
                 // A failed write means the script exited at once; its exit status tells why.
@@ -76,16 +79,13 @@ pub(crate) async fn call_fresh(
                     .write_all(request_line(tool, 0, args, &recipe.roots).as_bytes())
                     .await;
                 tool_started(child, go_pending).await?;
-                let stdout = child.stdout().take().expect("stdout is piped");
-                let mut reader = BufReader::new(stdout);
+                let channel = out.is_some();
+                let mut reader = BufReader::new(tool_stdout(child, out));
                 match session.exchange(&mut stdin, &mut reader, 0).await {
                     Err(Outcome::Eof) => {
-                        let status = child
-                            .wait()
-                            .await
-                            .map_err(|e| Outcome::Protocol(e.to_string()))?;
-                        if !status.success() {
-                            return Err(Outcome::Exited(exit_code(status)));
+                        let code = exit_status(child, channel).await?;
+                        if code != 0 {
+                            return Err(Outcome::Exited(code));
                         }
                         if !speaks_jsonrpc(dir, m) {
                             return Err(Outcome::Mismatch(
@@ -273,8 +273,46 @@ async fn tool_started(child: &mut ProcessTree, go_pending: Option<bool>) -> Resu
     })
 }
 
+/// The tool's stdout: a spare's own pipe for the call (`out`), else the process's.
+fn tool_stdout(child: &mut ProcessTree, out: Option<CallStdout>) -> CallStdout {
+    match out {
+        Some(o) => o,
+        None => Box::new(child.stdout().take().expect("stdout is piped")),
+    }
+}
+
+/// The status the tool exited with: the `x<status>` line its stub writes on the channel as it
+/// ends (`channel`: the process's stdout is one), else — no such line, as when a signal ended
+/// it or it replaced the stub's exit handler — the process's own, once it is gone.
+async fn exit_status(child: &mut ProcessTree, channel: bool) -> Result<i32, Outcome> {
+    if channel && let Some(stdout) = child.stdout().as_mut() {
+        let mut line = Vec::with_capacity(8);
+        let mut b = [0u8; 1];
+        while line.len() < 16 {
+            match stdout.read(&mut b).await {
+                Ok(1) if b[0] == b'\n' => break,
+                Ok(1) => line.push(b[0]),
+                _ => break,
+            }
+        }
+        if let Some(code) = line
+            .strip_prefix(b"x")
+            .and_then(|d| std::str::from_utf8(d).ok())
+            .and_then(|d| d.parse::<i32>().ok())
+        {
+            return Ok(code);
+        }
+    }
+    let status = child
+        .wait()
+        .await
+        .map_err(|e| Outcome::Protocol(e.to_string()))?;
+    Ok(exit_code(status))
+}
+
 async fn run_plain(
     child: &mut ProcessTree,
+    out: Option<CallStdout>,
     args: &Value,
     cap: usize,
     go_pending: Option<bool>,
@@ -286,19 +324,16 @@ async fn run_plain(
         let _ = stdin.shutdown().await;
     });
     tool_started(child, go_pending).await?;
-    let stdout = child.stdout().take().expect("stdout is piped");
-    let (out, overflow) = read_capped(stdout, cap).await;
+    let channel = out.is_some();
+    let (out, overflow) = read_capped(tool_stdout(child, out), cap).await;
     let _ = writer.await;
     if overflow {
         return Err(Outcome::Overflow);
     }
-    let status = child
-        .wait()
-        .await
-        .map_err(|e| Outcome::Protocol(e.to_string()))?;
-    if !status.success() {
+    let code = exit_status(child, channel).await?;
+    if code != 0 {
         let stdout = String::from_utf8_lossy(&out).into_owned();
-        return Err(Outcome::ExitedWith(exit_code(status), stdout));
+        return Err(Outcome::ExitedWith(code, stdout));
     }
     Ok(CallOutput::from_stdout(&out, b""))
 }

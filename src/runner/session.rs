@@ -58,7 +58,7 @@ impl Session<'_> {
     pub(crate) async fn exchange(
         &self,
         stdin: &mut tokio::process::ChildStdin,
-        reader: &mut BufReader<tokio::process::ChildStdout>,
+        reader: &mut BufReader<impl tokio::io::AsyncRead + Unpin>,
         call_id: u64,
     ) -> Result<CallOutput, Outcome> {
         let host = self.host;

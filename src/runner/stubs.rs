@@ -1,14 +1,23 @@
 //! The programs a spare runs while it waits for its call (`stubs/*`), one per interpreter
 //! family, passed inline (`-c`, `-e`, `-r`) so nothing extra has to be visible in the sandbox.
 //!
-//! Every stub speaks the same tiny protocol on its own stdin and stdout before the tool gets
-//! them: it writes `r` once the interpreter is up, reads one line — the absolute path of the
+//! A spare starts as a shell (`stubs/moves.sh`) that moves its descriptors, then becomes the
+//! stub: the call's stdout is a pipe of its own, handed in at a descriptor named on the command
+//! line and moved to 1, so only the tool's processes hold it (a sandbox's outer processes, which
+//! outlive the tool by a few context switches, hold only the process's first stdout). That first
+//! stdout becomes descriptor 9: the stub's channel to the host.
+//!
+//! Every stub speaks the same tiny protocol on its stdin and its channel before the tool gets
+//! stdin: it writes `r` once the interpreter is up, reads one line — the absolute path of the
 //! tool's entry file — writes `g` and runs the entry as the main script in a fresh namespace
-//! (or `exec`s the interpreter on it). It reads that line byte by byte, so the host may write
-//! the call's input right behind it (`pipelined`); PHP, which reads stdin in blocks, gets its
-//! input only after the `g`. It loads nothing of the tool's before that line arrives,
-//! so no tool code runs before the call, and it serves exactly one call: every call is a
-//! fresh process.
+//! (or `exec`s the interpreter on it). Where the language lets it see the status the process
+//! exits with (Bash, Python, Node, Ruby, Perl), it writes `x<status>\n` on the channel as the
+//! tool ends: the call's result is known when the tool's stdout ends and that line arrives,
+//! without waiting for the sandbox to come down. The stub reads the entry line byte by byte,
+//! so the host may write the call's input right behind it (`pipelined`); PHP, which reads stdin
+//! in blocks, gets its input only after the `g`. It loads nothing of the tool's before that
+//! line arrives, so no tool code runs before the call, and it serves exactly one call: every
+//! call is a fresh process.
 
 const PYTHON: &str = include_str!("stubs/python.py");
 const NODE: &str = include_str!("stubs/node.js");
@@ -17,6 +26,7 @@ const PERL: &str = include_str!("stubs/perl.pl");
 const PHP: &str = include_str!("stubs/php.php");
 const EXEC: &str = include_str!("stubs/exec.sh");
 const BASH: &str = include_str!("stubs/bash.sh");
+const MOVES: &str = include_str!("stubs/moves.sh");
 
 /// How a spare waits for its call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -60,39 +70,45 @@ impl Stub {
         self != Stub::Php
     }
 
-    /// The spare's command line for the interpreter command `interp` (program and flags).
-    /// None when no shell is there to run the exec stub.
-    pub fn argv(self, interp: &[String]) -> Option<Vec<String>> {
-        let inline = |flag: &str, code: &str| {
-            let mut a = interp.to_vec();
+    /// The spare's command line for the interpreter command `interp` (program and flags),
+    /// with the call's stdout at descriptor `out` (a single digit other than 0–2 and 9). None
+    /// when no shell is there to move the descriptors.
+    pub fn argv(self, interp: &[String], out: i32) -> Option<Vec<String>> {
+        let sh = ["/bin/sh", "/usr/bin/sh"]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).is_file())?;
+        let mut a = vec![
+            sh.to_string(),
+            "-c".into(),
+            MOVES.into(),
+            "toolsmith-spare".into(),
+            out.to_string(),
+        ];
+        let inline = |a: &mut Vec<String>, flag: &str, code: &str| {
+            a.extend(interp.iter().cloned());
             a.extend([flag.to_string(), code.to_string()]);
-            a
         };
-        Some(match self {
-            Stub::Python => inline("-c", PYTHON),
-            Stub::Node => inline("-e", NODE),
-            Stub::Ruby => inline("-e", RUBY),
-            Stub::Perl => inline("-e", PERL),
-            Stub::Php => inline("-r", PHP),
+        match self {
+            Stub::Python => inline(&mut a, "-c", PYTHON),
+            Stub::Node => inline(&mut a, "-e", NODE),
+            Stub::Ruby => inline(&mut a, "-e", RUBY),
+            Stub::Perl => inline(&mut a, "-e", PERL),
+            Stub::Php => inline(&mut a, "-r", PHP),
             Stub::Bash => {
-                let mut a = inline("-c", BASH);
+                inline(&mut a, "-c", BASH);
                 // `bash -c CODE NAME`: NAME is $0 until the stub sets it to the entry.
                 a.push("toolsmith-spare".into());
-                a
             }
             Stub::Exec => {
-                let sh = ["/bin/sh", "/usr/bin/sh"]
-                    .into_iter()
-                    .find(|p| std::path::Path::new(p).is_file())?;
-                let mut a = vec![
+                a.extend([
                     sh.to_string(),
                     "-c".into(),
                     EXEC.into(),
                     "toolsmith-spare".into(),
-                ];
+                ]);
                 a.extend(interp.iter().cloned());
-                a
             }
-        })
+        }
+        Some(a)
     }
 }

@@ -92,7 +92,8 @@ fn seccomp_fd(network: bool) -> Result<OwnedFd, SandboxError> {
     file.write_all(&bytes)
         .and_then(|()| file.rewind())
         .map_err(|e| SandboxError::Setup(format!("writing the seccomp program: {e}")))?;
-    Ok(OwnedFd::from(file))
+    super::limits::above_nine(OwnedFd::from(file))
+        .map_err(|e| SandboxError::Setup(format!("moving the seccomp descriptor: {e}")))
 }
 
 /// Wrap `argv` in bwrap for the grants: the command line and the seccomp descriptor the

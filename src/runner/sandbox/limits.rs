@@ -14,11 +14,37 @@ const NODE_MIN_AS_MB: u64 = 4096;
 /// The mechanism's part of the child's set-up, prepared before the fork.
 #[derive(Default)]
 pub(crate) struct InChild {
-    /// A descriptor the wrapped program must inherit (bubblewrap's `--seccomp FD`).
+    /// Descriptors the wrapped program must inherit, at their numbers here (bubblewrap's
+    /// `--seccomp FD`; a spare's stdout for the call).
     #[cfg(unix)]
-    pub inherit_fd: Option<std::os::fd::OwnedFd>,
+    pub inherit_fds: Vec<std::os::fd::OwnedFd>,
     #[cfg(target_os = "linux")]
     pub linux: Option<super::linux::InChild>,
+    /// A spare's stdout for its call, placed at `CALL_STDOUT_FD` last (see `runner::stubs`).
+    #[cfg(unix)]
+    pub call_stdout: Option<std::os::fd::OwnedFd>,
+}
+
+/// Where a spare finds its call's stdout (a single digit: `sh` takes no other in a
+/// redirection).
+#[cfg(unix)]
+pub(crate) const CALL_STDOUT_FD: i32 = 3;
+
+/// `fd`, moved to a number of 10 or more: the child's low descriptors (`CALL_STDOUT_FD`, a
+/// spare's channel 9) never land on it.
+#[cfg(unix)]
+pub(crate) fn above_nine(fd: std::os::fd::OwnedFd) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    if fd.as_raw_fd() >= 10 {
+        return Ok(fd);
+    }
+    // SAFETY: fcntl on a descriptor owned here; on success it returns a new one.
+    let moved = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
+    if moved < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `moved` is a fresh descriptor nothing else owns (`fd` is closed on return).
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(moved) })
 }
 
 /// Limits applied in the child between fork and exec.
@@ -90,7 +116,7 @@ impl ChildLimits {
                         set(libc::RLIMIT_NPROC, NPROC_LIMIT);
                     }
                 }
-                if let Some(fd) = &inchild.inherit_fd {
+                for fd in &inchild.inherit_fds {
                     use std::os::fd::AsRawFd;
                     if libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, 0) != 0 {
                         return Err(std::io::Error::last_os_error());
@@ -99,6 +125,15 @@ impl ChildLimits {
                 #[cfg(target_os = "linux")]
                 if let Some(l) = &inchild.linux {
                     l.apply()?;
+                }
+                // Last: nothing above needs what was at this number (inherited descriptors
+                // are at 10 or more).
+                if let Some(fd) = &inchild.call_stdout {
+                    use std::os::fd::AsRawFd;
+                    if libc::dup2(fd.as_raw_fd(), CALL_STDOUT_FD) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    libc::close(fd.as_raw_fd());
                 }
                 Ok(())
             });

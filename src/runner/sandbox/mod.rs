@@ -29,6 +29,8 @@ pub mod seatbelt;
 pub use cgroup::PidsCgroup;
 pub use grants::Grants;
 pub use limits::ChildLimits;
+#[cfg(unix)]
+pub(crate) use limits::{CALL_STDOUT_FD, above_nine};
 pub use net::{Endpoint, Net};
 
 pub use crate::config::SandboxConfig;
@@ -250,7 +252,7 @@ pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, Sandb
         #[cfg(target_os = "linux")]
         Mechanism::Bubblewrap => {
             let (wrapped, seccomp_fd) = bwrap::wrap(argv, &grants, &spec.config.bwrap)?;
-            child.inherit_fd = Some(seccomp_fd);
+            child.inherit_fds.push(seccomp_fd);
             wrapped
         }
         #[cfg(target_os = "linux")]

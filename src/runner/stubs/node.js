@@ -1,13 +1,14 @@
 // toolsmith spare (Node): started inside the tool's sandbox before any call, it has loaded
-// nothing of the tool's. It writes "r" on stdout once up, reads one line on stdin (the call's
-// entry path), writes "g" and runs the entry as the main module, as `node ENTRY` would. The
-// call's input may follow the line at once: only the line is read.
+// nothing of the tool's. It writes "r" on its channel (descriptor 9) once up, reads one line
+// on stdin (the call's entry path), writes "g" and runs the entry as the main module, as
+// `node ENTRY` would; its exit code goes on the channel too ("x<code>"). The call's input may
+// follow the line at once: only the line is read.
 'use strict';
 {
   const fs = require('fs');
   require('readline'); // built in; what the jsonrpc helper uses: loaded while waiting
   void process.stdout; void process.stderr; // created as the tool would; stdin stays untouched
-  fs.writeSync(1, 'r');
+  fs.writeSync(9, 'r');
   const buf = Buffer.alloc(4096);
   let got = Buffer.alloc(0);
   while (got.indexOf(10) < 0) {
@@ -17,7 +18,16 @@
     if (n === 0) process.exit(0); // the server went away
     got = Buffer.concat([got, buf.subarray(0, n)]);
   }
-  fs.writeSync(1, 'g');
+  fs.writeSync(9, 'g');
+  // The exit code once every 'exit' listener has run (one may still set process.exitCode).
+  const emit = process.emit;
+  process.emit = function (event, ...args) {
+    const r = emit.call(this, event, ...args);
+    if (event === 'exit') {
+      try { fs.writeSync(9, 'x' + (process.exitCode ?? args[0] ?? 0) + '\n'); } catch (e) {}
+    }
+    return r;
+  };
   const entry = got.subarray(0, got.indexOf(10)).toString();
   process.argv = [process.argv[0], entry];
   const Module = require('module');

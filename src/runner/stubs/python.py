@@ -1,18 +1,22 @@
 # toolsmith spare (Python): started inside the tool's sandbox before any call, it has imported
-# nothing of the tool's. It writes "r" on stdout once up, reads one line on stdin (the call's
-# entry path), writes "g" and runs the entry as __main__ in a fresh namespace, as
-# `python3 -u ENTRY` would. The call's input may follow the line at once: only the line is read.
+# nothing of the tool's. It writes "r" on its channel (descriptor 9, moved out of the tool's
+# way and not inherited) once up, reads one line on stdin (the call's entry path), writes "g"
+# and runs the entry as __main__ in a fresh namespace, as `python3 -u ENTRY` would; its exit
+# status goes on the channel too ("x<status>"). The call's input may follow the line at once:
+# only the line is read.
 import sys, os
+_toolsmith_channel = os.dup(9)
+os.close(9)
 def _toolsmith_spare():
     import json, runpy  # the stdlib modules every tool's helper imports: loaded while waiting
-    os.write(1, b"r")
+    os.write(_toolsmith_channel, b"r")
     got = b""
     while not got.endswith(b"\n"):
         chunk = os.read(0, 1)  # byte by byte: the call's input may follow the line
         if not chunk:
             os._exit(0)  # the server went away
         got += chunk
-    os.write(1, b"g")
+    os.write(_toolsmith_channel, b"g")
     entry = os.fsdecode(got[:-1])
     here = os.path.dirname(entry)
     # A tool with its own json module must get it, as it would in a cold start.
@@ -36,6 +40,10 @@ def _toolsmith_exit(code):
             f.flush()
         except Exception:
             pass
+    try:
+        os.write(_toolsmith_channel, b"x%d\n" % code)
+    except OSError:
+        pass
     os._exit(code)
 if not os.path.isfile(_toolsmith_entry):
     print(f"{sys.executable}: can't open file {_toolsmith_entry!r}: [Errno 2] No such file or directory", file=sys.stderr)
