@@ -3,6 +3,7 @@
 //! - a fresh echo call in Python, Node, Ruby, Bash, Perl and PHP, through a waiting spare (calls
 //!   spaced 300 ms apart, one per request as an AI calls, so the replacement spare is up), and
 //!   the same without spares (`TOOLSMITH_SPARES=0`: every call starts its process);
+//! - Bash with builtins only (no `cat`: what a Bash call costs apart from starting a program);
 //! - Python back to back (no pause: the next call waits for the spare still starting), and
 //!   under the in-process sandbox (`TOOLSMITH_BWRAP=/nonexistent`);
 //! - a burst of 20 concurrent calls to one tool (p50/p95);
@@ -187,6 +188,8 @@ fn register_tools(root: &Path) {
             ("js_echo", "node", "jsonrpc", js.as_str()),
             ("rb_echo", "ruby", "jsonrpc", rb.as_str()),
             ("sh_echo", "bash", "plain", "cat\n"),
+            // The same without starting a program: what a Bash call costs apart from `cat`.
+            ("sh_echo_builtin", "bash", "plain", "IFS= read -r -d '' input\nprintf '%s\\n' \"$input\"\n"),
             ("pl_echo", "perl", "plain", pl),
             ("php_echo", "php", "plain", php),
         ] {
@@ -339,6 +342,11 @@ fn main() {
                 target,
             ));
         }
+        rows.push((
+            "bash echo via MCP, builtins only (no `cat`), spare".into(),
+            s.calls("sh_echo_builtin", 20, PAUSE),
+            "",
+        ));
         rows.push((
             "python echo via MCP, back to back".into(),
             s.calls("py_echo", 20, Duration::ZERO),

@@ -56,9 +56,8 @@ pub(crate) async fn call_fresh(
 
     let cap = m.limits.output_bytes() as usize;
     let timeout = timeout.saturating_sub(started.elapsed());
-    let stderr = child.stderr().take().expect("stderr is piped");
-    let (stderr_done, done) = tokio::sync::oneshot::channel();
-    let stderr_task = tokio::spawn(read_stderr(stderr, cap, done));
+    let mut stderr = child.stderr().take().expect("stderr is piped");
+    let mut err = Capped::new(cap);
     let memory = toolbox_root(dir).map(|r| crate::memory::Memory::for_toolbox(&r));
     let session = Session {
         tool: &name,
@@ -102,7 +101,7 @@ pub(crate) async fn call_fresh(
         }
     };
     let t_acquire = t0.elapsed();
-    let outcome = tokio::time::timeout(timeout, work).await;
+    let outcome = tokio::time::timeout(timeout, with_stderr(work, &mut stderr, &mut err)).await;
     let t_work = t0.elapsed();
     // Whatever happened, no process of this call outlives it.
     launched.child.kill();
@@ -113,16 +112,21 @@ pub(crate) async fn call_fresh(
     if stored {
         scripts.spares.refill(dir, &recipe);
     }
+    // Everything the call's processes wrote on stderr before they were stopped is in the
+    // pipe's buffer: read it without waiting for its end (which comes only once every process
+    // holding the pipe is gone, the sandbox's included).
+    #[cfg(unix)]
+    drain_ready(&stderr, &mut err);
+    let (err_bytes, err_overflow) = err.finish();
     tracing::debug!(
         tool = %name,
         recipe = ?t_recipe,
         process = ?t_acquire,
         answered = ?t_work,
         signalled = ?t_reap,
+        stderr = ?t0.elapsed(),
         "script call phases (elapsed at the end of each)"
     );
-    let _ = stderr_done.send(());
-    let (err_bytes, err_overflow) = stderr_task.await.unwrap_or_default();
     let network = launched.proxy.as_ref().map(|p| p.seen());
     // Every process of the call has been signalled; processes it forked meanwhile, the reaping
     // and the removal of its cgroup and scratch directory finish off the call's path.
@@ -180,37 +184,35 @@ pub(crate) async fn read_capped(
     acc.finish()
 }
 
-/// A call's stderr: read until its end, or until `done` says the call is over — then only what
-/// is already in the pipe. (Its end comes only once every process holding the pipe is gone,
-/// the sandbox's included: waiting for that cost a few milliseconds per call.)
-async fn read_stderr(
-    mut r: tokio::process::ChildStderr,
-    cap: usize,
-    mut done: tokio::sync::oneshot::Receiver<()>,
-) -> (Vec<u8>, bool) {
-    let mut acc = Capped::new(cap);
+/// Run `work`, reading the call's stderr meanwhile (in the same task: nothing to hand over
+/// when the call ends) until its end or the work's.
+async fn with_stderr<T>(
+    work: impl std::future::Future<Output = T>,
+    stderr: &mut tokio::process::ChildStderr,
+    acc: &mut Capped,
+) -> T {
+    tokio::pin!(work);
     let mut chunk = [0u8; 8192];
+    let mut open = true;
     loop {
         tokio::select! {
             biased;
-            read = r.read(&mut chunk) => match read {
+            out = &mut work => return out,
+            read = stderr.read(&mut chunk), if open => match read {
                 Ok(n @ 1..) => acc.push(&chunk[..n]),
-                _ => return acc.finish(),
+                _ => open = false,
             },
-            _ = &mut done => break,
         }
     }
-    // Everything the call's processes wrote before they were stopped is in the pipe's buffer:
-    // read it without waiting (the descriptor is non-blocking), stop at "would block" or end.
-    #[cfg(unix)]
-    drain_ready(&r, &mut acc, &mut chunk);
-    acc.finish()
 }
 
+/// Read what is already in a stderr pipe, without waiting (the descriptor is non-blocking);
+/// stop at "would block" or its end.
 #[cfg(unix)]
-fn drain_ready(r: &tokio::process::ChildStderr, acc: &mut Capped, chunk: &mut [u8]) {
+fn drain_ready(r: &tokio::process::ChildStderr, acc: &mut Capped) {
     use std::os::fd::AsRawFd;
     let fd = r.as_raw_fd();
+    let mut chunk = [0u8; 8192];
     loop {
         // SAFETY: `fd` is the open pipe `r` owns, `chunk` is a valid buffer of that length.
         let n = unsafe { libc::read(fd, chunk.as_mut_ptr().cast(), chunk.len()) };
