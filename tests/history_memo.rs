@@ -265,3 +265,79 @@ fn a_memo_that_was_changed_is_not_trusted() {
     assert_eq!(history("t20"), git_log(root, "t20"));
     assert_clean(root);
 }
+
+/// A server started without a memo has it built in a child process (`toolsmith
+/// __history-memo`, so the memory the build takes leaves with the child): the command on its
+/// own writes the memo and exits, a server writes it while serving, and either memo answers as
+/// `git log` does.
+#[test]
+fn a_missing_memo_is_built_by_a_child_process() {
+    let (tmp, tb) = mixed_history();
+    let root = tb.root();
+    let data = tmp.path().join("data");
+    let memo = root.join(MEMO);
+    let toolsmith = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+        c.env("TOOLSMITH_DATA", &data).arg("--toolbox").arg(root);
+        c
+    };
+    // `toolsmith history` with the same personal directory: it reads the memo written.
+    let history = |name: &str| -> Vec<String> {
+        let out = toolsmith()
+            .args(["history", name, "--json", "--limit", "1000"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v.as_array()
+            .or_else(|| v["versions"].as_array())
+            .unwrap_or_else(|| panic!("{v}"))
+            .iter()
+            .map(|x| x["commit"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let _ = std::fs::remove_file(&memo);
+    let out = toolsmith().arg("__history-memo").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A rebuilt memo is a new file (written beside it, then renamed over it).
+    let identity = || {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(&memo).expect("a memo");
+        (m.ino(), m.mtime_nsec())
+    };
+    let written = identity();
+    assert_eq!(history("t20"), git_log(root, "t20"));
+    assert_eq!(identity(), written, "the memo was used, not rebuilt");
+
+    std::fs::remove_file(&memo).unwrap();
+    let mut server = toolsmith()
+        .arg("serve")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !memo.is_file() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server wrote no memo"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    let written = identity();
+    assert_eq!(history("t20"), git_log(root, "t20"));
+    assert_eq!(history("t33"), git_log(root, "t33"));
+    assert_eq!(identity(), written, "the memo was used, not rebuilt");
+    assert_eq!(git(root, &["status", "--porcelain"]), "");
+}
