@@ -292,6 +292,7 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
         },
     })?;
     let stub = r.stub.filter(|_| spare);
+    #[cfg_attr(not(unix), allow(unused_mut))]
     let mut out = None;
     let prepared = match stub {
         None => prepared,
