@@ -68,7 +68,9 @@ pub(crate) async fn call_fresh(
 
     // A spare's stdout for the call is a pipe of its own; the process's is then its channel.
     let out = launched.out.take();
-    let work = async {
+    // Boxed: calls nest (a script's tool calls run through here again), and each level would
+    // otherwise hold the whole call's state on the stack while it is built.
+    let work = Box::pin(async {
         match m.protocol() {
             Protocol::Plain => run_plain(child, out, args, cap, go_pending).await,
             Protocol::Jsonrpc => {
@@ -99,7 +101,7 @@ pub(crate) async fn call_fresh(
                 }
             }
         }
-    };
+    });
     let t_acquire = t0.elapsed();
     let outcome = tokio::time::timeout(timeout, with_stderr(work, &mut stderr, &mut err)).await;
     let t_work = t0.elapsed();
