@@ -222,6 +222,11 @@ fn an_edited_script_never_runs_silently() {
     git(tb.root(), &["commit", "-qam", "back"]);
     let out = call(&tb, "echo", json!({"text": "hi"})).unwrap();
     assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    // The branch moved back by hand (neither HEAD's text nor the index changes): the files
+    // now differ from HEAD again, and the earlier verdict is not reused.
+    git(tb.root(), &["reset", "-q", "--soft", "HEAD~1"]);
+    let err = call(&tb, "echo", json!({"text": "hi"})).expect_err("differs from the new HEAD");
+    assert!(matches!(err, CallError::Uncommitted { .. }), "{err:?}");
 }
 
 #[test]

@@ -127,11 +127,25 @@ impl Toolbox {
             std::os::unix::fs::MetadataExt::ino(meta).hash(&mut h);
         }
         let git = self.root.join(".git");
-        std::fs::read(git.join("HEAD")).ok().hash(&mut h);
-        for f in ["index", "packed-refs"] {
-            let m = std::fs::metadata(git.join(f)).ok();
+        let head = std::fs::read(git.join("HEAD")).ok();
+        head.hash(&mut h);
+        // The branch HEAD names moves without HEAD's text changing (a commit, a reset).
+        let branch = head
+            .as_deref()
+            .and_then(|b| b.strip_prefix(b"ref: "))
+            .and_then(|r| std::str::from_utf8(r).ok())
+            .map(|r| git.join(r.trim()));
+        for f in [git.join("index"), git.join("packed-refs")]
+            .into_iter()
+            .chain(branch)
+        {
+            let m = std::fs::metadata(f).ok();
             m.as_ref()
                 .map(|m| (m.len(), m.modified().ok()))
+                .hash(&mut h);
+            #[cfg(unix)]
+            m.as_ref()
+                .map(std::os::unix::fs::MetadataExt::ino)
                 .hash(&mut h);
         }
         manifest.hashes.source.hash(&mut h);
