@@ -487,3 +487,55 @@ fn the_history_memo_follows_head_in_the_background() {
     );
     assert!(r.to_string().contains("by a teammate"), "{r}");
 }
+
+/// The use of a tool is remembered across restarts (it ranks the first `tools/list`): a call
+/// made right before the client goes away is on disk once the server has stopped.
+#[test]
+fn a_call_just_before_the_client_leaves_is_remembered() {
+    let (_tmp, tb) = example_box();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .arg("--toolbox")
+        .arg(&tb)
+        .arg("serve")
+        .env("TOOLSMITH_CACHE", tb.parent().unwrap().join("cache"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    for m in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw-test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "slugify", "arguments": {"text": "Hello World"}}}),
+    ] {
+        writeln!(stdin, "{m}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "the server answered"
+        );
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == json!(2) {
+            assert_eq!(v["result"]["isError"], false, "{v}");
+            break;
+        }
+    }
+    drop(stdin);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server stops when stdin ends"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let usage: Value =
+        serde_json::from_slice(&std::fs::read(tb.join(".toolsmith/usage.json")).unwrap()).unwrap();
+    assert!(usage.get("slugify").is_some_and(Value::is_u64), "{usage}");
+}

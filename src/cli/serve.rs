@@ -124,6 +124,7 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
             None => crate::mcp::serve_stdio(shared).await,
         };
         stop.app.scripts().stop_all();
+        crate::index::rank::flush();
         served
     })?;
     Ok(0)

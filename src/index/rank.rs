@@ -48,8 +48,8 @@ fn with_usage<T>(root: &Path, f: impl FnOnce(&mut HashMap<String, u64>) -> T) ->
 }
 
 /// Remember that `name` was just called (best effort: a failed write only loses the record).
-/// The in-memory record changes at once; the file is written off the call's path (in a
-/// blocking task inside a tokio runtime). A write already queued for the toolbox takes this
+/// The in-memory record changes at once; the file is written off the call's path (inside a
+/// tokio runtime: shortly after, in a blocking task). A write already queued for the toolbox takes this
 /// use along: a burst of calls costs a few writes, not one each.
 pub fn record_use(root: &Path, name: &str) {
     with_usage(root, |m| m.insert(name.to_string(), now_ms()));
@@ -58,8 +58,24 @@ pub fn record_use(root: &Path, name: &str) {
     }
     let root = root.to_path_buf();
     match tokio::runtime::Handle::try_current() {
-        Ok(h) => drop(h.spawn_blocking(move || persist(&root))),
+        // A moment later: the call's result goes out first, and the call's processes have
+        // the CPU to themselves meanwhile (a rename on some file systems takes a millisecond).
+        Ok(h) => drop(h.spawn(async move {
+            tokio::time::sleep(PERSIST_AFTER).await;
+            let _ = tokio::task::spawn_blocking(move || persist(&root)).await;
+        })),
         Err(_) => persist(&root),
+    }
+}
+
+/// How long after a use its record is written.
+const PERSIST_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Write every record still waiting for its write (a server stopping).
+pub fn flush() {
+    let waiting: Vec<PathBuf> = queued().iter().cloned().collect();
+    for root in waiting {
+        persist(&root);
     }
 }
 
