@@ -393,6 +393,34 @@ async fn exit_statuses_and_late_output_through_spares() {
             }
         }
     }
+    // Everything written before the end arrives (the stubs end the call's stdout at the exit).
+    let big: &[(&str, &str, &str)] = &[
+        (
+            "js_big",
+            "node",
+            "process.stdout.write('x'.repeat(300000));\n",
+        ),
+        (
+            "py_big",
+            "python",
+            "import sys\nsys.stdout.write('x' * 300000)\n",
+        ),
+        ("sh_big", "bash", "head -c 300000 /dev/zero | tr '\\0' x\n"),
+    ];
+    for (name, lang, code) in big {
+        add(&app, json!({"name": name, "language": lang, "protocol": "plain", "description": "writes a lot", "code": code})).await;
+    }
+    for round in ["first", "spare"] {
+        if round == "spare" {
+            app.scripts().spares.settled().await;
+        }
+        for (name, _, _) in big {
+            let out = call(&app, name, json!({})).await.unwrap();
+            let text = out.as_str().unwrap_or_default();
+            assert_eq!(text.len(), 300000, "{round} {name}");
+            assert!(text.bytes().all(|b| b == b'x'), "{round} {name}");
+        }
+    }
     add(&app, json!({"name": "sh_late", "language": "bash", "protocol": "plain", "description": "writes late",
         "code": "( sleep 0.3; echo late ) &\necho early\nwait\n"})).await;
     for round in ["first", "spare"] {

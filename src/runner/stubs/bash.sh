@@ -8,7 +8,8 @@ exec {toolsmith_channel}>&9 9>&-
 printf r >&"$toolsmith_channel"
 IFS= read -r toolsmith_entry || exit 0
 printf g >&"$toolsmith_channel"
-trap 'printf "x%d\n" "$?" >&"$toolsmith_channel"' EXIT
+# The tool is over: its stdout ends here (not when this shell is gone), then its status.
+trap 'toolsmith_status=$?; exec 1>&-; printf "x%d\n" "$toolsmith_status" >&"$toolsmith_channel"' EXIT
 BASH_ARGV0=$toolsmith_entry
 set --
 . "$toolsmith_entry"

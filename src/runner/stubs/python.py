@@ -40,7 +40,9 @@ def _toolsmith_exit(code):
             f.flush()
         except Exception:
             pass
+    # The tool is over: its stdout ends here, then its status.
     try:
+        os.close(1)
         os.write(_toolsmith_channel, b"x%d\n" % code)
     except OSError:
         pass
