@@ -31,6 +31,30 @@ fn versions(tb: &Toolbox, name: &str) -> Vec<String> {
         .collect()
 }
 
+/// `toolsmith history NAME` (a new process with `data` as its personal directory): the
+/// commits it lists.
+fn cli_history(root: &Path, data: &Path, name: &str) -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .env("TOOLSMITH_DATA", data)
+        .arg("--toolbox")
+        .arg(root)
+        .args(["history", name, "--json", "--limit", "1000"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v.as_array()
+        .or_else(|| v["versions"].as_array())
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|x| x["commit"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn hand_commit(root: &Path, args: &[&str], message: &str) {
     let mut all = vec!["-c", "user.name=Hand", "-c", "user.email=hand@example.com"];
     all.extend_from_slice(args);
@@ -210,27 +234,7 @@ fn a_memo_that_was_changed_is_not_trusted() {
     let (tmp, tb) = mixed_history();
     let root = tb.root();
     let data = tmp.path().join("data");
-    let history = |name: &str| -> Vec<String> {
-        let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
-            .env("TOOLSMITH_DATA", &data)
-            .arg("--toolbox")
-            .arg(root)
-            .args(["history", name, "--json", "--limit", "1000"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        v.as_array()
-            .or_else(|| v["versions"].as_array())
-            .unwrap_or_else(|| panic!("{v}"))
-            .iter()
-            .map(|x| x["commit"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let history = |name: &str| cli_history(root, &data, name);
     assert_eq!(history("t20"), git_log(root, "t20"));
     let memo = std::fs::read(root.join(MEMO)).unwrap();
     let swap = |bytes: &[u8], a: &[u8], b: &[u8]| -> Vec<u8> {
@@ -282,24 +286,7 @@ fn a_missing_memo_is_built_by_a_child_process() {
         c
     };
     // `toolsmith history` with the same personal directory: it reads the memo written.
-    let history = |name: &str| -> Vec<String> {
-        let out = toolsmith()
-            .args(["history", name, "--json", "--limit", "1000"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        v.as_array()
-            .or_else(|| v["versions"].as_array())
-            .unwrap_or_else(|| panic!("{v}"))
-            .iter()
-            .map(|x| x["commit"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let history = |name: &str| cli_history(root, &data, name);
     let _ = std::fs::remove_file(&memo);
     let out = toolsmith().arg("__history-memo").output().unwrap();
     assert!(
