@@ -107,6 +107,62 @@ pub struct WasmRunner {
     engine_key: String,
     /// The MAC key of disk cache entries; None disables the disk cache.
     cache_key: Option<Arc<[u8; 32]>>,
+    /// Calls running now: the epoch ticker ticks only while there are some.
+    ticking: Arc<Ticking>,
+}
+
+/// How many WASM calls run, and the ticker's wake-up when the first one starts.
+#[derive(Default)]
+struct Ticking {
+    calls: Mutex<usize>,
+    wake: std::sync::Condvar,
+}
+
+impl Ticking {
+    fn calls(&self) -> std::sync::MutexGuard<'_, usize> {
+        self.calls.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The epoch ticker of `engine`: a tick every `TICK` while a call runs, none while the
+    /// engine is idle (it checks once a second whether the engine is gone).
+    fn run(&self, engine: wasmtime::EngineWeak) {
+        loop {
+            {
+                let mut calls = self.calls();
+                while *calls == 0 {
+                    calls = match self.wake.wait_timeout(calls, Duration::from_secs(1)) {
+                        Ok((g, _)) => g,
+                        Err(p) => p.into_inner().0,
+                    };
+                    if engine.upgrade().is_none() {
+                        return;
+                    }
+                }
+            }
+            let Some(e) = engine.upgrade() else { return };
+            e.increment_epoch();
+            drop(e);
+            std::thread::sleep(TICK);
+        }
+    }
+}
+
+/// A call running: counted while it lives.
+struct Running<'a>(&'a Ticking);
+
+impl<'a> Running<'a> {
+    fn start(t: &'a Ticking) -> Running<'a> {
+        *t.calls() += 1;
+        t.wake.notify_one();
+        Running(t)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        let mut calls = self.0.calls();
+        *calls = calls.saturating_sub(1);
+    }
 }
 
 /// The first bytes of a cache entry, before the 32-byte MAC and the compiled module.
@@ -176,7 +232,7 @@ fn load_or_create_key(path: &Path) -> Option<[u8; 32]> {
 }
 
 impl WasmRunner {
-    /// Create the engine (and its epoch ticker thread). `cache_dir` holds compiled modules;
+    /// Create the engine (and its epoch ticker thread, ticking while calls run). `cache_dir` holds compiled modules;
     /// declared paths must lie inside `roots`.
     pub fn new(cache_dir: Option<PathBuf>, roots: Vec<PathBuf>) -> Result<WasmRunner, RunError> {
         let start = |message: String| RunError::Start {
@@ -200,15 +256,11 @@ impl WasmRunner {
         engine.precompile_compatibility_hash().hash(&mut h);
         let engine_key = format!("{:016x}", h.finish());
         let weak = engine.weak();
+        let ticking = Arc::new(Ticking::default());
+        let ticker = Arc::clone(&ticking);
         std::thread::Builder::new()
             .name("wasm-epoch".into())
-            .spawn(move || {
-                while let Some(engine) = weak.upgrade() {
-                    engine.increment_epoch();
-                    drop(engine);
-                    std::thread::sleep(TICK);
-                }
-            })
+            .spawn(move || ticker.run(weak))
             .map_err(|e| start(e.to_string()))?;
         let cache_key = match &cache_dir {
             Some(_) => {
@@ -231,6 +283,7 @@ impl WasmRunner {
             roots: roots.into(),
             engine_key,
             cache_key,
+            ticking,
         })
     }
 
@@ -349,6 +402,7 @@ impl WasmRunner {
 
     /// Run a WASM tool with JSON arguments on stdin. Blocking: call from a blocking context.
     pub fn call(&self, dir: &Path, tool: &Tool, args: &Value) -> Result<CallOutput, RunError> {
+        let _running = Running::start(&self.ticking);
         let m = &tool.manifest;
         let name = m.name.clone();
         let loaded = self.load(dir, tool)?;
