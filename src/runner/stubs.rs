@@ -10,10 +10,12 @@
 //! Every stub speaks the same tiny protocol on its stdin and its channel before the tool gets
 //! stdin: it writes `r` once the interpreter is up, reads one line — the absolute path of the
 //! tool's entry file — writes `g` and runs the entry as the main script in a fresh namespace
-//! (or `exec`s the interpreter on it). Where the language lets it see the status the process
-//! exits with (Bash, Python, Node, Ruby, Perl), it writes `x<status>\n` on the channel as the
-//! tool ends: the call's result is known when the tool's stdout ends and that line arrives,
-//! without waiting for the sandbox to come down. The stub reads the entry line byte by byte,
+//! (or `exec`s the interpreter on it). Where nothing of the tool's can run after the stub sees
+//! the status the process exits with (Bash's `EXIT` trap, Python's exit, Node's `exit` event),
+//! it ends the call's stdout and writes `x<status>\n` on the channel: the call's result is
+//! known then, without waiting for the interpreter's teardown and the sandbox to come down.
+//! Ruby's finalizers and Perl's global destruction run after the last hook a stub could use,
+//! so theirs leave the status to the process. The stub reads the entry line byte by byte,
 //! so the host may write the call's input right behind it (`pipelined`); PHP, which reads stdin
 //! in blocks, gets its input only after the `g`. It loads nothing of the tool's before that
 //! line arrives, so no tool code runs before the call, and it serves exactly one call: every

@@ -2,7 +2,7 @@
 # nothing of the tool's (only the json library, as if the tool had required it first). It
 # writes "r" on its channel (descriptor 9, not inherited) once up, reads one line on stdin (the
 # call's entry path), writes "g" and loads the entry as the main script ($0), as `ruby ENTRY`
-# would; its exit status goes on the channel too ("x<status>"), unless a signal ends it.
+# would.
 require 'json'
 toolsmith_channel = IO.for_fd(9, autoclose: true)
 toolsmith_channel.close_on_exec = true
@@ -15,19 +15,9 @@ while (c = ($stdin.sysread(1) rescue nil))
 end
 exit!(0) unless line.end_with?("\n")
 toolsmith_channel.syswrite('g')
-# Registered first, so it runs last: the status is final by then.
-at_exit do
-  e = $!
-  code = case e
-         when nil then 0
-         when SystemExit then e.status
-         when SignalException then nil
-         else 1
-         end
-  toolsmith_channel.syswrite("x#{code}\n") if code
-rescue StandardError
-  nil
-end
+# No status on the channel: finalizers (an unclosed File's flush among them) run after every
+# at_exit handler, and the call must not end before they have.
+toolsmith_channel.close
 ARGV.clear
 $0 = line.chomp
 line = nil
