@@ -53,6 +53,13 @@ pub(crate) struct Launched {
     pub out: Option<CallStdout>,
 }
 
+impl Drop for Launched {
+    fn drop(&mut self) {
+        // Also when the leader was waited for: what it left in its group or job goes too.
+        self.child.kill();
+    }
+}
+
 /// The reading end of a spare's stdout for its call.
 pub(crate) type CallStdout = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
 
