@@ -219,9 +219,11 @@ async def naive_minimal(client):
 async def cap(client, summary, a):
     """Item 9: past the cap the tool list ranks, it never drops to nothing."""
     meta = set()
-    tools = (await client.list_tools()).tools
+    # The whole index first (a loaded machine may take longer than the first tools/list waits
+    # for it, which then lists the recently used tools only: the start-up path, not this one).
     r = await client.call_tool("list_tools", {"limit": 1000})
     stored = {t["name"] for t in r.structured_content["tools"]}
+    tools = (await client.list_tools()).tools
     listed = [t.name for t in tools if t.name in stored]
     summary["listed_before"] = listed
     r = await client.call_tool("call_tool", {"name": "t204", "arguments": {"text": "x"}})
