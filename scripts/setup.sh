@@ -21,11 +21,12 @@ if command -v rustup >/dev/null 2>&1; then
 fi
 
 # Debian packages the script runners and sandbox tests need, ssh-keygen and git (with its
-# git-daemon) for the team tests, and the reference OCI registry for the OCI tests.
+# git-daemon) for the team tests, the reference OCI registry for the OCI tests, and pgrep
+# (procps) for the tests that look for processes a call left behind.
 need=()
 # chromium: the headless browser that fills in the one-time secret page (tests/approvals.rs).
 for pair in ruby:ruby php:php-cli bwrap:bubblewrap perl:perl node:nodejs python3:python3 \
-    ssh-keygen:openssh-client git:git docker-registry:docker-registry chromium:chromium; do
+    ssh-keygen:openssh-client pgrep:procps git:git docker-registry:docker-registry chromium:chromium; do
   cmd="${pair%%:*}"; pkg="${pair#*:}"
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done
