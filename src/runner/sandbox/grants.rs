@@ -159,6 +159,26 @@ fn system_paths() -> &'static [PathBuf] {
 }
 
 impl Grants {
+    /// The grants of a build or install process: the system directories, the spec's reads
+    /// and writes (those that exist), and the proxy's socket directory and bridge.
+    pub fn for_build(spec: &super::BuildSpec<'_>) -> Result<Grants, SandboxError> {
+        let mut read = spec.read.clone();
+        if let super::Net::Proxy(super::Endpoint::Unix { dir, .. }) = &spec.network {
+            read.push(dir.clone());
+            read.push(super::net::bridge_program().map_err(SandboxError::Setup)?);
+        }
+        read.retain(|p| p.exists());
+        let mut write = spec.write.clone();
+        write.retain(|p| p.exists());
+        Ok(Grants {
+            network: spec.network.clone(),
+            scratch: spec.scratch.to_path_buf(),
+            system: system_paths().to_vec(),
+            read,
+            write,
+        })
+    }
+
     /// Resolve a spec for the interpreter `argv0`.
     pub fn new(spec: &Spec<'_>, argv0: &str) -> Result<Grants, SandboxError> {
         let read_declared = spec

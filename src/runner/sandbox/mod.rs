@@ -228,6 +228,40 @@ pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, Sandb
     }
     let argv0 = argv.first().cloned().unwrap_or_default();
     let grants = Grants::new(spec, &argv0)?;
+    wrap(mechanism, argv, grants, spec.config)
+}
+
+/// What one build or install process may touch (`build.rs`, and the dependency installs):
+/// the system directories, the tool chain and package caches (read-only), the build's own
+/// work and output directories (writable), its scratch (HOME, TMPDIR), and the network as
+/// given (none, or the registries through the filtering proxy).
+pub struct BuildSpec<'a> {
+    pub network: Net,
+    /// HOME and TMPDIR: an in-memory filesystem where the mechanism can mount one.
+    pub scratch: &'a Path,
+    /// The tool chain and caches, read-only.
+    pub read: Vec<PathBuf>,
+    /// The build's own directories, writable.
+    pub write: Vec<PathBuf>,
+    pub config: &'a SandboxConfig,
+}
+
+/// Prepare a tool chain's command line (cargo, pip, npm) for a build spec. The mechanism is
+/// chosen as for a script whose tool.toml says nothing (`auto`): refused without one unless
+/// the person passed `--allow-unsandboxed`.
+pub fn prepare_build(argv: Vec<String>, spec: &BuildSpec<'_>) -> Result<Prepared, SandboxError> {
+    let mechanism = choose(SandboxMode::Auto, spec.config)?;
+    let grants = Grants::for_build(spec)?;
+    wrap(mechanism, argv, grants, spec.config)
+}
+
+/// Wrap `argv` for a mechanism and its grants.
+fn wrap(
+    mechanism: Mechanism,
+    argv: Vec<String>,
+    grants: Grants,
+    config: &SandboxConfig,
+) -> Result<Prepared, SandboxError> {
     #[allow(unused_mut)] // set only by the Linux mechanisms
     let mut child = limits::InChild::default();
     let program_len = argv.len();
@@ -240,8 +274,11 @@ pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, Sandb
                 exe.to_string_lossy().into_owned(),
                 "__net-bridge".into(),
                 socket.to_string_lossy().into_owned(),
-                "--".into(),
             ];
+            if mechanism == Mechanism::Landlock {
+                a.push("--no-unix".into());
+            }
+            a.push("--".into());
             a.extend(argv);
             a
         }
@@ -251,8 +288,8 @@ pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, Sandb
         Mechanism::Unsandboxed => argv,
         #[cfg(target_os = "linux")]
         Mechanism::Bubblewrap => {
-            let (wrapped, seccomp_fd) = bwrap::wrap(argv, &grants, &spec.config.bwrap)?;
-            child.inherit_fds.push(seccomp_fd);
+            let (wrapped, seccomp_fds) = bwrap::wrap(argv, &grants, &config.bwrap)?;
+            child.inherit_fds.extend(seccomp_fds);
             wrapped
         }
         #[cfg(target_os = "linux")]
@@ -280,6 +317,7 @@ pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, Sandb
             )));
         }
     };
+    let _ = config;
     Ok(Prepared {
         mechanism,
         program_at: argv.len() - program_len,
