@@ -71,8 +71,16 @@ fn deps_crate(work: &Path, tool: &str) -> Result<(String, String, bool), BuildEr
         .get_mut("package")
         .and_then(Item::as_table_like_mut)
         .ok_or_else(|| bad("Cargo.toml", "no [package]".into()))?;
-    for k in ["build", "links", "default-run", "autobins", "autoexamples", "autotests", "autobenches", "autolib"] {
-        pkg.remove(k);
+    // Only what changes how the dependencies compile or resolve stays (so tools that differ
+    // in description, authors or comments share an entry).
+    let keep = ["edition", "resolver"];
+    let drop: Vec<String> = pkg
+        .iter()
+        .map(|(k, _)| k.to_string())
+        .filter(|k| !keep.contains(&k.as_str()))
+        .collect();
+    for k in drop {
+        pkg.remove(&k);
     }
     pkg.insert("name", value(DEPS_PACKAGE));
     pkg.insert("version", value("0.0.0"));
@@ -96,7 +104,16 @@ fn deps_crate(work: &Path, tool: &str) -> Result<(String, String, bool), BuildEr
             }
         }
     }
-    Ok((doc.to_string(), lock_doc.to_string(), has_build_deps))
+    // Normalized (no comments, one layout), so equal sets give equal texts.
+    let normal = |text: String, what: &str| -> Result<String, BuildError> {
+        let t: toml::Table = toml::from_str(&text).map_err(|e| bad(what, e.to_string()))?;
+        toml::to_string(&t).map_err(|e| bad(what, e.to_string()))
+    };
+    Ok((
+        normal(doc.to_string(), "Cargo.toml")?,
+        normal(lock_doc.to_string(), "Cargo.lock")?,
+        has_build_deps,
+    ))
 }
 
 /// Hold an exclusive lock on `path` (blocking; run off the async threads).
@@ -155,7 +172,8 @@ pub async fn prepare(
         )
         .as_bytes(),
     );
-    let key = &key[..32];
+    let key = key.trim_start_matches("sha256:");
+    let key = &key[..32.min(key.len())];
     let root = cx.cache.join("build-deps");
     std::fs::create_dir_all(&root).map_err(BuildError::io("create", &root))?;
     let entry = root.join(key);

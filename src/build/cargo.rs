@@ -105,7 +105,7 @@ pub enum Step {
 /// runs), compile the dependencies once per dependency set, then the tool in a target
 /// directory of its own — every step contained, the compiling ones offline.
 pub async fn build(cx: &Cx<'_>, tool: &str, work: &Path) -> Result<Report, BuildError> {
-    let home = CargoHome::new()?;
+    let home = CargoHome::new(cx.cache)?;
     fetch(cx, tool, work, &home).await?;
     let seeded = super::artifacts::prepare(cx, tool, work, &home).await?;
     let mut report = run(cx, tool, work, &seeded.dir, &home, Step::Tool).await?;
@@ -283,6 +283,7 @@ pub async fn run(
     let mut read = cx.toolchain.visible.clone();
     read.extend(home.sources.iter().cloned());
     read.push(home.registry.clone());
+    read.push(home.path().to_path_buf());
     read.push(work.to_path_buf());
     let job = Job {
         what: format!("build of tool {tool:?}"),
@@ -290,7 +291,7 @@ pub async fn run(
         env: cargo_env(cx, home, Some(target_dir)),
         cwd: work.to_path_buf(),
         read,
-        write: vec![target_dir.to_path_buf(), home.path().to_path_buf()],
+        write: vec![target_dir.to_path_buf()],
         network: Network::None,
         config: cx.sandbox,
     };

@@ -64,7 +64,8 @@ pub fn resolve(cargo: &Path) -> Result<Toolchain, BuildError> {
         message,
     };
     let found = crate::runner::sandbox::which(&cargo.to_string_lossy())
-        .ok_or_else(|| no_cargo("not found on PATH".into()))?;
+        .filter(|p| p.is_file())
+        .ok_or_else(|| no_cargo("not found (No such file or directory)".into()))?;
     let rustc = found
         .parent()
         .map(|d| d.join("rustc"))
@@ -119,11 +120,13 @@ pub fn host_cargo_home() -> Option<PathBuf> {
         .or_else(|| dirs::home_dir().map(|h| h.join(".cargo")))
 }
 
-/// A cargo home for one build step: a directory of its own (writable: cargo's locks and
-/// usage records), `registry` pointing at the person's registry cache, and `config.toml`
-/// with only where crates come from.
+/// The cargo home builds see: `<cache>/cargo-home`, at one fixed path (cargo's fingerprints
+/// hold the path of every crate's source, so a path that changed would recompile every
+/// dependency), holding `registry` — a link to the person's registry cache — and
+/// `config.toml` with only where crates come from. Fetches write it (cargo's locks, the
+/// crates downloaded); compiling steps see it read-only.
 pub struct CargoHome {
-    dir: tempfile::TempDir,
+    dir: PathBuf,
     /// The person's registry cache (what `registry` points at).
     pub registry: PathBuf,
     /// Directories that source replacement reads crates from (vendored, local registries).
@@ -133,40 +136,51 @@ pub struct CargoHome {
 }
 
 impl CargoHome {
-    pub fn new() -> Result<CargoHome, BuildError> {
+    pub fn new(cache: &Path) -> Result<CargoHome, BuildError> {
         let host = host_cargo_home().ok_or_else(|| BuildError::Internal {
             message: "no home directory, so no cargo registry cache (set CARGO_HOME)".into(),
         })?;
         let registry = host.join("registry");
         std::fs::create_dir_all(&registry).map_err(BuildError::io("create", &registry))?;
-        let dir = tempfile::Builder::new()
-            .prefix("toolsmith-cargo-home-")
-            .tempdir()
-            .map_err(BuildError::io("create", Path::new("a temporary cargo home")))?;
-        #[cfg(unix)]
-        std::os::unix::fs::symlink(&registry, dir.path().join("registry"))
-            .map_err(BuildError::io("link", &dir.path().join("registry")))?;
+        let registry = registry.canonicalize().unwrap_or(registry);
+        let dir = cache.join("cargo-home");
+        std::fs::create_dir_all(&dir).map_err(BuildError::io("create", &dir))?;
+        let link = dir.join("registry");
+        if std::fs::read_link(&link).ok().as_deref() != Some(registry.as_path()) {
+            let _ = std::fs::remove_file(&link);
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(&registry, &link).map_err(BuildError::io("link", &link))?;
+        }
         let text = ["config.toml", "config"]
             .iter()
             .find_map(|f| std::fs::read_to_string(host.join(f)).ok())
             .unwrap_or_default();
         let (config, sources, extra_hosts) = sanitized_config(&text);
-        let path = dir.path().join("config.toml");
-        std::fs::write(&path, config).map_err(BuildError::io("write", &path))?;
+        let path = dir.join("config.toml");
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(config.as_str()) {
+            std::fs::write(&path, config).map_err(BuildError::io("write", &path))?;
+        }
+        // cargo's lock files, there before a read-only step opens them.
+        for f in [".package-cache", ".package-cache-mutate"] {
+            let p = dir.join(f);
+            if !p.exists() {
+                std::fs::write(&p, "").map_err(BuildError::io("create", &p))?;
+            }
+        }
         let mut hosts: Vec<String> = CRATES_IO.iter().map(|h| h.to_string()).collect();
         hosts.extend(extra_hosts);
         hosts.sort();
         hosts.dedup();
         Ok(CargoHome {
             dir,
-            registry: registry.canonicalize().unwrap_or(registry),
+            registry,
             sources,
             hosts,
         })
     }
 
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        &self.dir
     }
 }
 
