@@ -118,7 +118,11 @@ impl Recipe {
         let mut interp = m.interpreter().ok_or_else(|| {
             start_err("no interpreter: set run.language or run.interpreter".into())
         })?;
-        let env = deps::ensure(&state_root(dir, config), m, dir)
+        let ctx = deps::Ctx {
+            sandbox: &config.sandbox,
+            cache: &config.cache_dir,
+        };
+        let env = deps::ensure(ctx, &state_root(dir, config), m, dir)
             .await
             .map_err(|e| {
                 start_err(format!(

@@ -27,7 +27,7 @@ pub mod net;
 pub mod seatbelt;
 
 pub use cgroup::PidsCgroup;
-pub use grants::{Grants, SYSTEM_DIRS, which};
+pub use grants::{Grants, SYSTEM_DIRS, interpreter_prefixes, which};
 pub use limits::ChildLimits;
 #[cfg(unix)]
 pub(crate) use limits::{CALL_STDOUT_FD, above_nine};
