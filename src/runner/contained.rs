@@ -106,6 +106,7 @@ pub fn spawn(job: &Job<'_>) -> Result<Started, ContainError> {
     let spec = BuildSpec {
         network: net.clone(),
         scratch: scratch.path(),
+        cwd: &job.cwd,
         read: job.read.clone(),
         write: job.write.clone(),
         config: job.config,

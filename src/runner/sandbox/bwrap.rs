@@ -151,7 +151,8 @@ pub fn wrap(
         let fd_s = fd.as_raw_fd().to_string();
         push(&["--add-seccomp-fd", &fd_s]);
     }
-    push(&["--chdir", &scratch, "--"]);
+    let cwd = g.cwd.as_deref().map_or_else(|| scratch.clone(), s);
+    push(&["--chdir", &cwd, "--"]);
     a.extend(argv);
     Ok((a, fds))
 }

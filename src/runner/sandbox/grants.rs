@@ -67,6 +67,8 @@ pub struct Grants {
     pub read: Vec<PathBuf>,
     /// Declared writes (inside the allowed roots).
     pub write: Vec<PathBuf>,
+    /// The working directory when it is not the scratch directory (a build's).
+    pub cwd: Option<PathBuf>,
 }
 
 fn resolve_declared(
@@ -176,6 +178,7 @@ impl Grants {
             system: system_paths().to_vec(),
             read,
             write,
+            cwd: Some(spec.cwd.to_path_buf()),
         })
     }
 
@@ -207,6 +210,7 @@ impl Grants {
             system,
             read,
             write: write.into_iter().filter(|p| p.exists()).collect(),
+            cwd: None,
         })
     }
 }

@@ -313,6 +313,8 @@ pub struct InChild {
     /// `clone3` answered ENOSYS (see `clone3_cached`).
     clone3: BpfProgram,
     scratch: CString,
+    /// The working directory (the scratch directory, or a build's own).
+    cwd: CString,
     tmpfs_opts: CString,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
@@ -428,6 +430,13 @@ impl InChild {
             seccomp,
             clone3,
             scratch: cstr(g.scratch.to_string_lossy().into_owned())?,
+            cwd: cstr(
+                g.cwd
+                    .as_deref()
+                    .unwrap_or(&g.scratch)
+                    .to_string_lossy()
+                    .into_owned(),
+            )?,
             tmpfs_opts: cstr(format!("size={SCRATCH_MB}m,mode=0700"))?,
             uid_map: format!("{uid} {uid} 1").into_bytes(),
             gid_map: format!("{gid} {gid} 1").into_bytes(),
@@ -503,7 +512,7 @@ impl InChild {
                 {
                     return Err(last_err());
                 }
-                if libc::chdir(self.scratch.as_ptr()) != 0 {
+                if libc::chdir(self.cwd.as_ptr()) != 0 {
                     return Err(last_err());
                 }
                 self.add_rule(self.scratch.as_ptr(), self.scratch_access)?;

@@ -239,6 +239,8 @@ pub struct BuildSpec<'a> {
     pub network: Net,
     /// HOME and TMPDIR: an in-memory filesystem where the mechanism can mount one.
     pub scratch: &'a Path,
+    /// The working directory (one of `read` or `write`).
+    pub cwd: &'a Path,
     /// The tool chain and caches, read-only.
     pub read: Vec<PathBuf>,
     /// The build's own directories, writable.
