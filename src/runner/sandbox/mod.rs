@@ -368,6 +368,28 @@ pub fn describe(m: &Manifest, config: &SandboxConfig) -> Value {
     }
 }
 
+/// How making a tool is contained here (`toolsmith doctor`, `get_tool`, `build_tool`): the
+/// mechanism cargo, pip and npm run under, what they see and reach, or why builds and
+/// installs are refused.
+pub fn describe_builds(config: &SandboxConfig) -> Value {
+    match choose(SandboxMode::Auto, config) {
+        Ok(Mechanism::Unsandboxed) => json!({
+            "mechanism": "none",
+            "warning": "cargo (build scripts, proc macros, linkers), pip and npm run with the full rights of the user running toolsmith (allowed by --allow-unsandboxed)",
+        }),
+        Ok(mech) => json!({
+            "mechanism": mech.as_str(),
+            "runs_contained": ["cargo (build scripts, proc macros, linkers)", "pip (wheels only: no package code runs at install)", "npm (install scripts offline, after a fetch without them)", "the examples"],
+            "reads": ["system directories", "the tool chain (the Rust toolchain's sysroot, the interpreter)", "package caches (the cargo registry, the wheel directory, npm's cache)"],
+            "writes": ["the build's own work and output directories", "a scratch HOME, removed after each step"],
+            "network": "fetch steps only, only to the package registries (crates.io, PyPI, the npm registry, or registries the person configured), through toolsmith's filtering proxy; compiling and install scripts run offline",
+            "denied": ["the home directory", "the toolbox and its .git", "other tools' builds", "the personal directory", "the server's environment"],
+            "layers": layers(mech),
+        }),
+        Err(e) => json!({"mechanism": "refused", "error": e.to_string().replace("the script does not run", "builds and dependency installs do not run"), "hint": e.hint()}),
+    }
+}
+
 /// The layers a mechanism applies on this machine, for reports.
 fn layers(mech: Mechanism) -> Vec<String> {
     match mech {
