@@ -365,14 +365,18 @@ fn the_cli_builds_and_registers_contained() {
         git(&f.root, &["commit", "-qm", "a hostile build script"]);
         let o = cli(&["--json", "build", "planter"]);
         assert!(o.status.success(), "{mech:?}: {}", String::from_utf8_lossy(&o.stderr));
-        let o = cli(&["call", "planter"]);
-        let report = String::from_utf8_lossy(&o.stdout).into_owned();
+        let o = cli(&["call", "planter", "--args", r#"{"text":"x"}"#]);
+        let report = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
         assert!(report.contains("key=denied") && report.contains("hook=denied"), "{mech:?}: {report}");
         let code = f.tmp.path().join("reader.py");
         std::fs::write(&code, "print(1)\n").unwrap();
         let o = cli(&[
             "register", "reader", "--language", "python", "-d", "d",
-            "--pip", &format!("-r{}", f.key.display()), "--code", code.to_str().unwrap(),
+            &format!("--pip=-r{}", f.key.display()), "--code", code.to_str().unwrap(),
         ]);
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && stderr.contains("pip option"), "{stderr}");
