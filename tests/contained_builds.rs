@@ -189,8 +189,14 @@ fn assert_untouched(f: &Fixture, mech: Mech) {
         "# the person's own\n",
         "{mech:?}: ~/.bashrc was changed"
     );
-    assert!(!f.home.join("planted").exists(), "{mech:?}: pip wrote into HOME");
-    assert!(!f.tmp.path().join("backend-ran").exists(), "{mech:?}: a build backend ran");
+    assert!(
+        !f.home.join("planted").exists(),
+        "{mech:?}: pip wrote into HOME"
+    );
+    assert!(
+        !f.tmp.path().join("backend-ran").exists(),
+        "{mech:?}: a build backend ran"
+    );
     assert!(!key_in_git(&f.root), "{mech:?}: the key is in git");
     assert!(
         key_in_files(&f.root, &f.key).is_empty(),
@@ -221,9 +227,8 @@ fn mcp(f: &Fixture, mech: Mech, calls: &[Value]) -> Vec<Value> {
         "{mech:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("{e}: {}", String::from_utf8_lossy(&out.stdout))
-    })
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 fn hostile_text_through_mcp(mech: Mech) {
@@ -234,16 +239,28 @@ fn hostile_text_through_mcp(mech: Mech) {
     // An in-tree PEP 517 backend that would leave a mark if it ran.
     let pkg = f.tmp.path().join("evilpkg");
     std::fs::create_dir_all(&pkg).unwrap();
-    std::fs::write(pkg.join("pyproject.toml"), "[build-system]\nrequires = []\nbuild-backend = \"backend\"\nbackend-path = [\".\"]\n").unwrap();
+    std::fs::write(
+        pkg.join("pyproject.toml"),
+        "[build-system]\nrequires = []\nbuild-backend = \"backend\"\nbackend-path = [\".\"]\n",
+    )
+    .unwrap();
     std::fs::write(
         pkg.join("backend.py"),
-        format!("open({:?}, 'w').write(open({:?}).read())\n", f.tmp.path().join("backend-ran"), f.key),
+        format!(
+            "open({:?}, 'w').write(open({:?}).read())\n",
+            f.tmp.path().join("backend-ran"),
+            f.key
+        ),
     )
     .unwrap();
     let key = f.key.display().to_string();
     let calls = vec![
         // 0: a build script that reads the key and the environment, plants a hook, edits ~/.bashrc.
-        build_call("planter", REPORT_MAIN, json!({"build.rs": hostile_build_rs(&f)})),
+        build_call(
+            "planter",
+            REPORT_MAIN,
+            json!({"build.rs": hostile_build_rs(&f)}),
+        ),
         json!({"tool": "planter", "args": {}}),
         // 2: a build script that panics with the key.
         build_call(
@@ -254,7 +271,9 @@ fn hostile_text_through_mcp(mech: Mech) {
         // 3: include_str! of the key, no build script.
         build_call(
             "includer",
-            &format!("const K: &str = include_str!({key:?});\nfn main() {{ println!(\"{{K}}\"); }}\n"),
+            &format!(
+                "const K: &str = include_str!({key:?});\nfn main() {{ println!(\"{{K}}\"); }}\n"
+            ),
             json!({}),
         ),
         // 4: cargo configuration naming a linker.
@@ -264,11 +283,23 @@ fn hostile_text_through_mcp(mech: Mech) {
             json!({".cargo/config.toml": "[target.wasm32-wasip1]\nlinker = \"./x.sh\"\n", "x.sh": "#!/bin/sh\ntouch /tmp/linker-ran\n"}),
         ),
         // 5: pip: a direct reference to a local project with its own build backend.
-        script_call("evil_pip", "print('{}')\n", json!({"pip": [format!("evilpkg @ file://{}", pkg.display())]})),
+        script_call(
+            "evil_pip",
+            "print('{}')\n",
+            json!({"pip": [format!("evilpkg @ file://{}", pkg.display())]}),
+        ),
         // 6: pip: an option that reads a file.
-        script_call("reader_pip", "print('{}')\n", json!({"pip": [format!("-r{key}")]})),
+        script_call(
+            "reader_pip",
+            "print('{}')\n",
+            json!({"pip": [format!("-r{key}")]}),
+        ),
         // 7: pip: an option that writes elsewhere.
-        script_call("target_pip", "print('{}')\n", json!({"pip": [format!("--target={}/planted", f.home.display()), "six==1.16.0"]})),
+        script_call(
+            "target_pip",
+            "print('{}')\n",
+            json!({"pip": [format!("--target={}/planted", f.home.display()), "six==1.16.0"]}),
+        ),
         // 8: npm: a local tarball with a postinstall script.
         json!({"tool": "register_script", "args": {
             "name": "evil_npm", "description": "d", "language": "node", "protocol": "plain",
@@ -282,13 +313,27 @@ fn hostile_text_through_mcp(mech: Mech) {
     ];
     let r = mcp(&f, mech, &calls);
     let all = serde_json::to_string(&r).unwrap();
-    assert!(!all.contains(KEY_MARK), "{mech:?}: the key reached the model: {all}");
-    assert!(!all.contains(SECRET), "{mech:?}: the server's environment reached the model");
+    assert!(
+        !all.contains(KEY_MARK),
+        "{mech:?}: the key reached the model: {all}"
+    );
+    assert!(
+        !all.contains(SECRET),
+        "{mech:?}: the server's environment reached the model"
+    );
 
     // 0, 1: the build ran, contained: the report shows every attempt denied.
-    assert!(!r[0]["is_error"].as_bool().unwrap(), "{mech:?}: {}", r[0]["text"]);
+    assert!(
+        !r[0]["is_error"].as_bool().unwrap(),
+        "{mech:?}: {}",
+        r[0]["text"]
+    );
     let sandbox = r[0]["structured"]["sandbox"].as_str().unwrap_or_default();
-    let want = if mech == Mech::Bwrap { "bubblewrap" } else { "landlock" };
+    let want = if mech == Mech::Bwrap {
+        "bubblewrap"
+    } else {
+        "landlock"
+    };
     assert_eq!(sandbox, want, "{}", r[0]["text"]);
     let report = r[1]["text"].as_str().unwrap();
     for k in ["key=denied", "hook=denied", "rc=denied"] {
@@ -297,27 +342,62 @@ fn hostile_text_through_mcp(mech: Mech) {
     assert!(!report.contains("TOOLSMITH_TEST_SECRET"), "{report}");
     // 2: the panic is shown, without the key.
     assert!(r[2]["is_error"].as_bool().unwrap());
-    assert!(r[2]["text"].as_str().unwrap().contains("could not read the key"), "{}", r[2]["text"]);
+    assert!(
+        r[2]["text"]
+            .as_str()
+            .unwrap()
+            .contains("could not read the key"),
+        "{}",
+        r[2]["text"]
+    );
     // 3: the path is not visible to the compiler.
     assert!(r[3]["is_error"].as_bool().unwrap());
-    assert!(r[3]["text"].as_str().unwrap().contains("couldn't read"), "{}", r[3]["text"]);
+    assert!(
+        r[3]["text"].as_str().unwrap().contains("couldn't read"),
+        "{}",
+        r[3]["text"]
+    );
     // 4: refused before cargo ran, with what to do instead.
     assert!(r[4]["is_error"].as_bool().unwrap());
-    assert!(r[4]["text"].as_str().unwrap().contains("cargo configuration"), "{}", r[4]["text"]);
+    assert!(
+        r[4]["text"]
+            .as_str()
+            .unwrap()
+            .contains("cargo configuration"),
+        "{}",
+        r[4]["text"]
+    );
     assert!(!Path::new("/tmp/linker-ran").exists());
     // 5-8: refused before pip or npm ran.
-    for (i, needle) in [(5, "direct reference"), (6, "pip option"), (7, "pip option"), (8, "not a registry version")] {
+    for (i, needle) in [
+        (5, "direct reference"),
+        (6, "pip option"),
+        (7, "pip option"),
+        (8, "not a registry version"),
+    ] {
         assert!(r[i]["is_error"].as_bool().unwrap(), "{i}: {}", r[i]["text"]);
         let t = r[i]["text"].as_str().unwrap();
-        assert!(t.contains(needle) && t.contains("hint"), "{mech:?} {i}: {t}");
+        assert!(
+            t.contains(needle) && t.contains("hint"),
+            "{mech:?} {i}: {t}"
+        );
     }
     // 9, 10: the script reaches no host socket and makes no user namespace; socketpair works.
     assert!(!r[9]["is_error"].as_bool().unwrap(), "{}", r[9]["text"]);
     let s = &r[10]["structured"];
-    assert!(s["unix"].as_str().unwrap().starts_with("denied"), "{mech:?}: {s}");
-    assert!(s["userns"].as_str().unwrap().starts_with("denied"), "{mech:?}: {s}");
+    assert!(
+        s["unix"].as_str().unwrap().starts_with("denied"),
+        "{mech:?}: {s}"
+    );
+    assert!(
+        s["userns"].as_str().unwrap().starts_with("denied"),
+        "{mech:?}: {s}"
+    );
     assert_eq!(s["socketpair"], "x", "{s}");
-    assert!(listener.accept().is_err(), "{mech:?}: the socket was reached");
+    assert!(
+        listener.accept().is_err(),
+        "{mech:?}: the socket was reached"
+    );
     // 11: get_tool says how builds are contained here.
     let builds = &r[11]["structured"]["builds"];
     assert_eq!(builds["mechanism"], want, "{}", r[11]["text"]);
@@ -364,22 +444,39 @@ fn the_cli_builds_and_registers_contained() {
         git(&f.root, &["add", "-A"]);
         git(&f.root, &["commit", "-qm", "a hostile build script"]);
         let o = cli(&["--json", "build", "planter"]);
-        assert!(o.status.success(), "{mech:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{mech:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let o = cli(&["call", "planter", "--args", r#"{"text":"x"}"#]);
         let report = format!(
             "{}{}",
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         );
-        assert!(report.contains("key=denied") && report.contains("hook=denied"), "{mech:?}: {report}");
+        assert!(
+            report.contains("key=denied") && report.contains("hook=denied"),
+            "{mech:?}: {report}"
+        );
         let code = f.tmp.path().join("reader.py");
         std::fs::write(&code, "print(1)\n").unwrap();
         let o = cli(&[
-            "register", "reader", "--language", "python", "-d", "d",
-            &format!("--pip=-r{}", f.key.display()), "--code", code.to_str().unwrap(),
+            "register",
+            "reader",
+            "--language",
+            "python",
+            "-d",
+            "d",
+            &format!("--pip=-r{}", f.key.display()),
+            "--code",
+            code.to_str().unwrap(),
         ]);
         let stderr = String::from_utf8_lossy(&o.stderr);
-        assert!(!o.status.success() && stderr.contains("pip option"), "{stderr}");
+        assert!(
+            !o.status.success() && stderr.contains("pip option"),
+            "{stderr}"
+        );
         assert!(!stderr.contains(KEY_MARK));
         assert_untouched(&f, mech);
     }
@@ -402,8 +499,17 @@ fn a_build_script_that_generates_code_builds() {
                 json!({"tool": "generated", "args": {}}),
             ],
         );
-        assert!(!r[0]["is_error"].as_bool().unwrap(), "{mech:?}: {}", r[0]["text"]);
-        assert_eq!(r[1]["structured"], json!({"answer": 42}), "{mech:?}: {}", r[1]["text"]);
+        assert!(
+            !r[0]["is_error"].as_bool().unwrap(),
+            "{mech:?}: {}",
+            r[0]["text"]
+        );
+        assert_eq!(
+            r[1]["structured"],
+            json!({"answer": 42}),
+            "{mech:?}: {}",
+            r[1]["text"]
+        );
         assert_clean(&f.root);
     }
 }

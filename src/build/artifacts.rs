@@ -9,10 +9,10 @@
 //! sandboxed and offline like every build, and can reach only that entry: the builds that
 //! use it are the ones that chose the very same dependency set.
 
+use super::BuildError;
 use super::cargo::{self, Cx, Step, TARGET};
 use super::files::package_name;
 use super::toolchain::CargoHome;
-use super::BuildError;
 use crate::hashing::sha256_bytes;
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item, value};
@@ -44,10 +44,20 @@ fn deps_crate(work: &Path, tool: &str) -> Result<(String, String, bool), BuildEr
         message: format!("{what} of {tool:?} does not parse: {e}"),
     };
     let manifest_path = work.join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest_path)
-        .map_err(BuildError::io("read", &manifest_path))?;
-    let mut doc: DocumentMut = text.parse().map_err(|e| bad("Cargo.toml", format!("{e}")))?;
-    for k in ["lib", "bin", "example", "test", "bench", "dev-dependencies", "badges"] {
+    let text =
+        std::fs::read_to_string(&manifest_path).map_err(BuildError::io("read", &manifest_path))?;
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e| bad("Cargo.toml", format!("{e}")))?;
+    for k in [
+        "lib",
+        "bin",
+        "example",
+        "test",
+        "bench",
+        "dev-dependencies",
+        "badges",
+    ] {
         doc.remove(k);
     }
     let has_build_deps = doc.contains_key("build-dependencies")
@@ -89,7 +99,9 @@ fn deps_crate(work: &Path, tool: &str) -> Result<(String, String, bool), BuildEr
     }
     let lock_path = work.join("Cargo.lock");
     let lock = std::fs::read_to_string(&lock_path).map_err(BuildError::io("read", &lock_path))?;
-    let mut lock_doc: DocumentMut = lock.parse().map_err(|e| bad("Cargo.lock", format!("{e}")))?;
+    let mut lock_doc: DocumentMut = lock
+        .parse()
+        .map_err(|e| bad("Cargo.lock", format!("{e}")))?;
     let own = package_name(tool);
     if let Some(pkgs) = lock_doc
         .get_mut("package")
@@ -140,16 +152,14 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), BuildError> {
             std::fs::create_dir_all(&dest).map_err(BuildError::io("create", &dest))?;
         } else if ft.is_file() {
             std::fs::copy(entry.path(), &dest).map_err(BuildError::io("copy", &dest))?;
-            let modified = entry
-                .metadata()
-                .ok()
-                .and_then(|m| m.modified().ok());
+            let modified = entry.metadata().ok().and_then(|m| m.modified().ok());
             if let Some(t) = modified {
                 let f = std::fs::File::options()
                     .write(true)
                     .open(&dest)
                     .map_err(BuildError::io("open", &dest))?;
-                f.set_modified(t).map_err(BuildError::io("set the time of", &dest))?;
+                f.set_modified(t)
+                    .map_err(BuildError::io("set the time of", &dest))?;
             }
         }
     }
@@ -165,13 +175,8 @@ pub async fn prepare(
     home: &CargoHome,
 ) -> Result<Seeded, BuildError> {
     let (manifest, lock, build_rs) = deps_crate(work, tool)?;
-    let key = sha256_bytes(
-        format!(
-            "{}\n{TARGET}\n{manifest}\n{lock}",
-            cx.toolchain.version
-        )
-        .as_bytes(),
-    );
+    let key =
+        sha256_bytes(format!("{}\n{TARGET}\n{manifest}\n{lock}", cx.toolchain.version).as_bytes());
     let key = key.trim_start_matches("sha256:");
     let key = &key[..32.min(key.len())];
     let root = cx.cache.join("build-deps");
@@ -228,11 +233,7 @@ pub async fn prepare(
             message: e.to_string(),
         })??;
     drop(guard);
-    Ok(Seeded {
-        dir,
-        compiled,
-        log,
-    })
+    Ok(Seeded { dir, compiled, log })
 }
 
 #[cfg(test)]
@@ -260,7 +261,10 @@ mod tests {
         assert!(m.contains_key("dependencies") && m.contains_key("build-dependencies"));
         assert!(!m.contains_key("bin") && !m.contains_key("dev-dependencies"));
         assert_eq!(m["profile"]["release"]["panic"].as_str(), Some("abort"));
-        assert!(l.contains("name = \"toolsmith-deps\"\nversion = \"0.0.0\""), "{l}");
+        assert!(
+            l.contains("name = \"toolsmith-deps\"\nversion = \"0.0.0\""),
+            "{l}"
+        );
         assert!(!l.contains("tool-x"));
     }
 }

@@ -172,7 +172,11 @@ async fn fetch(cx: &Cx<'_>, tool: &str, work: &Path, home: &CargoHome) -> Result
             env: cargo_env(cx, home, None),
             cwd: work.to_path_buf(),
             read,
-            write: vec![work.to_path_buf(), home.path().to_path_buf(), home.registry.clone()],
+            write: vec![
+                work.to_path_buf(),
+                home.path().to_path_buf(),
+                home.registry.clone(),
+            ],
             network: if online {
                 Network::Registries(home.hosts.clone())
             } else {
@@ -218,8 +222,11 @@ async fn fetch(cx: &Cx<'_>, tool: &str, work: &Path, home: &CargoHome) -> Result
         "info",
         "cargo: the crates are not all cached locally; fetching them from the registries",
     );
-    cx.host
-        .progress(0.0, None, Some("fetching crates from the registries".into()));
+    cx.host.progress(
+        0.0,
+        None,
+        Some("fetching crates from the registries".into()),
+    );
     let out = run(true).await?;
     if out.success {
         Ok(())
@@ -515,7 +522,10 @@ fn diagnostic(m: &Value) -> Option<Diagnostic> {
         file: primary.and_then(|p| p["file_name"].as_str().map(str::to_string)),
         line: primary.and_then(|p| p["line_start"].as_u64()),
         column: primary.and_then(|p| p["column_start"].as_u64()),
-        rendered: clip(m["rendered"].as_str().unwrap_or("").trim_end(), MAX_RENDERED),
+        rendered: clip(
+            m["rendered"].as_str().unwrap_or("").trim_end(),
+            MAX_RENDERED,
+        ),
     })
 }
 

@@ -166,7 +166,12 @@ mod tests {
 
     #[test]
     fn cargo_config_and_toolchain_files_are_refused() {
-        for p in [".cargo/config.toml", "sub/.cargo/config", "rust-toolchain", "rust-toolchain.toml"] {
+        for p in [
+            ".cargo/config.toml",
+            "sub/.cargo/config",
+            "rust-toolchain",
+            "rust-toolchain.toml",
+        ] {
             let e = check_path(p).unwrap_err().to_string();
             assert!(e.contains(p), "{e}");
         }
@@ -177,12 +182,30 @@ mod tests {
     fn manifests_that_leave_the_tool_are_refused() {
         for (extra, needle) in [
             ("[patch.crates-io]\nserde = { path = \"/x\" }\n", "[patch]"),
-            ("[replace]\n\"serde:1.0.0\" = { path = \"/x\" }\n", "[replace]"),
-            ("[dependencies]\nx = { path = \"../other\" }\n", "outside the tool"),
-            ("[dependencies]\nx = { path = \"/etc\" }\n", "outside the tool"),
-            ("[dependencies]\nx = { git = \"https://example.com/x\" }\n", "git dependencies"),
-            ("[target.'cfg(unix)'.build-dependencies]\nx = { git = \"https://e/x\" }\n", "git"),
-            ("[dependencies]\nx = { version = \"1\", registry-index = \"https://e\" }\n", "registry-index"),
+            (
+                "[replace]\n\"serde:1.0.0\" = { path = \"/x\" }\n",
+                "[replace]",
+            ),
+            (
+                "[dependencies]\nx = { path = \"../other\" }\n",
+                "outside the tool",
+            ),
+            (
+                "[dependencies]\nx = { path = \"/etc\" }\n",
+                "outside the tool",
+            ),
+            (
+                "[dependencies]\nx = { git = \"https://example.com/x\" }\n",
+                "git dependencies",
+            ),
+            (
+                "[target.'cfg(unix)'.build-dependencies]\nx = { git = \"https://e/x\" }\n",
+                "git",
+            ),
+            (
+                "[dependencies]\nx = { version = \"1\", registry-index = \"https://e\" }\n",
+                "registry-index",
+            ),
             ("build = \"../b.rs\"\n", "package.build"),
             ("workspace = \"..\"\n", "package.workspace"),
             ("[[bin]]\nname = \"m\"\npath = \"/tmp/m.rs\"\n", "[bin]"),
@@ -190,7 +213,9 @@ mod tests {
             let e = check_cargo_toml(&base(extra)).unwrap_err().to_string();
             assert!(e.contains(needle), "{extra}: {e}");
         }
-        let ok = base("build = \"build.rs\"\n[dependencies]\nserde_json = \"1\"\nlocal = { path = \"crates/local\" }\n");
+        let ok = base(
+            "build = \"build.rs\"\n[dependencies]\nserde_json = \"1\"\nlocal = { path = \"crates/local\" }\n",
+        );
         assert!(check_cargo_toml(&ok).is_ok());
     }
 }

@@ -52,11 +52,7 @@ fn capture(program: &Path, args: &[&str]) -> Option<String> {
 pub fn resolve(cargo: &Path) -> Result<Toolchain, BuildError> {
     static CACHE: OnceLock<Mutex<HashMap<PathBuf, Toolchain>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Mutex::default);
-    if let Some(t) = cache
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(cargo)
-    {
+    if let Some(t) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(cargo) {
         return Ok(t.clone());
     }
     let no_cargo = |message: String| BuildError::NoCargo {
@@ -207,7 +203,11 @@ fn sanitized_config(text: &str) -> (String, Vec<PathBuf>, Vec<String>) {
     for k in drop {
         doc.remove(&k);
     }
-    let secret = ["token", "credential-provider", "global-credential-providers"];
+    let secret = [
+        "token",
+        "credential-provider",
+        "global-credential-providers",
+    ];
     let (mut dirs, mut hosts) = (Vec::new(), Vec::new());
     let mut scrub = |t: &mut dyn toml_edit::TableLike| {
         for s in secret {
@@ -248,8 +248,14 @@ mod tests {
         let (text, dirs, hosts) = sanitized_config(
             "[build]\nrustc-wrapper = \"/home/p/sccache\"\n[target.x86_64-unknown-linux-gnu]\nlinker = \"/x\"\n[registry]\ntoken = \"SECRET\"\n[registries.corp]\nindex = \"sparse+https://crates.corp.example/index/\"\ntoken = \"SECRET2\"\n[source.crates-io]\nreplace-with = \"vendored\"\n[source.vendored]\ndirectory = \"/srv/vendor\"\n[net]\nretry = 3\n",
         );
-        assert!(!text.contains("SECRET") && !text.contains("sccache") && !text.contains("linker"), "{text}");
-        assert!(text.contains("replace-with") && text.contains("retry"), "{text}");
+        assert!(
+            !text.contains("SECRET") && !text.contains("sccache") && !text.contains("linker"),
+            "{text}"
+        );
+        assert!(
+            text.contains("replace-with") && text.contains("retry"),
+            "{text}"
+        );
         assert_eq!(dirs, vec![PathBuf::from("/srv/vendor")]);
         assert_eq!(hosts, vec!["crates.corp.example".to_string()]);
     }

@@ -315,7 +315,11 @@ fn builds_check(config: &SandboxConfig) -> Check {
     match d["mechanism"].as_str().unwrap_or_default() {
         "refused" => check(
             "builds",
-            if config.allow_unsandboxed { Status::Warn } else { Status::Fail },
+            if config.allow_unsandboxed {
+                Status::Warn
+            } else {
+                Status::Fail
+            },
             format!(
                 "builds and installs are refused: {}",
                 d["error"].as_str().unwrap_or_default()

@@ -287,7 +287,9 @@ fn no_wheel_hint(e: DepsError) -> DepsError {
             tool,
             installer,
             output,
-        } if output.contains("No matching distribution") || output.contains("from versions: none") => {
+        } if output.contains("No matching distribution")
+            || output.contains("from versions: none") =>
+        {
             DepsError::Install {
                 tool,
                 installer,
@@ -341,11 +343,7 @@ pub async fn npm(ctx: Ctx<'_>, tool: &str, command: &str, env: &Path) -> Result<
     vars.extend(reg_env);
     let c = cache.to_string_lossy().into_owned();
     let argv = |args: &[&str]| -> Vec<String> {
-        ["npm"]
-            .iter()
-            .chain(args)
-            .map(|s| s.to_string())
-            .collect()
+        ["npm"].iter().chain(args).map(|s| s.to_string()).collect()
     };
     step(
         ctx,
@@ -380,7 +378,13 @@ pub async fn npm(ctx: Ctx<'_>, tool: &str, command: &str, env: &Path) -> Result<
             "npm",
             Job {
                 what: String::new(),
-                argv: argv(&["rebuild", "--no-audit", "--no-fund", "--offline", "--loglevel=error"]),
+                argv: argv(&[
+                    "rebuild",
+                    "--no-audit",
+                    "--no-fund",
+                    "--offline",
+                    "--loglevel=error",
+                ]),
                 env: vars,
                 cwd: env.to_path_buf(),
                 read,

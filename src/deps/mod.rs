@@ -478,12 +478,7 @@ fn marker_matches(env: &Path, lockfile: &[u8]) -> bool {
 
 /// The environment of a tool at call time, built from the committed lockfiles in `dir` when it
 /// is missing or stale. A tool without dependencies gets an empty `Env` at no cost.
-pub async fn ensure(
-    ctx: Ctx<'_>,
-    root: &Path,
-    m: &Manifest,
-    dir: &Path,
-) -> Result<Env, DepsError> {
+pub async fn ensure(ctx: Ctx<'_>, root: &Path, m: &Manifest, dir: &Path) -> Result<Env, DepsError> {
     let tool = m.name.as_str();
     let wanted: Vec<Eco> = Eco::ALL
         .into_iter()

@@ -88,7 +88,10 @@ pub fn check_pip(entry: &str) -> Result<(), SpecError> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || " \t_.<>=!~'\"()-,*+".contains(c)))
     {
-        return Err(pip_err(entry, "its environment marker is not one PEP 508 allows"));
+        return Err(pip_err(
+            entry,
+            "its environment marker is not one PEP 508 allows",
+        ));
     }
     let name_end = req
         .find(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)))
@@ -234,7 +237,12 @@ mod tests {
 
     #[test]
     fn npm_specs_must_come_from_the_registry() {
-        for (n, v) in [("left-pad", "1.3.0"), ("@isaacs/x", "^1.1"), ("a", "latest"), ("b", ">=1 <2 || 3.x")] {
+        for (n, v) in [
+            ("left-pad", "1.3.0"),
+            ("@isaacs/x", "^1.1"),
+            ("a", "latest"),
+            ("b", ">=1 <2 || 3.x"),
+        ] {
             check_npm(n, v).unwrap_or_else(|e| panic!("{n}@{v}: {e}"));
         }
         for (n, v) in [

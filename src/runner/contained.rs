@@ -160,10 +160,8 @@ pub struct Output {
 /// Run a job to its end (at most `timeout`), collecting bounded output.
 pub async fn output(job: &Job<'_>, timeout: Duration) -> Result<Output, ContainError> {
     let mut started = spawn(job)?;
-    let (Some(out), Some(err)) = (
-        started.child.stdout().take(),
-        started.child.stderr().take(),
-    ) else {
+    let (Some(out), Some(err)) = (started.child.stdout().take(), started.child.stderr().take())
+    else {
         return Err(ContainError::Spawn {
             program: job.argv.first().cloned().unwrap_or_default(),
             message: "its output pipes are missing".into(),

@@ -33,7 +33,9 @@ pub fn main(args: &[OsString]) -> ! {
         [socket, sep, program @ ..] if sep == "--" && !program.is_empty() => {
             (socket, false, program)
         }
-        [socket, flag, sep, program @ ..] if flag == NO_UNIX && sep == "--" && !program.is_empty() => {
+        [socket, flag, sep, program @ ..]
+            if flag == NO_UNIX && sep == "--" && !program.is_empty() =>
+        {
             (socket, true, program)
         }
         _ => fail(

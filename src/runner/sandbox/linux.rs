@@ -134,8 +134,12 @@ pub fn status() -> Result<Support, String> {
 
 /// `seccomp_program`, built once per process for each value of `network` and `unix`.
 pub fn seccomp_cached(network: bool, unix: bool) -> Result<BpfProgram, String> {
-    static CACHE: [OnceLock<Result<BpfProgram, String>>; 4] =
-        [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static CACHE: [OnceLock<Result<BpfProgram, String>>; 4] = [
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+    ];
     CACHE[usize::from(network) * 2 + usize::from(unix)]
         .get_or_init(|| seccomp_program(network, unix))
         .clone()

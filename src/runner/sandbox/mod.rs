@@ -386,7 +386,9 @@ pub fn describe_builds(config: &SandboxConfig) -> Value {
             "denied": ["the home directory", "the toolbox and its .git", "other tools' builds", "the personal directory", "the server's environment"],
             "layers": layers(mech),
         }),
-        Err(e) => json!({"mechanism": "refused", "error": e.to_string().replace("the script does not run", "builds and dependency installs do not run"), "hint": e.hint()}),
+        Err(e) => {
+            json!({"mechanism": "refused", "error": e.to_string().replace("the script does not run", "builds and dependency installs do not run"), "hint": e.hint()})
+        }
     }
 }
 
