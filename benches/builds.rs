@@ -41,7 +41,7 @@ fn request(name: &str, greeting: &str) -> Value {
     })
 }
 
-fn app(dir: &Path, mechanism: &str) -> App {
+fn make_app(dir: &Path, mechanism: &str) -> App {
     let tb = Toolbox::init(&dir.join("box"), &[], "bench").expect("init");
     let mut config = toolsmith::config::Config::from_env().expect("config");
     config.cache_dir = dir.join("cache");
@@ -95,11 +95,11 @@ fn main() {
     let mut rows: Vec<(String, String, String)> = Vec::new();
     for mechanism in ["bubblewrap", "in-process"] {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let app = app(tmp.path(), mechanism);
+        let app = make_app(tmp.path(), mechanism);
         let cold = build_once(&rt, &app, request("first", "Hello"));
         let second = build_once(&rt, &app, request("second", "Hi"));
         let tmp2 = tempfile::tempdir().expect("tempdir");
-        let app2 = app(tmp2.path(), mechanism);
+        let app2 = make_app(tmp2.path(), mechanism);
         let reg = register_once(&rt, &app2);
         rows.push((
             "cold build, a tool with serde_json".into(),
