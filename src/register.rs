@@ -4,11 +4,11 @@
 //! any step fails.
 
 use crate::app::App;
-use crate::deps::{self, DepsError, Progress};
 use crate::index::Tool;
 use crate::manifest::{
     self, Declared, Dependencies, Example, Kind, LANGUAGES, Manifest, Protocol, Run, SandboxMode,
 };
+use crate::runner::deps::{self, DepsError, Progress};
 use crate::runner::script::Host;
 use crate::toolbox::{Actor, FileSpec, WriteOutcome};
 use schemars::JsonSchema;

@@ -15,14 +15,13 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
-/// The compilation target of WASM tools.
-pub const TARGET: &str = "wasm32-wasip1";
+pub use super::toolchain::TARGET;
 /// The longest a single cargo run may take.
 pub const BUILD_TIMEOUT: Duration = Duration::from_secs(20 * 60);
 /// How many compiler errors a failed build reports in full.
 const MAX_ERRORS: usize = 10;
 /// How many cargo status lines a report keeps.
-const MAX_LOG: usize = 200;
+pub const MAX_LOG: usize = 200;
 /// The longest line of cargo's output kept (a build script's panic message can be long).
 const MAX_LINE: usize = 2000;
 /// The longest rendering of one diagnostic kept.
@@ -101,26 +100,6 @@ pub enum Step {
     Tool,
 }
 
-/// Build the crate in `work`: fetch what is missing (the registries only, no package code
-/// runs), compile the dependencies once per dependency set, then the tool in a target
-/// directory of its own — every step contained, the compiling ones offline.
-pub async fn build(cx: &Cx<'_>, tool: &str, work: &Path) -> Result<Report, BuildError> {
-    let home = CargoHome::new(cx.cache)?;
-    fetch(cx, tool, work, &home).await?;
-    let seeded = super::artifacts::prepare(cx, tool, work, &home).await?;
-    let mut report = run(cx, tool, work, &seeded.dir, &home, Step::Tool).await?;
-    let wasm = std::fs::read(&report.wasm).map_err(BuildError::io("read", &report.wasm))?;
-    report.bytes = wasm;
-    let mut compiled = seeded.compiled.clone();
-    compiled.append(&mut report.compiled);
-    report.compiled = compiled;
-    let mut log = seeded.log.clone();
-    log.append(&mut report.log);
-    log.truncate(MAX_LOG);
-    report.log = log;
-    Ok(report)
-}
-
 /// The environment of a cargo process: only what the tool chain needs.
 fn cargo_env(cx: &Cx<'_>, home: &CargoHome, target: Option<&Path>) -> Vec<(String, OsString)> {
     let mut path = OsString::new();
@@ -148,7 +127,12 @@ fn cargo_env(cx: &Cx<'_>, home: &CargoHome, target: Option<&Path>) -> Vec<(Strin
 /// Fetch the crates `work` needs into the registry cache and write its Cargo.lock: offline
 /// first (what is cached already), then from the registries (through the proxy, which lets
 /// only their hosts through). cargo runs no package code while fetching.
-async fn fetch(cx: &Cx<'_>, tool: &str, work: &Path, home: &CargoHome) -> Result<(), BuildError> {
+pub async fn fetch(
+    cx: &Cx<'_>,
+    tool: &str,
+    work: &Path,
+    home: &CargoHome,
+) -> Result<(), BuildError> {
     let manifest = work.join("Cargo.toml").to_string_lossy().into_owned();
     let job = |online: bool| {
         let mut argv = vec![

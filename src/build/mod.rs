@@ -475,7 +475,7 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
                 host,
                 cancel: &opts.cancel,
             };
-            let mut report = cargo::build(&cx, &name, &work.path).await?;
+            let mut report = compile(&cx, &name, &work.path).await?;
             let bytes = std::mem::take(&mut report.bytes);
             (bytes, Some(report))
         }
@@ -545,6 +545,25 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
         examples_run: n,
         example_failures: failures,
     })
+}
+
+/// Build the crate in `work`: fetch what is missing (the registries only, no package code
+/// runs), compile the dependencies once per dependency set, then the tool in a target
+/// directory of its own — every step contained, the compiling ones offline.
+async fn compile(cx: &cargo::Cx<'_>, tool: &str, work: &Path) -> Result<cargo::Report, BuildError> {
+    let home = toolchain::CargoHome::new(cx.cache)?;
+    cargo::fetch(cx, tool, work, &home).await?;
+    let seeded = artifacts::prepare(cx, tool, work, &home).await?;
+    let mut report = cargo::run(cx, tool, work, &seeded.dir, &home, cargo::Step::Tool).await?;
+    report.bytes = std::fs::read(&report.wasm).map_err(BuildError::io("read", &report.wasm))?;
+    let mut compiled = seeded.compiled.clone();
+    compiled.append(&mut report.compiled);
+    report.compiled = compiled;
+    let mut log = seeded.log.clone();
+    log.append(&mut report.log);
+    log.truncate(cargo::MAX_LOG);
+    report.log = log;
+    Ok(report)
 }
 
 /// A `Tool` for a directory not in the index (the work directory of a build).

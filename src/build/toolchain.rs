@@ -6,7 +6,9 @@
 //! registries, network settings; never tokens, linkers, flags or wrappers).
 
 use super::BuildError;
-use super::cargo::TARGET;
+
+/// The compilation target of WASM tools.
+pub const TARGET: &str = "wasm32-wasip1";
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};

@@ -8,11 +8,11 @@
 use super::stubs::Stub;
 use super::{RunError, sandbox};
 use crate::config::{Config, SandboxConfig};
-use crate::deps;
 use crate::error::Hint;
 use crate::index::Tool;
 use crate::manifest::SandboxMode;
 use crate::platform::ProcessTree;
+use crate::runner::deps;
 use std::ffi::OsString;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};

@@ -4,6 +4,7 @@
 //! manifest) and arguments, and return a `CallOutput` or a `RunError` that says what to do.
 
 pub mod contained;
+pub mod deps;
 pub mod host;
 pub mod interp;
 pub(crate) mod launch;
