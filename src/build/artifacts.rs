@@ -77,6 +77,37 @@ fn deps_crate(work: &Path, tool: &str) -> Result<(String, String, bool), BuildEr
             }
         }
     }
+    // Path dependencies are the tool's own code (inside it): compiled by the tool's build.
+    let mut removed_path_dep = false;
+    let mut strip = |deps: &mut dyn toml_edit::TableLike| {
+        let paths: Vec<String> = deps
+            .iter()
+            .filter(|(_, d)| d.as_table_like().is_some_and(|d| d.contains_key("path")))
+            .map(|(k, _)| k.to_string())
+            .collect();
+        for k in paths {
+            deps.remove(&k);
+            removed_path_dep = true;
+        }
+    };
+    for n in ["dependencies", "build-dependencies"] {
+        if let Some(d) = doc.get_mut(n).and_then(Item::as_table_like_mut) {
+            strip(d);
+        }
+    }
+    if let Some(targets) = doc.get_mut("target").and_then(Item::as_table_like_mut) {
+        for (_, t) in targets.iter_mut() {
+            for n in ["dependencies", "build-dependencies"] {
+                if let Some(d) = t.get_mut(n).and_then(Item::as_table_like_mut) {
+                    strip(d);
+                }
+            }
+        }
+    }
+    if removed_path_dep {
+        // Features may name the removed crates; the tool's build enables what they add.
+        doc.remove("features");
+    }
     let pkg = doc
         .get_mut("package")
         .and_then(Item::as_table_like_mut)

@@ -256,7 +256,7 @@ pub async fn run(
     let host = cx.host;
     let cancel = cx.cancel;
     let manifest = work.join("Cargo.toml").to_string_lossy().into_owned();
-    let argv = vec![
+    let mut argv = vec![
         cx.toolchain.cargo.to_string_lossy().into_owned(),
         "build".into(),
         "--release".into(),
@@ -269,8 +269,12 @@ pub async fn run(
         "--manifest-path".into(),
         manifest,
         "--offline".into(),
-        "--locked".into(),
     ];
+    // The tool's lock is what was fetched; a dependency crate's may lose the tool's own path
+    // crates (cargo prunes them, offline).
+    if step == Step::Tool {
+        argv.push("--locked".into());
+    }
     let mut read = cx.toolchain.visible.clone();
     read.extend(home.sources.iter().cloned());
     read.push(home.registry.clone());
