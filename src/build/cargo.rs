@@ -286,7 +286,11 @@ pub async fn run(
         env: cargo_env(cx, home, Some(target_dir)),
         cwd: work.to_path_buf(),
         read,
-        write: vec![target_dir.to_path_buf()],
+        // A dependency crate is toolsmith's own (its entry's), rewritten lock and all.
+        write: match step {
+            Step::Tool => vec![target_dir.to_path_buf()],
+            Step::Dependencies => vec![target_dir.to_path_buf(), work.to_path_buf()],
+        },
         network: Network::None,
         config: cx.sandbox,
     };
