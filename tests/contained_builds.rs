@@ -75,6 +75,10 @@ fn env(cmd: &mut Command, f: &Fixture, mech: Mech) {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("target/wasm-test-cache"),
         )
         .env("TOOLSMITH_DATA", &f.personal)
+        .env("TOOLSMITH_HOME", f.tmp.path().join("toolsmith-home"))
+        // The server's own files (the compiled-code key) go outside the fake HOME, so what
+        // a build might write there shows.
+        .env("XDG_DATA_HOME", f.tmp.path().join("xdg-data"))
         .env("TOOLSMITH_TEST_SECRET_4711", SECRET)
         .env("TOOLSMITH_SPARES", "0")
         .env_remove("TOOLSMITH_ALLOW_UNSANDBOXED")
