@@ -102,12 +102,7 @@ pub enum Step {
 
 /// The environment of a cargo process: only what the tool chain needs.
 fn cargo_env(cx: &Cx<'_>, home: &CargoHome, target: Option<&Path>) -> Vec<(String, OsString)> {
-    let mut path = OsString::new();
-    if let Some(bin) = &cx.toolchain.bin {
-        path.push(bin);
-        path.push(":");
-    }
-    path.push(crate::runner::contained::SYSTEM_PATH);
+    let path = contained::path_with(cx.toolchain.bin.as_slice());
     let mut env: Vec<(String, OsString)> = vec![
         ("PATH".into(), path),
         ("CARGO_HOME".into(), home.path().into()),

@@ -22,8 +22,20 @@ pub const BUILD_TASKS: u64 = 1024;
 /// How much of a process's stdout and stderr is kept (the rest is dropped from the middle).
 pub const MAX_OUTPUT: usize = 64 * 1024;
 /// The PATH of a contained process: the system's (tool chain directories are put first by
-/// the caller).
+/// the caller, with `path_with`).
 pub const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// A PATH of `first` then the system's (on Windows, where nothing is contained, the host's).
+pub fn path_with(first: &[std::path::PathBuf]) -> OsString {
+    let system: Vec<std::path::PathBuf> = if cfg!(unix) {
+        std::env::split_paths(SYSTEM_PATH).collect()
+    } else {
+        std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).collect())
+            .unwrap_or_default()
+    };
+    std::env::join_paths(first.iter().cloned().chain(system)).unwrap_or_else(|_| SYSTEM_PATH.into())
+}
 
 /// Where a step may connect.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,7 +128,7 @@ pub fn spawn(job: &Job<'_>) -> Result<Started, ContainError> {
     cmd.args(&prepared.argv[1..])
         .current_dir(&job.cwd)
         .env_clear()
-        .env("PATH", SYSTEM_PATH)
+        .env("PATH", path_with(&[]))
         .envs(job.env.iter().map(|(k, v)| (k, v)))
         .envs(net.proxy_env())
         .env("HOME", scratch.path())

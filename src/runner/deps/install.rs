@@ -8,7 +8,7 @@
 
 use super::DepsError;
 use crate::config::SandboxConfig;
-use crate::runner::contained::{self, Job, Network, SYSTEM_PATH};
+use crate::runner::contained::{self, Job, Network};
 use crate::runner::sandbox::interpreter_prefixes;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -49,12 +49,8 @@ fn toolchain(program: &str) -> (Vec<PathBuf>, OsString) {
     if let Some(real) = crate::runner::interp::resolve(program) {
         read.extend(interpreter_prefixes(&real.to_string_lossy()));
     }
-    let mut path = OsString::new();
-    for p in &read {
-        path.push(p.join("bin"));
-        path.push(":");
-    }
-    path.push(SYSTEM_PATH);
+    let bins: Vec<PathBuf> = read.iter().map(|p| p.join("bin")).collect();
+    let path = contained::path_with(&bins);
     (read, path)
 }
 
