@@ -212,7 +212,12 @@ impl Pip {
                 config: ctx.sandbox,
             }
         };
-        if step(ctx, tool, "pip", install(read.clone())).await.is_ok() {
+        // Offline first when every named package has a wheel at hand (else that attempt is
+        // a Python start spent on a known failure).
+        let mut local = vec![wheels.clone()];
+        local.extend(dirs.iter().cloned());
+        if all_at_hand(args, &local) && step(ctx, tool, "pip", install(read.clone())).await.is_ok()
+        {
             return Ok(());
         }
         let mut a: Vec<String> = [
@@ -251,29 +256,70 @@ impl Pip {
         step(ctx, tool, "pip", install(read)).await.map(|_| ())
     }
 
-    /// `pip freeze` of the venv (its packages' import hooks run at its start: contained).
-    pub async fn freeze(&self, ctx: Ctx<'_>, tool: &str) -> Result<String, DepsError> {
-        let (read, path) = toolchain(&self.base);
-        step(
-            ctx,
-            tool,
-            "pip",
-            Job {
-                what: String::new(),
-                argv: self.argv(&["freeze"], true),
-                env: vec![
-                    ("PATH".into(), path),
-                    ("PIP_DISABLE_PIP_VERSION_CHECK".into(), "1".into()),
-                ],
-                cwd: self.venv.clone(),
-                read: read.into_iter().chain([self.venv.clone()]).collect(),
-                write: Vec::new(),
-                network: Network::None,
-                config: ctx.sandbox,
-            },
-        )
-        .await
+    /// What is installed in the venv, as `pip freeze` prints it (`name==version`, sorted, pip
+    /// and setuptools left out), read from the packages' metadata files: no Python starts,
+    /// so no installed package's code (a `.pth` hook) runs.
+    pub fn freeze(&self) -> Result<String, DepsError> {
+        let mut out = Vec::new();
+        let lib = self.venv.join("lib");
+        let sites = std::fs::read_dir(&lib)
+            .map_err(super::io("read", &lib))?
+            .filter_map(Result::ok)
+            .map(|e| e.path().join("site-packages"));
+        for site in sites {
+            let Ok(rd) = std::fs::read_dir(&site) else {
+                continue;
+            };
+            for e in rd.filter_map(Result::ok) {
+                let path = e.path();
+                if !path.extension().is_some_and(|x| x == "dist-info") {
+                    continue;
+                }
+                let Ok(meta) = std::fs::read_to_string(path.join("METADATA")) else {
+                    continue;
+                };
+                let field = |k: &str| {
+                    meta.lines()
+                        .take_while(|l| !l.is_empty())
+                        .find_map(|l| l.strip_prefix(k).map(|v| v.trim().to_string()))
+                };
+                if let (Some(name), Some(version)) = (field("Name:"), field("Version:")) {
+                    let skip = ["pip", "setuptools", "wheel", "distribute"];
+                    if !skip.contains(&name.to_ascii_lowercase().as_str()) {
+                        out.push(format!("{name}=={version}"));
+                    }
+                }
+            }
+        }
+        out.sort_unstable_by_key(|l| l.to_ascii_lowercase());
+        Ok(out.join("\n"))
     }
+}
+
+/// Whether every requirement in `args` has a wheel file of its name in one of `dirs` (names
+/// compared as wheel file names spell them: lowercase, `-` and `.` as `_`). A lock file
+/// (`-r FILE`) counts as at hand: its install is tried offline first.
+fn all_at_hand(args: &[String], dirs: &[PathBuf]) -> bool {
+    if args.iter().any(|a| a == "-r") {
+        return true;
+    }
+    let files: Vec<String> = dirs
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().to_ascii_lowercase())
+        .filter(|f| f.ends_with(".whl"))
+        .collect();
+    args.iter().filter(|a| !a.starts_with('-')).all(|req| {
+        let name: String = req
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || "._-".contains(*c))
+            .collect::<String>()
+            .to_ascii_lowercase()
+            .replace(['-', '.'], "_");
+        files.iter().any(|f| f.starts_with(&format!("{name}-")))
+    })
 }
 
 /// Say, for a package without a wheel, why it is not built from source.

@@ -294,7 +294,7 @@ impl Eco {
                 let p = make_venv(tool, &base_python(m), env).await?;
                 progress(format!("pip install {}", m.dependencies.pip.join(" ")));
                 p.install(ctx, tool, &m.dependencies.pip, &[]).await?;
-                let frozen = p.freeze(ctx, tool).await?;
+                let frozen = p.freeze()?;
                 let mut lines: Vec<&str> = frozen
                     .lines()
                     .map(str::trim)
