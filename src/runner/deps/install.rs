@@ -272,7 +272,7 @@ impl Pip {
             };
             for e in rd.filter_map(Result::ok) {
                 let path = e.path();
-                if !path.extension().is_some_and(|x| x == "dist-info") {
+                if path.extension().is_none_or(|x| x != "dist-info") {
                     continue;
                 }
                 let Ok(meta) = std::fs::read_to_string(path.join("METADATA")) else {
