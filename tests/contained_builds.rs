@@ -612,3 +612,36 @@ fn a_build_script_that_generates_code_builds() {
         assert_clean(&f.root);
     }
 }
+
+/// Without any sandbox a build is refused with the fix and the opt-out; the person's
+/// `--allow-unsandboxed` lets it run.
+#[test]
+fn without_a_sandbox_a_build_is_refused_unless_the_person_opts_out() {
+    let f = fixture();
+    let cli = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+        cmd.arg("--toolbox").arg(&f.root).args(args);
+        env(&mut cmd, &f, Mech::InProcess);
+        cmd.env("TOOLSMITH_SANDBOX_NO_FALLBACK", "1");
+        cmd.output().unwrap()
+    };
+    let o = cli(&["new", "plain", "--lang", "rust", "-d", "Plain"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = commit_count(&f.root);
+    let o = cli(&["build", "plain"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "built without a sandbox");
+    for needle in [
+        "was not run",
+        "no sandbox can be applied",
+        "--allow-unsandboxed",
+    ] {
+        assert!(stderr.contains(needle), "missing {needle:?} in: {stderr}");
+    }
+    assert_eq!(commit_count(&f.root), before);
+    let o = cli(&["--allow-unsandboxed", "--json", "build", "plain"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["sandbox"], "none", "{v}");
+    assert_clean(&f.root);
+}
