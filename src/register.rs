@@ -4,11 +4,11 @@
 //! any step fails.
 
 use crate::app::App;
-use crate::deps::{self, DepsError, Progress};
 use crate::index::Tool;
 use crate::manifest::{
     self, Declared, Dependencies, Example, Kind, LANGUAGES, Manifest, Protocol, Run, SandboxMode,
 };
+use crate::runner::deps::{self, DepsError, Progress};
 use crate::runner::script::Host;
 use crate::toolbox::{Actor, FileSpec, WriteOutcome};
 use schemars::JsonSchema;
@@ -352,9 +352,16 @@ pub async fn register(
         warnings.push("`dependencies.crates` is for wasm tools; a script ignores it".into());
     }
     warnings.extend(crate::approval::request::notice(&m));
+    // Every pip and npm entry is a package from a registry, checked before pip or npm runs.
+    deps::check(&m)?;
 
     // Dependencies first: a failed install commits nothing.
-    let lockfiles = deps::resolve(tb.root(), &m, progress).await?;
+    let config = app.config();
+    let ctx = deps::Ctx {
+        sandbox: &config.sandbox,
+        cache: &config.cache_dir,
+    };
+    let lockfiles = deps::resolve(ctx, tb.root(), &m, progress).await?;
 
     let mut files = vec![FileSpec::new(
         entry.clone(),

@@ -53,6 +53,7 @@ pub(super) fn run(
     checks.extend(interpreters());
     checks.push(wasm_target(&config.cargo));
     checks.extend(sandbox_checks(&config.sandbox));
+    checks.push(builds_check(&config.sandbox));
     checks.push(disk(&config.cache_dir));
 
     if as_json {
@@ -304,6 +305,40 @@ fn wasm_target(cargo: &Path) -> Check {
             Some(format!(
                 "make sure the Rust standard library for {target} is installed"
             )),
+        ),
+    }
+}
+
+/// How builds and dependency installs are contained here.
+fn builds_check(config: &SandboxConfig) -> Check {
+    let d = sandbox::describe_builds(config);
+    match d["mechanism"].as_str().unwrap_or_default() {
+        "refused" => check(
+            "builds",
+            if config.allow_unsandboxed {
+                Status::Warn
+            } else {
+                Status::Fail
+            },
+            format!(
+                "builds and installs are refused: {}",
+                d["error"].as_str().unwrap_or_default()
+            ),
+            d["hint"].as_str().map(String::from),
+        ),
+        "none" => check(
+            "builds",
+            Status::Warn,
+            "builds and installs run UNSANDBOXED (--allow-unsandboxed): build scripts, proc macros and install hooks have your full rights",
+            None,
+        ),
+        m => check(
+            "builds",
+            Status::Ok,
+            format!(
+                "builds and installs run under {m}: the tool chain and package caches read-only, the build's own directories writable, no HOME, toolbox or personal directory; fetching only from the package registries through the filtering proxy, compiling and install scripts offline"
+            ),
+            None,
         ),
     }
 }

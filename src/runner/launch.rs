@@ -8,11 +8,11 @@
 use super::stubs::Stub;
 use super::{RunError, sandbox};
 use crate::config::{Config, SandboxConfig};
-use crate::deps;
 use crate::error::Hint;
 use crate::index::Tool;
 use crate::manifest::SandboxMode;
 use crate::platform::ProcessTree;
+use crate::runner::deps;
 use std::ffi::OsString;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -118,7 +118,11 @@ impl Recipe {
         let mut interp = m.interpreter().ok_or_else(|| {
             start_err("no interpreter: set run.language or run.interpreter".into())
         })?;
-        let env = deps::ensure(&state_root(dir, config), m, dir)
+        let ctx = deps::Ctx {
+            sandbox: &config.sandbox,
+            cache: &config.cache_dir,
+        };
+        let env = deps::ensure(ctx, &state_root(dir, config), m, dir)
             .await
             .map_err(|e| {
                 start_err(format!(

@@ -38,7 +38,7 @@ fn stamp(dir: &Path, tool: &Tool) -> Stamp {
         m.run.entry.clone().unwrap_or_default(),
     ];
     files.extend(
-        [crate::deps::PIP_LOCK, crate::deps::NPM_LOCK]
+        [crate::runner::deps::PIP_LOCK, crate::runner::deps::NPM_LOCK]
             .iter()
             .map(|s| s.to_string()),
     );
