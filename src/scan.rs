@@ -74,15 +74,23 @@ fn line_of(text: &[u8], offset: usize) -> usize {
 /// Scan one file's bytes. `stored` are (name, value) of the secrets stored on this machine.
 pub fn scan_bytes(path: &str, bytes: &[u8], stored: &[(String, String)]) -> Vec<Finding> {
     let mut out = Vec::new();
-    for (name, value) in stored {
-        if value.len() < MIN_STORED_LEN {
-            continue;
-        }
-        if let Some(at) = memchr_find(bytes, value.as_bytes()) {
+    let long: Vec<(String, String)> = stored
+        .iter()
+        .filter(|(_, v)| v.len() >= MIN_STORED_LEN)
+        .cloned()
+        .collect();
+    if !long.is_empty() {
+        // Every form a script reaches first (base64, hex, URL-encoded, reversed), also split
+        // across lines, as the redaction of results searches for.
+        let text = String::from_utf8_lossy(bytes);
+        for (at, name, encoding) in crate::secrets::redact::find_forms(&text, &long) {
             out.push(Finding {
                 path: path.to_string(),
-                line: line_of(bytes, at),
-                what: format!("the value of the secret {name} stored on this machine"),
+                line: line_of(text.as_bytes(), at),
+                what: format!(
+                    "the {}value of the secret {name} stored on this machine",
+                    encoding.describe()
+                ),
             });
         }
     }
@@ -100,13 +108,6 @@ pub fn scan_bytes(path: &str, bytes: &[u8], stored: &[(String, String)]) -> Vec<
         }
     }
     out
-}
-
-fn memchr_find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() || needle.len() > hay.len() {
-        return None;
-    }
-    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// Scan every file under `dir` (except environments and build output), naming each as
@@ -173,5 +174,23 @@ mod tests {
         assert_eq!(f[0].line, 3);
         assert!(f[0].what.contains("MY_KEY"));
         assert!(scan_bytes("x", b"print('hello sk-short')\n", &stored).is_empty());
+        // Its base64 (at any alignment, URL-safe too), hex and reversal are refused as well.
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD.encode("x=plain-looking-value");
+        for (text, what) in [
+            (format!("a\nb = '{b64}'\n"), "base64 of the value"),
+            (
+                format!("h = '{}'\n", hex::encode_upper("plain-looking-value")),
+                "hex of the value",
+            ),
+            ("r = 'eulav-gnikool-nialp'\n".to_string(), "reversed value"),
+            ("s = 'plain-looking-\nvalue'\n".to_string(), "value of"),
+        ] {
+            let f = scan_bytes("x", text.as_bytes(), &stored);
+            assert!(
+                f.first().is_some_and(|f| f.what.contains(what)),
+                "{text}: {f:?}"
+            );
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! declared them and was approved on this machine, and replaced by `[secret NAME]` wherever
 //! they show up in what a tool returns, logs or fails with (`Redactor`).
 
+pub mod forms;
 pub mod page;
 pub mod redact;
 
