@@ -193,6 +193,8 @@ pub fn describe(gate: &Gate<'_>, tool: &Tool) -> Value {
 /// An admitted call: the tool as it runs (effective grants, secrets), and what `finish` needs.
 pub struct Call {
     redactor: Redactor,
+    /// The tool called.
+    tool: String,
     grants: Vec<String>,
     started: Instant,
     bytes_in: usize,
@@ -225,6 +227,7 @@ pub async fn admit(
         .map_err(|e| unreadable(&e))?;
     let mut call = Call {
         redactor: Redactor::new(&all_secrets),
+        tool: name.clone(),
         grants: Vec::new(),
         started: Instant::now(),
         bytes_in: args.to_string().len(),
@@ -376,6 +379,7 @@ impl Call {
         Redacting {
             inner,
             redactor: &self.redactor,
+            tool: &self.tool,
         }
     }
 
@@ -453,6 +457,8 @@ impl Call {
 pub struct Redacting<'a> {
     inner: &'a dyn Host,
     redactor: &'a Redactor,
+    /// The tool whose call this is: its questions to the person are shown as its own.
+    tool: &'a str,
 }
 
 impl Host for Redacting<'_> {
@@ -472,7 +478,22 @@ impl Host for Redacting<'_> {
         if method != "tools/call" && !method.starts_with("memory/") {
             self.redactor.json(&mut params);
         }
+        if method == "elicitation/create" {
+            return self.inner.tool_question(self.tool, params);
+        }
         self.inner.request(method, params)
+    }
+    fn tool_question<'a>(
+        &'a self,
+        tool: &'a str,
+        mut params: Value,
+    ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
+        self.redactor.json(&mut params);
+        self.inner.tool_question(tool, params)
+    }
+    fn redact(&self, value: &mut Value) {
+        self.redactor.json(value);
+        self.inner.redact(value);
     }
     fn actor(&self) -> Option<(String, Option<String>)> {
         self.inner.actor()

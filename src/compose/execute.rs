@@ -147,12 +147,26 @@ impl Host for CountingHost<'_> {
     fn elicitation_complete(&self, elicitation_id: &str) {
         self.outer.elicitation_complete(elicitation_id);
     }
+    fn tool_question<'b>(
+        &'b self,
+        tool: &'b str,
+        params: Value,
+    ) -> BoxFuture<'b, Result<Value, HostError>> {
+        self.outer.tool_question(tool, params)
+    }
+    fn redact(&self, value: &mut Value) {
+        self.outer.redact(value);
+    }
     fn request<'b>(
         &'b self,
         method: &'b str,
         params: Value,
     ) -> BoxFuture<'b, Result<Value, HostError>> {
         Box::pin(async move {
+            if method == "elicitation/create" {
+                // The code's own question: shown as execute_code's, never as toolsmith's.
+                return self.outer.tool_question("execute_code", params).await;
+            }
             if method != "tools/call" {
                 return self.outer.request(method, params).await;
             }

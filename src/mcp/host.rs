@@ -270,6 +270,17 @@ impl Host for McpHost {
         })
     }
 
+    fn tool_question<'a>(
+        &'a self,
+        tool: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, HostError>> {
+        Box::pin(async move {
+            let vetted = super::tool_asks::vet(tool, params)?;
+            self.elicit(vetted).await
+        })
+    }
+
     fn actor(&self) -> Option<(String, Option<String>)> {
         self.actor
             .as_ref()
@@ -367,7 +378,9 @@ impl Host for McpHost {
                         None => Err(HostError::new(HostCode::ResourceNotFound, format!("no resource {uri}"))),
                     }
                 }
-                "elicitation/create" => self.elicit(params).await,
+                // Reached without a tool's name (every stored tool's requests come through the
+                // approval gate's host, which names it): labelled all the same.
+                "elicitation/create" => self.tool_question("(unnamed)", params).await,
                 "sampling/createMessage" => self.sample(params).await,
                 m if m.starts_with("memory/") => Err(HostError::new(
                     HostCode::MethodNotFound,

@@ -28,6 +28,26 @@ pub trait Host: Send + Sync {
     fn elicitation_complete(&self, elicitation_id: &str) {
         let _ = elicitation_id;
     }
+    /// Take secret values out of what a tool stores (a memory write): `[secret NAME]` instead.
+    /// No-op for a host that knows no secrets.
+    fn redact(&self, value: &mut Value) {
+        let _ = value;
+    }
+    /// A tool's question to the person (`elicitation/create` from `tool`'s script), shown as
+    /// the tool's, never as toolsmith's. Refused by default.
+    fn tool_question<'a>(
+        &'a self,
+        tool: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, HostError>> {
+        let _ = (tool, params);
+        Box::pin(async move {
+            Err(HostError::new(
+                HostCode::MethodNotFound,
+                "the host does not offer elicitation/create here",
+            ))
+        })
+    }
     /// toolsmith's own question to the person (an approval, a secret page): an elicitation
     /// under a `key` of its own, which a tool's requests (always `request`) cannot use.
     fn ask_person<'a>(
