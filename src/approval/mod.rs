@@ -17,9 +17,11 @@
 
 mod ask;
 pub mod request;
+pub mod status;
 pub mod store;
 
 pub use request::{Item, requested};
+pub use status::{DecideError, Status};
 pub use store::{Decision, Record, Store};
 
 use crate::audit;

@@ -4,7 +4,7 @@
 
 use super::output::{self, UserError};
 use crate::app::App;
-use crate::approval::{self, Decision, Item};
+use crate::approval::{self, Decision, Status};
 use crate::audit;
 use crate::error::Hint;
 use crate::index::Tool;
@@ -57,54 +57,8 @@ fn io_error(app: &App, what: &str, e: std::io::Error) -> anyhow::Error {
     )
 }
 
-/// One tool's request and its state on this machine.
-struct Status {
-    name: String,
-    items: Vec<Item>,
-    content: String,
-    record: Option<approval::Record>,
-}
-
-impl Status {
-    fn decided(&self) -> Option<Decision> {
-        self.record
-            .as_ref()
-            .filter(|r| r.content == self.content)
-            .map(|r| r.decision)
-    }
-}
-
-fn status(app: &App, tool: &Tool) -> Result<Option<Status>> {
-    let name = tool.manifest.name.clone();
-    let items = approval::requested(&tool.manifest);
-    if items.is_empty() {
-        return Ok(None);
-    }
-    let dir = app.toolbox.tools_dir().join(&name);
-    let content = approval::content_hash(&dir, tool, &items)
-        .map_err(|e| io_error(app, &format!("cannot hash tools/{name}"), e))?;
-    let record = app
-        .gate()
-        .store()
-        .get(&name)
-        .map_err(|e| io_error(app, "cannot read the approvals", e))?;
-    Ok(Some(Status {
-        name,
-        items,
-        content,
-        record,
-    }))
-}
-
-/// The diff since the last approved version (empty when there was none).
 fn diff_since(app: &App, s: &Status) -> String {
-    let Some(commit) = s.record.as_ref().and_then(|r| r.approved_commit.clone()) else {
-        return String::new();
-    };
-    match crate::history::diff_tool(&app.toolbox, &s.name, &commit, "HEAD") {
-        Ok(d) => d.unified,
-        Err(e) => format!("(no diff: {e})"),
-    }
+    approval::status::diff_since_approved(&app.gate(), s)
 }
 
 fn tool(app: &App, name: &str) -> Result<Tool> {
@@ -114,14 +68,8 @@ fn tool(app: &App, name: &str) -> Result<Tool> {
 
 /// `toolsmith pending`
 pub fn pending(app: &App, as_json: bool) -> Result<i32> {
-    let mut out = Vec::new();
-    for t in app.index().tools() {
-        if let Some(s) = status(app, t)?
-            && s.decided().is_none()
-        {
-            out.push(s);
-        }
-    }
+    let out = approval::status::pending(&app.gate(), &app.index())
+        .map_err(|e| io_error(app, "cannot read the approvals", e))?;
     if as_json {
         let v: Vec<Value> = out
             .iter()
@@ -175,15 +123,8 @@ pub fn pending(app: &App, as_json: bool) -> Result<i32> {
 /// `toolsmith approve NAME` / `toolsmith deny NAME`
 pub fn decide(app: &App, name: &str, decision: Decision, as_json: bool) -> Result<i32> {
     let t = tool(app, name)?;
-    let Some(s) = status(app, &t)? else {
-        return Err(UserError::new(
-            format!("{name} asks for nothing beyond the defaults: there is nothing to approve"),
-            "it runs with the default grants (no network, no environment, its own scratch directory)",
-        ));
-    };
-    app.gate()
-        .decide(name, &s.content, &s.items, decision, "cli")
-        .map_err(|e| io_error(app, "cannot record the decision", e))?;
+    let s = approval::status::decide(&app.gate(), &t, None, decision, "cli")
+        .map_err(|e| UserError::new(e.to_string(), e.hint().unwrap_or_default()))?;
     let word = match decision {
         Decision::Approved => "approved",
         Decision::Denied => "denied",
