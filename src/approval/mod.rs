@@ -5,10 +5,13 @@
 //! nothing beyond the defaults (`request::requested` is empty) runs at once. Otherwise the
 //! person's decision for the tool's *exact content* (`content_hash`: the requests, tool.toml,
 //! source, lockfiles, artifact) decides: approved → the manifest as written, plus the values of
-//! its declared secrets; denied → the defaults only (with a warning); none → the person is
-//! asked through MCP elicitation when the client supports it (accept, accept for this call
-//! only, decline), and otherwise the call is refused with what waits and how to approve it.
-//! Decisions live in the personal directory (`store`), never in git; no meta-tool writes them.
+//! its declared secrets; denied → the defaults only (with a warning); none → the person is told
+//! through MCP elicitation when the client supports it (`ask`: the console's link, or how to
+//! approve; declining denies), and the call is refused with what waits and how to approve it.
+//! An answer through the MCP client never approves (the AI drives that client), except for
+//! the kinds of grant the person's own setting `[approvals] elicitation` names. Decisions are
+//! made with `toolsmith approve`/`deny` or in the console (`status::decide`), live in the
+//! personal directory (`store`), never in git; no meta-tool writes them.
 //!
 //! Calls from a build's or registration's work directory (examples before the commit) run
 //! with the defaults, unless the same content is already approved. After the call, `Call`
@@ -82,7 +85,7 @@ impl crate::error::Hint for GateError {
     fn hint(&self) -> Option<String> {
         match self {
             GateError::Pending { name, .. } => Some(format!(
-                "only a person can approve this, never the AI: in a terminal, `toolsmith pending` shows what waits (and the diff since the last approved version), `toolsmith approve {name}` approves this version, `toolsmith deny {name}` denies it (the tool then runs with the default grants); an MCP client that supports elicitation asks the person directly"
+                "only a person can approve this, in their own terminal, never the AI or its MCP client: `toolsmith console` opens a page in the browser with what waits (its source and the diff since the last approved version) to approve or deny; or `toolsmith pending` shows it, `toolsmith approve {name}` approves this version, `toolsmith deny {name}` denies it (the tool then runs with the default grants). Then call the tool again"
             )),
             GateError::MissingSecret { secret, .. } => Some(format!(
                 "a person sets it in a terminal with `toolsmith secret set {secret}` (the value is read without echo and never stored in git), or on the one-time page an MCP client with URL elicitation offers; then call the tool again"
@@ -122,6 +125,9 @@ pub struct Gate<'a> {
     pub personal: &'a Path,
     /// Directories tools may be granted (`Config::roots`).
     pub roots: &'a [PathBuf],
+    /// How long a call waits for the person's decision in the console once the client
+    /// opened its link (`Config::approval_wait_secs`).
+    pub wait: std::time::Duration,
 }
 
 impl Gate<'_> {
@@ -188,7 +194,7 @@ pub fn describe(gate: &Gate<'_>, tool: &Tool) -> Value {
     serde_json::json!({
         "state": state,
         "requested": request::lines(&items),
-        "how": format!("only the person approves: the client asks them at a call when it supports elicitation, or they run `toolsmith approve {name}`"),
+        "how": format!("only the person approves, outside the MCP client: `toolsmith console` or `toolsmith approve {name}` in their terminal"),
     })
 }
 

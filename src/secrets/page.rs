@@ -46,6 +46,11 @@ pub struct Offer {
     token: String,
 }
 
+/// A random id (16 hex digits) for an elicitation.
+pub fn random_id() -> String {
+    random_hex(8).unwrap_or_else(|_| format!("{:016x}", crate::personal::now_secs()))
+}
+
 fn random_hex(bytes: usize) -> std::io::Result<String> {
     let mut b = vec![0u8; bytes];
     getrandom::fill(&mut b).map_err(|e| std::io::Error::other(e.to_string()))?;
