@@ -208,21 +208,11 @@ pub fn secret(app: &App, cmd: &SecretCommand, as_json: bool) -> Result<i32> {
             }
         }
         SecretCommand::List => {
-            let set = store.names().map_err(UserError::from)?;
-            let idx = app.index();
-            let mut names: std::collections::BTreeMap<String, Vec<String>> =
-                set.iter().map(|n| (n.clone(), Vec::new())).collect();
-            for t in idx.tools() {
-                for s in t.manifest.secrets.keys() {
-                    names
-                        .entry(s.clone())
-                        .or_default()
-                        .push(t.manifest.name.clone());
-                }
-            }
-            let rows: Vec<(String, bool, Vec<String>)> = names
+            let rows: Vec<(String, bool, Vec<String>)> = store
+                .listing(&app.index())
+                .map_err(UserError::from)?
                 .into_iter()
-                .map(|(n, tools)| (n.clone(), set.contains(&n), tools))
+                .map(|u| (u.name, u.set, u.tools))
                 .collect();
             if as_json {
                 output::json(&Value::Array(
@@ -252,25 +242,13 @@ pub fn secret(app: &App, cmd: &SecretCommand, as_json: bool) -> Result<i32> {
 
 /// Seconds since the epoch of `--since`.
 fn parse_since(s: &str) -> Result<u64> {
-    let bad = || {
+    audit::parse_since(s).ok_or_else(|| {
         UserError::new(
             format!("--since {s:?} is not a time"),
             "give an RFC 3339 time (2026-01-31T12:00:00Z) or an age such as 30m, 2h or 7d",
         )
-    };
-    if let Ok(t) = s.parse::<jiff::Timestamp>() {
-        return Ok(t.as_second().max(0) as u64);
-    }
-    let (num, unit) = s.split_at(s.len().saturating_sub(1));
-    let n: u64 = num.parse().map_err(|_| bad())?;
-    let secs = match unit {
-        "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86400,
-        _ => return Err(bad()),
-    };
-    Ok(crate::personal::now_secs().saturating_sub(secs))
+        .into()
+    })
 }
 
 /// `toolsmith audit`
