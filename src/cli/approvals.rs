@@ -38,6 +38,17 @@ pub struct AuditArgs {
     pub limit: usize,
 }
 
+/// `toolsmith console`
+#[derive(Debug, clap::Args)]
+pub struct ConsoleArgs {
+    /// The port on 127.0.0.1 (default: any free port).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Do not open the browser: only print the login link.
+    #[arg(long)]
+    pub no_open: bool,
+}
+
 impl From<secrets::SecretError> for UserError {
     fn from(e: secrets::SecretError) -> Self {
         UserError {
@@ -320,4 +331,68 @@ pub fn audit(app: &App, a: &AuditArgs, as_json: bool) -> Result<i32> {
         )
     );
     Ok(0)
+}
+
+/// `toolsmith console`: serve the console until Ctrl-C. The login link goes to stdout (with
+/// `--json`, `{"url", "login"}`), what to do with it to stderr.
+pub fn console(app: App, a: &ConsoleArgs, as_json: bool) -> Result<i32> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let opts = crate::console::Options {
+        port: a.port,
+        no_open: a.no_open,
+    };
+    rt.block_on(async move {
+        let personal = app.personal_dir().display().to_string();
+        let started = crate::console::start(app, &opts).await.map_err(|e| {
+            UserError::new(
+                format!("cannot listen on 127.0.0.1:{}: {e}", opts.port),
+                "pick another port with --port, or leave it out for any free port",
+            )
+        })?;
+        if as_json {
+            output::json(&json!({"url": started.url, "login": started.login}));
+        } else {
+            println!("{}", started.login);
+        }
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        let opened = !opts.no_open && crate::console::open_browser(&started.login);
+        eprintln!(
+            "toolsmith console for {personal} at {}\n{}\nThe link works once and opens a session in that browser; keep it to yourself. Ctrl-C stops the console.",
+            started.url,
+            if opened {
+                "opened the login link above in your browser"
+            } else {
+                "open the login link above in your browser"
+            },
+        );
+        started
+            .run(async {
+                #[cfg(unix)]
+                {
+                    use tokio::signal::unix::{SignalKind, signal};
+                    if let Ok(mut term) = signal(SignalKind::terminate()) {
+                        tokio::select! {
+                            _ = tokio::signal::ctrl_c() => {}
+                            _ = term.recv() => {}
+                        }
+                        return;
+                    }
+                }
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await
+            .map_err(|e| io_error_text(&personal, "the console stopped", e))?;
+        Ok::<i32, anyhow::Error>(0)
+    })
+}
+
+fn io_error_text(personal: &str, what: &str, e: std::io::Error) -> anyhow::Error {
+    UserError::new(
+        format!("{what}: {e}"),
+        format!("check the files under {personal} (mode 0700/0600, owned by you)"),
+    )
 }
