@@ -340,7 +340,8 @@ pub async fn secret_page(
     let params = json!({
         "mode": "url",
         "message": format!(
-            "toolsmith: the tool \"{name}\" needs the secret {secret} ({purpose}). Open this one-time page on this computer to enter it: the value is stored by toolsmith on this machine and never passes through the AI."
+            "toolsmith: the tool \"{name}\" needs the secret {secret}{}. Open this one-time page on this computer to enter it: the value is stored by toolsmith on this machine and never passes through the AI.",
+            if purpose.is_empty() { String::new() } else { format!(" ({purpose})") }
         ),
         "url": offer.url,
         "elicitationId": offer.id,

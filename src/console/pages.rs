@@ -43,7 +43,7 @@ fn sources(app: &App, name: &str) -> String {
             t
         };
         out.push_str(&format!(
-            "<details><summary><code>{}</code></summary><pre>{}</pre></details>",
+            "<details open><summary><code>{}</code></summary><pre>{}</pre></details>",
             escape(&rel),
             escape(&body)
         ));

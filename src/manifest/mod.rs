@@ -393,12 +393,37 @@ pub struct Declared {
     pub limits: Option<Limits>,
     #[serde(default)]
     pub capabilities: Option<Capabilities>,
+    /// Secrets the tool needs (never values: a person sets those outside the client).
+    #[serde(default)]
+    pub secrets: Option<SecretsSpec>,
+}
+
+/// The secrets a registration or build declares: NAME (an environment variable name) → what
+/// it is for, or only the names.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SecretsSpec {
+    /// `{"GITHUB_TOKEN": "read access to the repositories"}`
+    Purposes(BTreeMap<String, String>),
+    /// `["GITHUB_TOKEN"]`
+    Names(Vec<String>),
+}
+
+impl SecretsSpec {
+    /// The `[secrets]` table: names only get an empty purpose.
+    pub fn to_map(&self) -> BTreeMap<String, String> {
+        match self {
+            SecretsSpec::Purposes(m) => m.clone(),
+            SecretsSpec::Names(n) => n.iter().map(|n| (n.clone(), String::new())).collect(),
+        }
+    }
 }
 
 impl Declared {
     /// Whether anything is declared.
     pub fn any(&self) -> bool {
-        self.input_schema.is_some()
+        self.secrets.is_some()
+            || self.input_schema.is_some()
             || self.output_schema.is_some()
             || self.annotations.is_some()
             || self.limits.is_some()
