@@ -101,6 +101,39 @@ class Browser:
         self.wait_load()
         return self.text()
 
+    def eval(self, expression):
+        r = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True)
+        return r["result"].get("value")
+
+    def click(self, selector):
+        """Click the element (a real mouse click at its centre), then wait for the next page."""
+        box = self.eval(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null;"
+                        " e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
+                        " return [r.x + r.width / 2, r.y + r.height / 2]; }})()")
+        if not box:
+            raise RuntimeError(f"no element {selector} on {self.eval('location.href')}")
+        self.events.clear()
+        for kind in ("mousePressed", "mouseReleased"):
+            self.call("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1],
+                                                   "button": "left", "clickCount": 1}, session=True)
+        self.wait_load()
+        return self.text()
+
+    def rect(self, selector):
+        return self.eval(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null;"
+                         " const r = e.getBoundingClientRect(); return {x: r.x, y: r.y, width: r.width, height: r.height,"
+                         " viewport: [innerWidth, innerHeight]}; })()")
+
+    def screenshot(self, path, width=1100, height=900):
+        """A PNG of the page as shown at that window size."""
+        import base64
+        self.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
+                                                        "deviceScaleFactor": 1, "mobile": False}, session=True)
+        data = self.call("Page.captureScreenshot", {"format": "png"}, session=True)["data"]
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))
+        return path
+
     def close(self):
         try:
             self.call("Browser.close")
