@@ -64,7 +64,7 @@ pub fn page(title: &str, active: &str, msg: Option<&str>, body: &str) -> String 
         .map(|m| format!("<p class=\"msg\">{}</p>", escape(m)))
         .unwrap_or_default();
     format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"referrer\" content=\"no-referrer\"><title>{t} · toolsmith console</title><style>{STYLE}</style></head>\
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t} · toolsmith console</title><style>{STYLE}</style></head>\
          <body><header><b>toolsmith console</b>{nav}</header><main><h1>{t}</h1>{msg}{body}</main></body></html>",
         t = escape(title)
     )

@@ -104,7 +104,7 @@ fn with_headers(mut r: Response) -> Response {
     for (k, v) in [
         ("content-security-policy", html::CSP),
         ("cache-control", "no-store"),
-        ("referrer-policy", "no-referrer"),
+        ("referrer-policy", "same-origin"),
         ("x-frame-options", "DENY"),
         ("x-content-type-options", "nosniff"),
         ("cross-origin-opener-policy", "same-origin"),

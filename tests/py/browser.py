@@ -86,7 +86,18 @@ class Browser:
         self.events.clear()
         self.call("Page.navigate", {"url": url}, session=True)
         self.wait_load()
+        self.settle()
         return self.text()
+
+    def settle(self, timeout=10.0):
+        """Until the document has loaded (a load event can be an earlier page's)."""
+        import time
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.call("Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True},
+                         session=True)["result"].get("value") == "complete":
+                return
+            time.sleep(0.05)
 
     def text(self):
         r = self.call("Runtime.evaluate", {"expression": "document.body ? document.body.innerText : ''",
@@ -107,22 +118,29 @@ class Browser:
 
     def click(self, selector):
         """Click the element (a real mouse click at its centre), then wait for the next page."""
-        box = self.eval(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null;"
-                        " e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
-                        " return [r.x + r.width / 2, r.y + r.height / 2]; }})()")
+        import time
+        end = time.monotonic() + 10
+        while True:
+            box = self.eval("(() => { const e = document.querySelector(SEL); if (!e) return null;"
+                            " e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
+                            " return [r.x + r.width / 2, r.y + r.height / 2]; })()".replace("SEL", json.dumps(selector)))
+            if box or time.monotonic() > end:
+                break
+            time.sleep(0.1)
         if not box:
-            raise RuntimeError(f"no element {selector} on {self.eval('location.href')}")
+            raise RuntimeError(f"no element {selector} on {self.eval('location.href')}: {self.eval('document.documentElement.outerHTML')[:600]}")
         self.events.clear()
         for kind in ("mousePressed", "mouseReleased"):
             self.call("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1],
                                                    "button": "left", "clickCount": 1}, session=True)
         self.wait_load()
+        self.settle()
         return self.text()
 
     def rect(self, selector):
-        return self.eval(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null;"
+        return self.eval("(() => { const e = document.querySelector(SEL); if (!e) return null;"
                          " const r = e.getBoundingClientRect(); return {x: r.x, y: r.y, width: r.width, height: r.height,"
-                         " viewport: [innerWidth, innerHeight]}; })()")
+                         " viewport: [innerWidth, innerHeight]}; })()".replace("SEL", json.dumps(selector)))
 
     def screenshot(self, path, width=1100, height=900):
         """A PNG of the page as shown at that window size."""

@@ -160,7 +160,14 @@ async def main():
             # 2. The console: started by the person in their terminal.
             console = subprocess.Popen([a.toolsmith, "--toolbox", a.toolbox, "--json", "console", "--no-open"],
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-            started = json.loads(console.stdout.readline())
+            buf = ""
+            while True:
+                line = console.stdout.readline()
+                expect(line, f"the console printed its link: {buf} {console.stderr.read() if console.poll() is not None else ''}")
+                buf += line
+                if line.startswith("}"):
+                    break
+            started = json.loads(buf)
             base, login = started["url"], started["login"]
             summary["loopback"] = urlsplit(base).hostname == "127.0.0.1"
             host = urlsplit(base).netloc
