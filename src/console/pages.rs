@@ -91,9 +91,9 @@ pub fn approvals(app: &App, csrf: &str) -> String {
         let fields = [("name", name.as_str()), ("content", s.content.as_str())];
         out.push_str(&format!(
             "<section class=\"item pending\" id=\"tool-{n}\"><h2>{n}</h2><p>{d}</p>\
-             <p>It asks for:</p><ul class=\"asks\">{asks}</ul>{previous}\
-             <p>Its files, as they are now (the approval binds to exactly these):</p>{src}\
-             <p>{ok}{no}</p><p class=\"muted\">Version {c}. Any change asks again.</p></section>",
+             <p>It asks for:</p><ul class=\"asks\">{asks}</ul><p>{ok}{no}</p>\
+             <p class=\"muted\">Version {c}. Any change asks again.</p>{previous}\
+             <p>Its files, as they are now (the approval binds to exactly these):</p>{src}</section>",
             n = escape(name),
             d = escape(&description),
             src = sources(app, name),
