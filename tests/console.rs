@@ -72,7 +72,10 @@ fn check(s: &Value, shot: &[u8]) {
     assert_eq!(s["foreign_host_login"], 403, "{s}");
     assert_eq!(s["no_session_post"], 401, "no session: {s}");
     assert!(text(s, "stolen_link_text").contains("Not signed in"), "{s}");
-    assert!(text(s, "reused_login_text").contains("used or expired"), "{s}");
+    assert!(
+        text(s, "reused_login_text").contains("used or expired"),
+        "{s}"
+    );
     assert!(text(s, "stranger_after").contains("Not signed in"), "{s}");
     let approvals = text(s, "approvals_text");
     for part in [
@@ -141,7 +144,10 @@ fn check(s: &Value, shot: &[u8]) {
         json!([false, {"connected": false}, true]),
         "{s}"
     );
-    assert!(text(s, "secret_set_text").contains("NEW_ONE is set."), "{s}");
+    assert!(
+        text(s, "secret_set_text").contains("NEW_ONE is set."),
+        "{s}"
+    );
     assert_eq!(s["secret_value_shown"], false);
     assert_eq!(s["secrets"]["NEW_ONE"], json!([true, []]), "{s}");
     assert_eq!(

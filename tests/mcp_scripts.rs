@@ -77,7 +77,11 @@ fn script_tools_over_mcp_in_both_protocol_eras() {
             .contains("[secrets]"),
         "{legacy}"
     );
-    assert_eq!(legacy["seen"]["elicit"].as_array().map(Vec::len), Some(1), "{legacy}");
+    assert_eq!(
+        legacy["seen"]["elicit"].as_array().map(Vec::len),
+        Some(1),
+        "{legacy}"
+    );
     assert_eq!(legacy["seen"]["sample"][0], "Greet Ada");
     assert_eq!(legacy["memory"]["value"], "Ada", "{legacy}");
 

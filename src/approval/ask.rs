@@ -162,9 +162,9 @@ pub async fn person(gate: &Gate<'_>, q: &Question<'_>, host: &dyn Host) -> Answe
         return approve_by_form(gate, q, host).await;
     }
     if let Some(console) = crate::personal::console_address(gate.personal) {
-        match in_console(gate, q, host, &console).await {
-            Some(answer) => return answer,
-            None => {} // no URL-mode elicitation here: tell it in a form
+        // None: no URL-mode elicitation here; tell it in a form.
+        if let Some(answer) = in_console(gate, q, host, &console).await {
+            return answer;
         }
     }
     tell_by_form(gate, q, host).await

@@ -170,10 +170,7 @@ pub fn manifest_text(
     set("capabilities", as_json(&req.declared.capabilities));
     set(
         "secrets",
-        req.declared
-            .secrets
-            .as_ref()
-            .map(|s| json!(s.to_map())),
+        req.declared.secrets.as_ref().map(|s| json!(s.to_map())),
     );
     set("examples", as_json(&req.examples));
     if req.declared.input_schema.is_some() {

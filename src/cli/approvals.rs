@@ -258,7 +258,6 @@ fn parse_since(s: &str) -> Result<u64> {
             format!("--since {s:?} is not a time"),
             "give an RFC 3339 time (2026-01-31T12:00:00Z) or an age such as 30m, 2h or 7d",
         )
-        .into()
     })
 }
 

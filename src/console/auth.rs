@@ -168,7 +168,10 @@ mod tests {
     #[test]
     fn the_link_opens_one_session_and_posts_need_its_token_and_origin() {
         let (auth, login) = Auth::new("127.0.0.1:9".into()).unwrap();
-        assert!(auth.check_host(&headers(&[("host", "127.0.0.1:9")])).is_ok());
+        assert!(
+            auth.check_host(&headers(&[("host", "127.0.0.1:9")]))
+                .is_ok()
+        );
         assert_eq!(
             auth.check_host(&headers(&[("host", "evil.example:9")])),
             Err(Refusal::WrongHost)
@@ -179,13 +182,19 @@ mod tests {
         let cookie = format!("other=1; {COOKIE}={id}");
         let s = auth.session(&headers(&[("cookie", &cookie)])).unwrap();
         assert!(auth.session(&headers(&[])).is_err());
-        let own = [("cookie", cookie.as_str()), ("origin", "http://127.0.0.1:9")];
+        let own = [
+            ("cookie", cookie.as_str()),
+            ("origin", "http://127.0.0.1:9"),
+        ];
         assert!(auth.check_post(&headers(&own), &s.csrf).is_ok());
         assert_eq!(
             auth.check_post(&headers(&own), "wrong").err(),
             Some(Refusal::CrossSite)
         );
-        let other = [("cookie", cookie.as_str()), ("origin", "http://127.0.0.1:10")];
+        let other = [
+            ("cookie", cookie.as_str()),
+            ("origin", "http://127.0.0.1:10"),
+        ];
         assert_eq!(
             auth.check_post(&headers(&other), &s.csrf).err(),
             Some(Refusal::CrossSite)

@@ -140,7 +140,9 @@ pub fn table(head: &[&str], rows: &[Vec<String>]) -> String {
         .map(|r| {
             format!(
                 "<tr>{}</tr>",
-                r.iter().map(|c| format!("<td>{c}</td>")).collect::<String>()
+                r.iter()
+                    .map(|c| format!("<td>{c}</td>"))
+                    .collect::<String>()
             )
         })
         .collect();
@@ -158,7 +160,10 @@ mod tests {
         let f = button_form("/a", "t\"", &[("name", "<b>")], "Go", "ok");
         assert!(f.contains("value=\"&lt;b&gt;\"") && f.contains("value=\"t&quot;\""));
         let d = diff("--- a\n+++ b\n-old <i>\n+new\n ctx");
-        assert!(d.contains("<span class=\"del\">-old &lt;i&gt;</span>"), "{d}");
+        assert!(
+            d.contains("<span class=\"del\">-old &lt;i&gt;</span>"),
+            "{d}"
+        );
         assert!(!p.contains("<script"));
     }
 }

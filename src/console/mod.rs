@@ -66,7 +66,10 @@ pub async fn start(app: App, opts: &Options) -> std::io::Result<Started> {
 
 impl Started {
     /// Serve until `shutdown` resolves; the address is recorded while it runs.
-    pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    pub async fn run(
+        self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
         let personal = self.console.app.personal_dir().to_path_buf();
         crate::personal::record_console(&personal, &self.url)?;
         let router = Router::new()
@@ -84,7 +87,9 @@ impl Started {
             .route("/secrets/set", post(secret_set))
             .route("/secrets/remove", post(secret_remove))
             .route("/rollback", post(rollback))
-            .fallback(|| async { refuse(StatusCode::NOT_FOUND, "Not found", "<p>No such page.</p>") })
+            .fallback(|| async {
+                refuse(StatusCode::NOT_FOUND, "Not found", "<p>No such page.</p>")
+            })
             .with_state(self.console);
         let out = axum::serve(self.listener, router)
             .with_graceful_shutdown(shutdown)
@@ -205,7 +210,11 @@ async fn show(
     uri: axum::http::Uri,
     Query(q): Query<Filter>,
 ) -> Response {
-    let session = match c.auth.check_host(&headers).and_then(|()| c.auth.session(&headers)) {
+    let session = match c
+        .auth
+        .check_host(&headers)
+        .and_then(|()| c.auth.session(&headers))
+    {
         Ok(s) => s,
         Err(r) => return refusal(r),
     };
@@ -220,7 +229,10 @@ async fn show(
         _ => pages::tools(app),
     })
     .await;
-    html_response(StatusCode::OK, html::page(title, active, msg.as_deref(), &body))
+    html_response(
+        StatusCode::OK,
+        html::page(title, active, msg.as_deref(), &body),
+    )
 }
 
 async fn show_tool(
@@ -229,7 +241,11 @@ async fn show_tool(
     Path(name): Path<String>,
     Query(q): Query<Filter>,
 ) -> Response {
-    let session = match c.auth.check_host(&headers).and_then(|()| c.auth.session(&headers)) {
+    let session = match c
+        .auth
+        .check_host(&headers)
+        .and_then(|()| c.auth.session(&headers))
+    {
         Ok(s) => s,
         Err(r) => return refusal(r),
     };
@@ -315,53 +331,77 @@ fn decide(app: &App, f: &Fields, decision: Decision) -> Result<String, String> {
 }
 
 async fn approve(State(c): State<Shared>, headers: HeaderMap, Form(f): Form<Fields>) -> Response {
-    act(c, headers, f, |_| "/approvals".into(), |app, f| {
-        decide(app, f, Decision::Approved)
-    })
+    act(
+        c,
+        headers,
+        f,
+        |_| "/approvals".into(),
+        |app, f| decide(app, f, Decision::Approved),
+    )
     .await
 }
 
 async fn deny(State(c): State<Shared>, headers: HeaderMap, Form(f): Form<Fields>) -> Response {
-    act(c, headers, f, |_| "/approvals".into(), |app, f| {
-        decide(app, f, Decision::Denied)
-    })
+    act(
+        c,
+        headers,
+        f,
+        |_| "/approvals".into(),
+        |app, f| decide(app, f, Decision::Denied),
+    )
     .await
 }
 
 async fn trust(State(c): State<Shared>, headers: HeaderMap, Form(f): Form<Fields>) -> Response {
-    act(c, headers, f, |_| "/held".into(), |app, f| {
-        let name = field(f, "name");
-        let tree = crate::trust::trust(&app.toolbox, name).map_err(|e| told(&e))?;
-        Ok(format!(
-            "Trusted {name} (version {}) on this machine.",
-            &tree[..tree.len().min(10)]
-        ))
-    })
+    act(
+        c,
+        headers,
+        f,
+        |_| "/held".into(),
+        |app, f| {
+            let name = field(f, "name");
+            let tree = crate::trust::trust(&app.toolbox, name).map_err(|e| told(&e))?;
+            Ok(format!(
+                "Trusted {name} (version {}) on this machine.",
+                &tree[..tree.len().min(10)]
+            ))
+        },
+    )
     .await
 }
 
-async fn secret_set(State(c): State<Shared>, headers: HeaderMap, Form(f): Form<Fields>) -> Response {
-    act(c, headers, f, |_| "/secrets".into(), |app, f| {
-        let name = field(f, "name").trim();
-        let value = field(f, "value");
-        if value.trim_end_matches(['\r', '\n']).len() < crate::secrets::redact::MIN_LEN {
-            return Err(format!(
-                "the value is shorter than {} characters: paste the whole value",
-                crate::secrets::redact::MIN_LEN
+async fn secret_set(
+    State(c): State<Shared>,
+    headers: HeaderMap,
+    Form(f): Form<Fields>,
+) -> Response {
+    act(
+        c,
+        headers,
+        f,
+        |_| "/secrets".into(),
+        |app, f| {
+            let name = field(f, "name").trim();
+            let value = field(f, "value");
+            if value.trim_end_matches(['\r', '\n']).len() < crate::secrets::redact::MIN_LEN {
+                return Err(format!(
+                    "the value is shorter than {} characters: paste the whole value",
+                    crate::secrets::redact::MIN_LEN
+                ));
+            }
+            crate::secrets::Store::new(app.personal_dir())
+                .set(name, value)
+                .map_err(|e| told(&e))?;
+            crate::audit::Log::new(app.personal_dir()).append(&crate::audit::Entry::decision(
+                app.toolbox.root(),
+                "",
+                "secret set",
+                "console",
+                vec![name.to_string()],
             ));
-        }
-        crate::secrets::Store::new(app.personal_dir())
-            .set(name, value)
-            .map_err(|e| told(&e))?;
-        crate::audit::Log::new(app.personal_dir()).append(&crate::audit::Entry::decision(
-            app.toolbox.root(),
-            "",
-            "secret set",
-            "console",
-            vec![name.to_string()],
-        ));
-        Ok(format!("{name} is set."))
-    })
+            Ok(format!("{name} is set."))
+        },
+    )
     .await
 }
 
@@ -370,20 +410,26 @@ async fn secret_remove(
     headers: HeaderMap,
     Form(f): Form<Fields>,
 ) -> Response {
-    act(c, headers, f, |_| "/secrets".into(), |app, f| {
-        let name = field(f, "name");
-        crate::secrets::Store::new(app.personal_dir())
-            .remove(name)
-            .map_err(|e| told(&e))?;
-        crate::audit::Log::new(app.personal_dir()).append(&crate::audit::Entry::decision(
-            app.toolbox.root(),
-            "",
-            "secret removed",
-            "console",
-            vec![name.to_string()],
-        ));
-        Ok(format!("{name} removed."))
-    })
+    act(
+        c,
+        headers,
+        f,
+        |_| "/secrets".into(),
+        |app, f| {
+            let name = field(f, "name");
+            crate::secrets::Store::new(app.personal_dir())
+                .remove(name)
+                .map_err(|e| told(&e))?;
+            crate::audit::Log::new(app.personal_dir()).append(&crate::audit::Entry::decision(
+                app.toolbox.root(),
+                "",
+                "secret removed",
+                "console",
+                vec![name.to_string()],
+            ));
+            Ok(format!("{name} removed."))
+        },
+    )
     .await
 }
 

@@ -86,7 +86,9 @@ pub fn approvals(app: &App, csrf: &str) -> String {
                 escape(&crate::personal::rfc3339(r.at)),
                 diff(&approval::status::diff_since_approved(&gate, s))
             ),
-            None => "<p class=\"muted\">No version of this tool was approved here before.</p>".into(),
+            None => {
+                "<p class=\"muted\">No version of this tool was approved here before.</p>".into()
+            }
         };
         let fields = [("name", name.as_str()), ("content", s.content.as_str())];
         out.push_str(&format!(
@@ -170,13 +172,23 @@ pub fn secrets(app: &App, csrf: &str) -> String {
         .iter()
         .map(|u| {
             let remove = if u.set {
-                button_form("/secrets/remove", csrf, &[("name", &u.name)], "Remove", "no")
+                button_form(
+                    "/secrets/remove",
+                    csrf,
+                    &[("name", &u.name)],
+                    "Remove",
+                    "no",
+                )
             } else {
                 String::new()
             };
             vec![
                 format!("<code id=\"secret-{0}\">{0}</code>", escape(&u.name)),
-                if u.set { "set".into() } else { "<b>not set</b>".into() },
+                if u.set {
+                    "set".into()
+                } else {
+                    "<b>not set</b>".into()
+                },
                 escape(&u.tools.join(", ")),
                 format!("{}{remove}", set_form(&u.name)),
             ]
@@ -197,12 +209,16 @@ pub fn secrets(app: &App, csrf: &str) -> String {
 
 /// The audit log, filtered by tool and time (newest first).
 pub fn audit(app: &App, tool: Option<&str>, since: Option<&str>) -> String {
-    let since_secs = since.filter(|s| !s.is_empty()).map(crate::audit::parse_since);
+    let since_secs = since
+        .filter(|s| !s.is_empty())
+        .map(crate::audit::parse_since);
     if since_secs == Some(None) {
         return format!(
             "{}{}",
             filter_form(tool, since),
-            error_note("\"since\" is not a time: give an RFC 3339 time (2026-01-31T12:00:00Z) or an age such as 30m, 2h or 7d")
+            error_note(
+                "\"since\" is not a time: give an RFC 3339 time (2026-01-31T12:00:00Z) or an age such as 30m, 2h or 7d"
+            )
         );
     }
     let log = crate::audit::Log::new(app.personal_dir());
@@ -294,10 +310,12 @@ pub fn tool(app: &App, name: &str, csrf: &str) -> String {
     for (i, v) in versions.iter().enumerate() {
         let short = &v.commit[..v.commit.len().min(10)];
         let d = match versions.get(i + 1) {
-            Some(prev) => match crate::history::diff_tool(&app.toolbox, name, &prev.commit, &v.commit) {
-                Ok(d) => diff(&d.unified),
-                Err(e) => error_note(e),
-            },
+            Some(prev) => {
+                match crate::history::diff_tool(&app.toolbox, name, &prev.commit, &v.commit) {
+                    Ok(d) => diff(&d.unified),
+                    Err(e) => error_note(e),
+                }
+            }
             None => "<p class=\"muted\">(the first version)</p>".into(),
         };
         let rollback = if i == 0 {

@@ -109,9 +109,10 @@ pub fn vet(tool: &str, mut params: Value) -> Result<Value, HostError> {
             let text = |k: &str| prop.get(k).and_then(Value::as_str).unwrap_or("");
             let hidden = prop.get("format").and_then(Value::as_str) == Some("password")
                 || prop.get("writeOnly").and_then(Value::as_bool) == Some(true);
-            if hidden || [key.as_str(), text("title"), text("description")]
-                .iter()
-                .any(|t| looks_sensitive(t))
+            if hidden
+                || [key.as_str(), text("title"), text("description")]
+                    .iter()
+                    .any(|t| looks_sensitive(t))
             {
                 return Err(refused(format!(
                     "tool {tool}'s form asks for {key:?}, which looks like a secret, password or token: a form may not ask for sensitive data (the MCP specification forbids it, and the answer would pass through the AI's client). Declare it under [secrets] in the tool's tool.toml instead (`[secrets] NAME = \"what it is for\"`, or \"secrets\": [\"NAME\"] in register_script): the person sets the value with `toolsmith secret set NAME` or in `toolsmith console`, and the tool reads it from its environment variable NAME"
@@ -152,7 +153,11 @@ mod tests {
             let e = vet("ask", form(field, title)).unwrap_err();
             assert!(e.message.contains("[secrets]"), "{field}: {}", e.message);
         }
-        for (field, title) in [("option", "Options"), ("keyboard", "Top notch"), ("tokenizer_name", "Spinner")] {
+        for (field, title) in [
+            ("option", "Options"),
+            ("keyboard", "Top notch"),
+            ("tokenizer_name", "Spinner"),
+        ] {
             assert!(vet("ask", form(field, title)).is_ok(), "{field}");
         }
         let mut hidden = form("answer", "Answer");

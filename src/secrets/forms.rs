@@ -77,8 +77,14 @@ pub fn forms(value: &str) -> Vec<(String, Encoding)> {
         }
     };
     for align in 0..3 {
-        add(base64_core(bytes, align, &STANDARD_NO_PAD), Encoding::Base64);
-        add(base64_core(bytes, align, &URL_SAFE_NO_PAD), Encoding::Base64);
+        add(
+            base64_core(bytes, align, &STANDARD_NO_PAD),
+            Encoding::Base64,
+        );
+        add(
+            base64_core(bytes, align, &URL_SAFE_NO_PAD),
+            Encoding::Base64,
+        );
     }
     add(hex::encode(bytes), Encoding::Hex);
     add(hex::encode_upper(bytes), Encoding::Hex);
