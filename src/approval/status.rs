@@ -129,3 +129,38 @@ pub fn decide(
     gate.decide(&name, &s.content, &s.items, decision, via)?;
     Ok(s)
 }
+
+/// One secret's name, whether a value is set, and the tools that declare it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SecretUsage {
+    pub name: String,
+    pub set: bool,
+    pub tools: Vec<String>,
+}
+
+/// Every secret set here or declared by a tool of `index`: its name, whether it is set, and
+/// the tools that declare it (never a value).
+pub fn secrets_listing(
+    store: &crate::secrets::Store,
+    index: &Index,
+) -> Result<Vec<SecretUsage>, crate::secrets::SecretError> {
+    let set = store.names()?;
+    let mut names: std::collections::BTreeMap<String, Vec<String>> =
+        set.iter().map(|n| (n.clone(), Vec::new())).collect();
+    for t in index.tools() {
+        for s in t.manifest.secrets.keys() {
+            names
+                .entry(s.clone())
+                .or_default()
+                .push(t.manifest.name.clone());
+        }
+    }
+    Ok(names
+        .into_iter()
+        .map(|(name, tools)| SecretUsage {
+            set: set.contains(&name),
+            name,
+            tools,
+        })
+        .collect())
+}

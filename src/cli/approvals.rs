@@ -219,12 +219,12 @@ pub fn secret(app: &App, cmd: &SecretCommand, as_json: bool) -> Result<i32> {
             }
         }
         SecretCommand::List => {
-            let rows: Vec<(String, bool, Vec<String>)> = store
-                .listing(&app.index())
-                .map_err(UserError::from)?
-                .into_iter()
-                .map(|u| (u.name, u.set, u.tools))
-                .collect();
+            let rows: Vec<(String, bool, Vec<String>)> =
+                approval::status::secrets_listing(&store, &app.index())
+                    .map_err(UserError::from)?
+                    .into_iter()
+                    .map(|u| (u.name, u.set, u.tools))
+                    .collect();
             if as_json {
                 output::json(&Value::Array(
                     rows.iter()

@@ -157,7 +157,7 @@ pub fn held(app: &App, csrf: &str) -> String {
 /// Secrets: set (typed here, never shown back) and remove; which tools use each.
 pub fn secrets(app: &App, csrf: &str) -> String {
     let store = crate::secrets::Store::new(app.personal_dir());
-    let rows = match store.listing(&app.index()) {
+    let rows = match approval::status::secrets_listing(&store, &app.index()) {
         Ok(r) => r,
         Err(e) => return error_note(e),
     };

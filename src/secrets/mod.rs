@@ -122,38 +122,6 @@ impl Store {
     pub fn names(&self) -> Result<Vec<String>, SecretError> {
         Ok(self.load()?.into_keys().collect())
     }
-
-    /// Every secret set here or declared by a tool of `index`: its name, whether it is set,
-    /// and the tools that declare it (never a value).
-    pub fn listing(&self, index: &crate::index::Index) -> Result<Vec<Usage>, SecretError> {
-        let set = self.names()?;
-        let mut names: BTreeMap<String, Vec<String>> =
-            set.iter().map(|n| (n.clone(), Vec::new())).collect();
-        for t in index.tools() {
-            for s in t.manifest.secrets.keys() {
-                names
-                    .entry(s.clone())
-                    .or_default()
-                    .push(t.manifest.name.clone());
-            }
-        }
-        Ok(names
-            .into_iter()
-            .map(|(name, tools)| Usage {
-                set: set.contains(&name),
-                name,
-                tools,
-            })
-            .collect())
-    }
-}
-
-/// One secret's name, whether a value is set, and the tools that declare it.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Usage {
-    pub name: String,
-    pub set: bool,
-    pub tools: Vec<String>,
 }
 
 /// Secret values handed to one call's environment. Its `Debug` never shows a value.
