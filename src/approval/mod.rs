@@ -19,16 +19,17 @@
 //! log.
 
 mod ask;
+mod host;
 pub mod request;
 pub mod status;
 pub mod store;
 
+pub use host::Redacting;
 pub use request::{Item, requested};
 pub use status::{DecideError, Status};
 pub use store::{Decision, Record, Store};
 
 use crate::audit;
-use crate::error::HostError;
 use crate::index::Tool;
 use crate::runner::CallOutput;
 use crate::runner::script::Host;
@@ -384,11 +385,7 @@ fn outside_private(personal: &Path, roots: &[PathBuf], tool: &Tool) -> Result<()
 impl Call {
     /// A host that redacts what the tool logs or reports before it reaches `inner`.
     pub fn host<'a>(&'a self, inner: &'a dyn Host) -> Redacting<'a> {
-        Redacting {
-            inner,
-            redactor: &self.redactor,
-            tool: &self.tool,
-        }
+        Redacting::new(inner, &self.redactor, &self.tool)
     }
 
     fn record_refusal(&mut self, e: &GateError) {
@@ -411,12 +408,18 @@ impl Call {
         let r = &self.redactor;
         let out = match out {
             Ok(mut o) => {
-                r.in_place(&mut o.text);
-                if let Some(v) = o.structured.as_mut() {
-                    r.json(v);
+                r.result(&mut o.text, o.structured.as_mut());
+                // Lines as a whole: a value split across them is found too.
+                let mut logs = secrets::lines::Window::new(r.clone());
+                let mut lines: Vec<String> = Vec::with_capacity(o.logs.len());
+                for l in &o.logs {
+                    lines.extend(logs.push((), l).into_iter().map(|(_, l)| l));
                 }
-                o.logs.iter_mut().for_each(|l| r.in_place(l));
-                o.warnings.iter_mut().for_each(|l| r.in_place(l));
+                lines.extend(logs.flush().into_iter().map(|(_, l)| l));
+                o.logs = lines;
+                o.warnings.iter_mut().for_each(|l| {
+                    r.in_place(l);
+                });
                 o.warnings.extend(self.warnings.iter().cloned());
                 Ok(o)
             }
@@ -445,8 +448,9 @@ impl Call {
                     entry.outcome = "ok".into();
                     entry.bytes_out = o.text.len() as u64;
                     if let Some(seen) = &o.network {
-                        entry.hosts_reached = seen.allowed.iter().cloned().collect();
-                        entry.hosts_refused = seen.denied.iter().cloned().collect();
+                        // A host name can carry a value too (`<hex>.example.com`).
+                        entry.hosts_reached = seen.allowed.iter().map(|h| r.text(h)).collect();
+                        entry.hosts_refused = seen.denied.iter().map(|h| r.text(h)).collect();
                     }
                 }
                 Err(e) => {
@@ -461,59 +465,76 @@ impl Call {
     }
 }
 
-/// The host a call's tool talks to, with secret values redacted from its logs and progress.
-pub struct Redacting<'a> {
-    inner: &'a dyn Host,
-    redactor: &'a Redactor,
-    /// The tool whose call this is: its questions to the person are shown as its own.
-    tool: &'a str,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::collections::BTreeMap;
 
-impl Host for Redacting<'_> {
-    fn log(&self, level: &str, message: &str) {
-        self.inner.log(level, &self.redactor.text(message));
-    }
-    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        self.inner
-            .progress(progress, total, message.map(|m| self.redactor.text(&m)));
-    }
-    fn request<'a>(
-        &'a self,
-        method: &'a str,
-        mut params: Value,
-    ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
-        // What a tool sends out (a question to the person, a prompt) is redacted too.
-        if method != "tools/call" && !method.starts_with("memory/") {
-            self.redactor.json(&mut params);
+    const VALUE: &str = "tok-7f3a\"9c1e\\5b2d4680";
+
+    fn call(personal: &Path) -> Call {
+        Call {
+            redactor: Redactor::new(&BTreeMap::from([("T".to_string(), VALUE.to_string())])),
+            tool: "t".into(),
+            grants: Vec::new(),
+            started: Instant::now(),
+            bytes_in: 0,
+            audit: Some((
+                audit::Log::new(personal),
+                audit::Entry::call(personal, "t", "test".into(), None),
+            )),
+            warnings: Vec::new(),
+            note: None,
         }
-        if method == "elicitation/create" {
-            return self.inner.tool_question(self.tool, params);
+    }
+
+    fn finish(out: CallOutput, personal: &Path) -> CallOutput {
+        call(personal)
+            .finish::<GateError>(Ok(out), |e| (e.to_string(), None))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_results_text_made_from_json_holds_no_escaped_or_split_value() {
+        let tmp = tempfile::tempdir().unwrap();
+        // The text of JSON escapes what the value holds (`\"`, `\\`, `\n`, `\u0074`): the text
+        // search alone would not see it there.
+        let split = "tok-7f3a\"9c1e\n\\5b2d4680";
+        let escaped = r#"{"t": "\u0074ok-7f3a\"9c1e\\5b2d4680"}"#;
+        for out in [
+            CallOutput::from_value(json!({"t": VALUE}), vec![]),
+            CallOutput::from_value(json!({"t": split, "n": 1}), vec![]),
+            CallOutput::from_stdout(escaped.as_bytes(), b""),
+            CallOutput::from_stdout(
+                serde_json::to_string_pretty(&json!({"t": [split]}))
+                    .unwrap()
+                    .as_bytes(),
+                b"",
+            ),
+        ] {
+            let o = finish(out, tmp.path());
+            assert!(
+                !o.text.contains("9c1e") && o.text.contains("[secret T]"),
+                "{}",
+                o.text
+            );
+            assert!(!o.structured.unwrap().to_string().contains("9c1e"));
         }
-        self.inner.request(method, params)
     }
-    fn tool_question<'a>(
-        &'a self,
-        tool: &'a str,
-        mut params: Value,
-    ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
-        self.redactor.json(&mut params);
-        self.inner.tool_question(tool, params)
-    }
-    fn redact(&self, value: &mut Value) {
-        self.redactor.json(value);
-        self.inner.redact(value);
-    }
-    fn actor(&self) -> Option<(String, Option<String>)> {
-        self.inner.actor()
-    }
-    fn ask_person<'a>(
-        &'a self,
-        key: &'a str,
-        params: Value,
-    ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
-        self.inner.ask_person(key, params)
-    }
-    fn elicitation_complete(&self, elicitation_id: &str) {
-        self.inner.elicitation_complete(elicitation_id);
+
+    #[test]
+    fn host_names_in_the_audit_log_hold_no_value() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut out = CallOutput::from_value(json!({}), vec![]);
+        let label = hex::encode(VALUE);
+        out.network = Some(crate::runner::proxy::Seen {
+            allowed: Default::default(),
+            denied: [format!("{label}.evil.example")].into(),
+        });
+        finish(out, tmp.path());
+        let log = audit::Log::new(tmp.path()).read(None, None).unwrap();
+        let refused = &log[0].hosts_refused;
+        assert_eq!(refused, &["[secret T].evil.example"], "{refused:?}");
     }
 }

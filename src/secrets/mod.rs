@@ -6,6 +6,7 @@
 //! they show up in what a tool returns, logs or fails with (`Redactor`).
 
 pub mod forms;
+pub mod lines;
 pub mod page;
 pub mod redact;
 
