@@ -397,6 +397,7 @@ pub async fn register(
         warnings: parsed.warnings,
         validator: Default::default(),
         secrets: Default::default(),
+        admitted: None,
     };
     let failures = crate::examples::check(app, &staging, &tool, host).await;
     let total = tool.manifest.examples.len();

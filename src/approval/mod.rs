@@ -255,6 +255,9 @@ pub async fn admit(
     if items.is_empty() {
         return Ok((tool, call));
     }
+    // Read before the content is: a directory replaced from here on (a commit swaps in a new
+    // one) is not what was hashed, and the runner stops its process before the code runs.
+    let identity = crate::platform::dir_id(dir);
     let content = content_hash(dir, &tool, &items).map_err(|e| unreadable(&e))?;
     let record = gate.store().get(&name).map_err(|e| unreadable(&e))?;
     let current = record.as_ref().filter(|r| r.content == content);
@@ -349,6 +352,7 @@ pub async fn admit(
         }
     }
     tool.secrets = SecretEnv::new(env);
+    tool.admitted = identity;
     call.grants = request::lines(&items);
     Ok((tool, call))
 }

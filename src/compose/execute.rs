@@ -266,6 +266,7 @@ pub async fn run(
         warnings: vec![],
         validator: Default::default(),
         secrets: Default::default(),
+        admitted: None,
     };
     let calls = AtomicUsize::new(0);
     let counting = CountingHost {

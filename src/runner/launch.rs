@@ -98,6 +98,19 @@ pub(crate) struct Recipe {
     pub is_node: bool,
     /// How a spare of this recipe waits for its call; None: only direct starts.
     pub stub: Option<Stub>,
+    /// The tool directory and the identity a person's approval was checked against
+    /// (`Tool::admitted`): the process must see that very directory (`Pool::acquire`).
+    pub admitted: Option<(PathBuf, crate::platform::DirId)>,
+}
+
+impl Recipe {
+    /// Whether the tool's directory is still the one the approval was checked against (true
+    /// for a call without grants beyond the defaults).
+    pub fn still_admitted(&self) -> bool {
+        self.admitted
+            .as_ref()
+            .is_none_or(|(dir, id)| crate::platform::dir_id(dir).as_ref() == Some(id))
+    }
 }
 
 impl Recipe {
@@ -187,6 +200,7 @@ impl Recipe {
             memory_mb: m.limits.memory_mb(),
             is_node,
             stub,
+            admitted: tool.admitted.map(|id| (dir.to_path_buf(), id)),
         })
     }
 
