@@ -17,11 +17,20 @@ const SENSITIVE_WORDS: &[&str] = &[
     "passwd",
     "passphrase",
     "pwd",
+    "passcode",
     "token",
-    "tokens",
     "apikey",
+    "apitoken",
+    "accesstoken",
+    "authtoken",
+    "accesskey",
+    "secretkey",
+    "privatekey",
+    "bearer",
+    "pat",
     "credential",
     "credentials",
+    "mnemonic",
     "otp",
     "totp",
     "2fa",
@@ -42,6 +51,12 @@ const SENSITIVE_PAIRS: &[(&str, &str)] = &[
     ("session", "key"),
     ("auth", "code"),
     ("card", "number"),
+    ("access", "token"),
+    ("seed", "phrase"),
+    ("recovery", "phrase"),
+    ("recovery", "code"),
+    ("security", "code"),
+    ("verification", "code"),
 ];
 
 /// The words of a field name or title: split at non-alphanumerics and camelCase boundaries,
@@ -81,6 +96,31 @@ pub fn looks_sensitive(text: &str) -> bool {
         })
 }
 
+/// The first field of a form schema (at any depth) that looks like it asks for a secret.
+fn sensitive_field(schema: &Value) -> Option<String> {
+    let props = schema.get("properties").and_then(Value::as_object)?;
+    for (key, prop) in props {
+        let text = |k: &str| prop.get(k).and_then(Value::as_str).unwrap_or("");
+        let hidden = prop.get("format").and_then(Value::as_str) == Some("password")
+            || prop.get("writeOnly").and_then(Value::as_bool) == Some(true);
+        if hidden
+            || [key.as_str(), text("title"), text("description")]
+                .iter()
+                .any(|t| looks_sensitive(t))
+        {
+            return Some(key.clone());
+        }
+        // A nested object or array of objects (not a form the specification allows, but a
+        // client may still show it).
+        for inner in [Some(prop), prop.get("items")].into_iter().flatten() {
+            if let Some(k) = sensitive_field(inner) {
+                return Some(format!("{key}.{k}"));
+            }
+        }
+    }
+    None
+}
+
 fn refused(message: String) -> HostError {
     HostError::new(HostCode::Refused, message)
 }
@@ -100,28 +140,23 @@ pub fn vet(tool: &str, mut params: Value) -> Result<Value, HostError> {
             "tool {tool} may not send URL-mode elicitation: a link from a tool could pass for toolsmith's own pages. Ask with a form (mode \"form\"), or return the link in the tool's result for the AI to pass on"
         )));
     }
-    if let Some(props) = p
-        .get("requestedSchema")
-        .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object)
+    if let Some(schema) = p.get("requestedSchema")
+        && let Some(key) = sensitive_field(schema)
     {
-        for (key, prop) in props {
-            let text = |k: &str| prop.get(k).and_then(Value::as_str).unwrap_or("");
-            let hidden = prop.get("format").and_then(Value::as_str) == Some("password")
-                || prop.get("writeOnly").and_then(Value::as_bool) == Some(true);
-            if hidden
-                || [key.as_str(), text("title"), text("description")]
-                    .iter()
-                    .any(|t| looks_sensitive(t))
-            {
-                return Err(refused(format!(
-                    "tool {tool}'s form asks for {key:?}, which looks like a secret, password or token: a form may not ask for sensitive data (the MCP specification forbids it, and the answer would pass through the AI's client). Declare it under [secrets] in the tool's tool.toml instead (`[secrets] NAME = \"what it is for\"`, or \"secrets\": [\"NAME\"] in register_script): the person sets the value with `toolsmith secret set NAME` or in `toolsmith console`, and the tool reads it from its environment variable NAME"
-                )));
-            }
-        }
+        return Err(refused(format!(
+            "tool {tool}'s form asks for {key:?}, which looks like a secret, password or token: a form may not ask for sensitive data (the MCP specification forbids it, and the answer would pass through the AI's client). Declare it under [secrets] in the tool's tool.toml instead (`[secrets] NAME = \"what it is for\"`, or \"secrets\": [\"NAME\"] in register_script): the person sets the value with `toolsmith secret set NAME` or in `toolsmith console`, and the tool reads it from its environment variable NAME"
+        )));
     }
     let message = p.get("message").and_then(Value::as_str).unwrap_or("");
-    let labelled = format!("tool {tool} asks: {message}");
+    // Blank lines could push the label out of sight of the words that follow it.
+    let mut tidy = String::new();
+    for line in message.trim().lines() {
+        if !(line.trim().is_empty() && tidy.ends_with("\n\n")) {
+            tidy.push_str(line.trim_end());
+            tidy.push('\n');
+        }
+    }
+    let labelled = format!("tool {tool} asks: {}", tidy.trim_end());
     p.insert("message".into(), Value::String(labelled));
     p.insert("mode".into(), Value::String("form".into()));
     Ok(params)
@@ -157,9 +192,30 @@ mod tests {
             ("option", "Options"),
             ("keyboard", "Top notch"),
             ("tokenizer_name", "Spinner"),
+            ("max_tokens", "How many tokens to generate"),
+            ("pattern", "A pattern"),
         ] {
             assert!(vet("ask", form(field, title)).is_ok(), "{field}");
         }
+        for (field, title) in [
+            ("pat", "GitHub PAT"),
+            ("auth", "Bearer value"),
+            ("words", "Your seed phrase"),
+            ("githubAccessToken", ""),
+        ] {
+            assert!(vet("ask", form(field, title)).is_err(), "{field}");
+        }
+        // Nested deeper than a form allows: still looked at.
+        let nested = json!({"message": "m", "requestedSchema": {"type": "object", "properties":
+            {"login": {"type": "object", "properties": {"password": {"type": "string"}}}}}});
+        let e = vet("ask", nested).unwrap_err();
+        assert!(e.message.contains("login.password"), "{}", e.message);
+        // Blank lines cannot push the label away from the words.
+        let spaced = json!({"message": "\n\n\n\n\n\ntoolsmith: approve?\n\n\n\nok", "requestedSchema": {"type": "object", "properties": {}}});
+        assert_eq!(
+            vet("ask", spaced).unwrap()["message"],
+            "tool ask asks: toolsmith: approve?\n\nok"
+        );
         let mut hidden = form("answer", "Answer");
         hidden["requestedSchema"]["properties"]["answer"]["format"] = json!("password");
         assert!(vet("ask", hidden).is_err());
