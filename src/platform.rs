@@ -201,3 +201,10 @@ pub fn dir_id(path: &Path) -> Option<DirId> {
         None
     }
 }
+
+/// `bytes` random bytes from the operating system, as hex (tokens, ids).
+pub fn random_hex(bytes: usize) -> io::Result<String> {
+    let mut b = vec![0u8; bytes];
+    getrandom::fill(&mut b).map_err(|e| io::Error::other(e.to_string()))?;
+    Ok(hex::encode(b))
+}

@@ -451,23 +451,36 @@ fn a_person_answers_the_elicitation_form_in_both_protocol_eras() {
 }
 
 #[test]
-fn a_missing_secret_is_entered_on_the_one_time_page_in_a_real_browser() {
+fn a_missing_secret_is_set_in_the_console_in_a_real_browser() {
     for mode in ["legacy", "auto"] {
         let s = elicitation_scenario(mode, "page", "\"secrets\"");
         assert_eq!(
             s["modes"],
             json!(["form", "url"]),
-            "approval form, then the page: {s}"
+            "approval form, then the console's page: {s}"
         );
-        assert_eq!(s["other_origin"], 403, "{s}");
-        assert_eq!(s["cross_site"], 403, "{s}");
+        let url = s["url"].as_str().unwrap();
+        assert!(url.ends_with("/secrets#secret-PAGE_TOKEN"), "{url}");
+        // The link the client was given opens nothing without the person's session, and a
+        // post without it sets nothing.
+        assert!(
+            s["stranger_text"]
+                .as_str()
+                .unwrap()
+                .contains("Not signed in"),
+            "{s}"
+        );
+        assert_eq!(s["other_origin"], 401, "{s}");
+        assert_eq!(s["cross_site"], 401, "{s}");
         if mode == "legacy" {
-            // A 2025 session waits for the page within the call, and hears it was submitted.
+            // A 2025 session waits for the secret within the call, hears why, and hears it
+            // was set.
             assert_eq!(s["offered"].as_array().map(Vec::len), Some(1), "{s}");
             assert_eq!(
                 s["completed"], s["offered"],
                 "notifications/elicitation/complete names the offered elicitation: {s}"
             );
+            assert_eq!(s["waited_note"], true, "{s}");
         }
         assert!(
             s["page_text"].as_str().unwrap().contains("PAGE_TOKEN"),
@@ -477,16 +490,11 @@ fn a_missing_secret_is_entered_on_the_one_time_page_in_a_real_browser() {
             s["saved_text"]
                 .as_str()
                 .unwrap()
-                .contains("PAGE_TOKEN is saved"),
+                .contains("PAGE_TOKEN is set."),
             "{s}"
         );
-        assert!(
-            s["reopened_text"]
-                .as_str()
-                .unwrap()
-                .contains("This page is gone"),
-            "the page cannot be reused: {s}"
-        );
+        assert_eq!(s["value_shown"], false, "never shown back: {s}");
+        assert_eq!(s["set_by"], json!(["PAGE_TOKEN"]), "{s}");
         // The tool saw the value; the result shows only its name.
         assert_eq!(
             s["result"],

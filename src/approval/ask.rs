@@ -6,11 +6,13 @@
 //! where the client has no hand — `toolsmith approve` in a terminal, or the console
 //! (`toolsmith console`), whose pages need a session the person opened from their terminal.
 //! When a console runs, the question is a URL-mode elicitation with the console's approvals
-//! page (the link holds no credential), and a 2025 call waits for the decision made there; else
-//! a form that says how to approve. Declining denies this version (it then runs with the
-//! defaults), which takes nothing the AI could want. Only the personal setting
-//! `[approvals] elicitation` (off by default) lets a form answer approve the kinds it names.
-//! No form asks for a secret value.
+//! page (the link holds no credential), and the call waits for the decision made there
+//! (`wait`: with progress notifications, ended by the decision, a change of the tool or the
+//! console stopping); else a form that says how to approve. Declining denies this version (it
+//! then runs with the defaults), which takes nothing the AI could want. Only the personal
+//! setting `[approvals] elicitation` (off by default) lets a form answer approve the kinds it
+//! names. A missing secret is asked for the same way (`secret`): the console's Secrets page,
+//! or how to set it. No form asks for a secret value.
 
 use super::{Decision, Gate, Item, Record, request};
 use crate::index::Tool;
@@ -183,9 +185,9 @@ async fn in_console(
     host: &dyn Host,
     console: &str,
 ) -> Option<Answer> {
-    let id = crate::secrets::page::random_id();
+    let id = random_id();
     let message = format!(
-        "{}\nOnly you can approve this, outside this chat: open the toolsmith console (the browser where you opened its login link from your terminal) and approve or deny {} there. Decline here to run it with the default grants only.",
+        "{}\nOnly you can approve this, outside this chat: open the toolsmith console (the browser where you opened its login link from your terminal) and approve or deny {} there; this call waits for your decision. Decline here to run it with the default grants only.",
         describe(q),
         q.name
     );
@@ -198,11 +200,28 @@ async fn in_console(
     match host.ask_person(&key("console", q), params).await {
         Ok(a) => match a.get("action").and_then(Value::as_str) {
             Some("accept") => {
-                let answer = wait_for_decision(gate, q).await;
-                if !matches!(answer, Answer::Unanswered) {
-                    host.elicitation_complete(&id);
+                let identity = crate::platform::dir_id(q.dir);
+                let waiting = super::wait::Waiting {
+                    host,
+                    personal: gate.personal,
+                    wait: gate.wait,
+                    what: format!("approve or deny {}", q.name),
+                };
+                let decided = || match gate.store().get(q.name) {
+                    Ok(Some(r)) if r.content == q.content => Some(match r.decision {
+                        Decision::Approved => Answer::Approved,
+                        Decision::Denied => Answer::Denied,
+                    }),
+                    _ => None,
+                };
+                let changed = || crate::platform::dir_id(q.dir) != identity;
+                match waiting.until(decided, changed).await {
+                    Ok(answer) => {
+                        host.elicitation_complete(&id);
+                        Some(answer)
+                    }
+                    Err(_) => Some(Answer::Unanswered),
                 }
-                Some(answer)
             }
             Some("decline") => Some(record_denial(gate, q, "elicitation (declined)")),
             _ => Some(Answer::Unanswered),
@@ -215,23 +234,10 @@ async fn in_console(
     }
 }
 
-/// Until the person decided on this version (in the console or the CLI), or `gate.wait`.
-async fn wait_for_decision(gate: &Gate<'_>, q: &Question<'_>) -> Answer {
-    let deadline = tokio::time::Instant::now() + gate.wait;
-    loop {
-        if let Ok(Some(r)) = gate.store().get(q.name)
-            && r.content == q.content
-        {
-            return match r.decision {
-                Decision::Approved => Answer::Approved,
-                Decision::Denied => Answer::Denied,
-            };
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return Answer::Unanswered;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+/// A random id for an elicitation (16 hex digits).
+fn random_id() -> String {
+    crate::platform::random_hex(8)
+        .unwrap_or_else(|_| format!("{:016x}", crate::personal::now_secs()))
 }
 
 fn record_denial(gate: &Gate<'_>, q: &Question<'_>, via: &str) -> Answer {
@@ -318,55 +324,71 @@ async fn approve_by_form(gate: &Gate<'_>, q: &Question<'_>, host: &dyn Host) -> 
     }
 }
 
-/// How long a call waits for the person to submit the secret page after accepting it.
-pub const PAGE_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
-
-/// Offer the one-time page for a missing secret through URL-mode elicitation (never a form:
-/// a form would pass the value through the client). True when the person submitted it.
-pub async fn secret_page(
+/// Tell the person that the approved tool `name` needs `secret`, which is not set. A console
+/// running: a URL-mode elicitation with its Secrets page, and on accept the call waits until
+/// the value is set there (or with the CLI). Else a form saying how to set it. The value never
+/// passes through the client: no form asks for it, and the console's pages need the person's
+/// session. True when the secret is set now.
+pub async fn secret(
     gate: &Gate<'_>,
     name: &str,
     secret: &str,
     purpose: &str,
     host: &dyn Host,
 ) -> bool {
-    let offer = match crate::secrets::page::offer(gate.personal, secret) {
-        Ok(o) => o,
-        Err(e) => {
-            tracing::debug!(%e, "no secret page");
-            return false;
-        }
+    let purpose = if purpose.is_empty() {
+        String::new()
+    } else {
+        format!(" ({purpose})")
     };
-    let params = json!({
-        "mode": "url",
-        "message": format!(
-            "toolsmith: the tool \"{name}\" needs the secret {secret}{}. Open this one-time page on this computer to enter it: the value is stored by toolsmith on this machine and never passes through the AI.",
-            if purpose.is_empty() { String::new() } else { format!(" ({purpose})") }
-        ),
-        "url": offer.url,
-        "elicitationId": offer.id,
-    });
-    let answer = host.ask_person(&format!("secret-{secret}"), params).await;
-    match &answer {
-        Ok(a) if a.get("action").and_then(Value::as_str) == Some("accept") => {}
-        Ok(_) => {
-            // Declined or cancelled: the page is withdrawn.
-            offer.cancel();
-            return false;
-        }
-        // Not asked (no URL elicitation), or asked and the call ends here (a 2026
-        // input-required round): the page stays valid until it expires.
-        Err(_) => return false,
-    }
-    // Submitted already (or while the client was answering), or within the wait.
-    let stored = || {
+    let is_set = || {
         crate::secrets::Store::new(gate.personal)
             .load()
             .is_ok_and(|all| all.contains_key(secret))
+            .then_some(())
     };
-    let done = stored() || (offer.wait(PAGE_WAIT).await && stored());
-    if done {
-        host.elicitation_complete(&offer.id);
+    if let Some(console) = crate::personal::console_address(gate.personal) {
+        let id = random_id();
+        let params = json!({
+            "mode": "url",
+            "message": format!(
+                "toolsmith: the tool \"{name}\" needs the secret {secret}{purpose}, which is not set on this machine. Only you can set it, outside this chat: on the Secrets page of the toolsmith console (the browser where you opened its login link from your terminal); this call waits for it. The value is stored by toolsmith on this machine and never passes through the AI. Decline here to leave it unset."
+            ),
+            "url": format!("{console}/secrets#secret-{secret}"),
+            "elicitationId": id,
+        });
+        match host.ask_person(&format!("secret-{secret}"), params).await {
+            Ok(a) if a.get("action").and_then(Value::as_str) == Some("accept") => {
+                let waiting = super::wait::Waiting {
+                    host,
+                    personal: gate.personal,
+                    wait: gate.wait,
+                    what: format!("set the secret {secret}"),
+                };
+                let set = waiting.until(is_set, || false).await.is_ok();
+                if set {
+                    host.elicitation_complete(&id);
+                }
+                return set;
+            }
+            // Declined or cancelled; or asked, with the answer on the call's retry (2026).
+            Ok(_) => return false,
+            Err(e) if asked_for_retry(&e) => return false,
+            Err(e) => tracing::debug!(tool = name, %e, "no URL-mode elicitation"),
+        }
     }
-    done
+    let params = json!({
+        "mode": "form",
+        "message": format!(
+            "toolsmith: the tool \"{name}\" needs the secret {secret}{purpose}, which is not set on this machine. Only you can set it, outside this chat: run `toolsmith console` in a terminal (a page in your browser) or `toolsmith secret set {secret}`; the value is stored on this machine and never passes through the AI. Then call the tool again."
+        ),
+        "requestedSchema": {"type": "object", "properties": {}}
+    });
+    if let Err(why) = host
+        .ask_person(&format!("secret-tell-{secret}"), params)
+        .await
+    {
+        tracing::debug!(tool = name, %why, "cannot tell the person through the client");
+    }
+    is_set().is_some()
 }

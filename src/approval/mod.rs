@@ -23,6 +23,7 @@ mod host;
 pub mod request;
 pub mod status;
 pub mod store;
+mod wait;
 
 pub use host::Redacting;
 pub use request::{Item, requested};
@@ -89,7 +90,7 @@ impl crate::error::Hint for GateError {
                 "only a person can approve this, in their own terminal, never the AI or its MCP client: `toolsmith console` opens a page in the browser with what waits (its source and the diff since the last approved version) to approve or deny; or `toolsmith pending` shows it, `toolsmith approve {name}` approves this version, `toolsmith deny {name}` denies it (the tool then runs with the default grants). Then call the tool again"
             )),
             GateError::MissingSecret { secret, .. } => Some(format!(
-                "a person sets it in a terminal with `toolsmith secret set {secret}` (the value is read without echo and never stored in git), or on the one-time page an MCP client with URL elicitation offers; then call the tool again"
+                "a person sets it in a terminal with `toolsmith secret set {secret}` (the value is read without echo and never stored in git), or on the Secrets page of `toolsmith console`; then call the tool again"
             )),
             GateError::Unreadable { dir, .. } => Some(format!(
                 "check the files under {} (they must be readable by you)",
@@ -326,7 +327,7 @@ pub async fn admit(
     let mut env = Vec::new();
     for (secret, purpose) in &tool.manifest.secrets {
         let mut value = all_secrets.get(secret).cloned();
-        if value.is_none() && ask::secret_page(gate, &name, secret, purpose, host).await {
+        if value.is_none() && ask::secret(gate, &name, secret, purpose, host).await {
             value = secrets::Store::new(gate.personal)
                 .load()
                 .ok()

@@ -21,9 +21,7 @@ pub const SESSION_TTL: Duration = Duration::from_secs(12 * 3600);
 
 /// A random token of `bytes` bytes, as hex.
 pub fn token(bytes: usize) -> std::io::Result<String> {
-    let mut b = vec![0u8; bytes];
-    getrandom::fill(&mut b).map_err(|e| std::io::Error::other(e.to_string()))?;
-    Ok(hex::encode(b))
+    crate::platform::random_hex(bytes)
 }
 
 /// An open session.

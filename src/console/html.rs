@@ -39,6 +39,7 @@ button.ok{background:#1f7a3a;color:#fff;border-color:#1f7a3a}button.no{backgroun
 table{border-collapse:collapse;width:100%;background:#fff}td,th{border:1px solid #d8dde3;padding:.3em .5em;text-align:left;vertical-align:top;font-size:14px}
 .msg{background:#fff8c5;border:1px solid #d4a72c;padding:.5em 1em;border-radius:4px}
 .err{background:#ffebe9;border:1px solid #cf222e;padding:.5em 1em;border-radius:4px}
+section:target,code:target{outline:3px solid #d4a72c;outline-offset:3px}
 .muted{color:#59636e}input[type=text],input[type=password]{font:inherit;padding:.3em;min-width:16em}
 ";
 
