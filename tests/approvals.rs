@@ -481,6 +481,11 @@ fn a_missing_secret_is_set_in_the_console_in_a_real_browser() {
                 "notifications/elicitation/complete names the offered elicitation: {s}"
             );
             assert_eq!(s["waited_note"], true, "{s}");
+            assert_eq!(
+                s["loggers"],
+                json!([["tool page_tok", true], ["toolsmith", false]]),
+                "a tool's log lines are labelled as the tool's: {s}"
+            );
         }
         assert!(
             s["page_text"].as_str().unwrap().contains("PAGE_TOKEN"),

@@ -32,7 +32,7 @@ impl<'a> Redacting<'a> {
 
     fn send_logs(&self, lines: Vec<(String, String)>) {
         for (level, line) in lines {
-            self.inner.log(&level, &line);
+            self.inner.tool_log(self.tool, &level, &line);
         }
     }
 }

@@ -128,7 +128,10 @@ struct CountingHost<'a> {
 
 impl Host for CountingHost<'_> {
     fn log(&self, level: &str, message: &str) {
-        self.outer.log(level, message);
+        self.outer.tool_log("execute_code", level, message);
+    }
+    fn tool_log(&self, tool: &str, level: &str, message: &str) {
+        self.outer.tool_log(tool, level, message);
     }
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         self.outer.progress(progress, total, message);

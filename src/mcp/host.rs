@@ -240,6 +240,25 @@ impl McpHost {
     }
 }
 
+impl McpHost {
+    /// A `notifications/message` from `logger`, at or above the client's level.
+    fn send_log(&self, logger: &str, level: &str, message: &str) {
+        let level = parse_level(level);
+        let Some(threshold) = self.log_level else {
+            return;
+        };
+        if rank(level) < rank(threshold) {
+            return;
+        }
+        let peer = self.peer.clone();
+        let param = LoggingMessageNotificationParam::new(level, Value::String(message.to_string()))
+            .with_logger(logger);
+        self.notes.send(async move {
+            let _ = peer.notify_logging_message(param).await;
+        });
+    }
+}
+
 impl Host for McpHost {
     fn ask_person<'a>(
         &'a self,
@@ -288,19 +307,12 @@ impl Host for McpHost {
     }
 
     fn log(&self, level: &str, message: &str) {
-        let level = parse_level(level);
-        let Some(threshold) = self.log_level else {
-            return;
-        };
-        if rank(level) < rank(threshold) {
-            return;
-        }
-        let peer = self.peer.clone();
-        let param = LoggingMessageNotificationParam::new(level, Value::String(message.to_string()))
-            .with_logger("toolsmith");
-        self.notes.send(async move {
-            let _ = peer.notify_logging_message(param).await;
-        });
+        self.send_log("toolsmith", level, message);
+    }
+
+    fn tool_log(&self, tool: &str, level: &str, message: &str) {
+        // A tool's words are labelled as its own: it cannot speak as toolsmith here either.
+        self.send_log(&format!("tool {tool}"), level, message);
     }
 
     fn elicitation_complete(&self, elicitation_id: &str) {

@@ -10,6 +10,12 @@ use serde_json::Value;
 pub trait Host: Send + Sync {
     /// A log line from the tool.
     fn log(&self, level: &str, message: &str);
+    /// A log line from the stored tool `tool`, sent as that tool's (the MCP layer names the
+    /// tool as the logger, never toolsmith). Default: `log`.
+    fn tool_log(&self, tool: &str, level: &str, message: &str) {
+        let _ = tool;
+        self.log(level, message);
+    }
     /// A progress report from the tool.
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>);
     /// A request from the tool (`memory/get`, `tools/call`, ...): its result, or a JSON-RPC

@@ -96,9 +96,11 @@ async def page(a, env, summary):
         return types.ElicitResult(action="accept", content={"approve_for": "this version"})
 
     logs = []
+    loggers = []
 
     async def on_log(params):
         logs.append(json.dumps(params.data) if not isinstance(params.data, str) else params.data)
+        loggers.append(params.logger)
 
     offered = []
     completed = []
@@ -136,6 +138,8 @@ async def page(a, env, summary):
             summary["log_redacted"] = any("using [secret PAGE_TOKEN]" in l for l in logs)
             summary["value_in_logs"] = any(PAGE_VALUE in l for l in logs)
             summary["waited_note"] = any("waiting up to" in l and "set the secret PAGE_TOKEN" in l for l in logs)
+            # The tool's own lines come as the tool's, toolsmith's as toolsmith's.
+            summary["loggers"] = sorted({(g, "using" in l) for g, l in zip(loggers, logs)})
     finally:
         person.close()
         stranger.close()
