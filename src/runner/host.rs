@@ -54,7 +54,7 @@ pub trait Host: Send + Sync {
             ))
         })
     }
-    /// toolsmith's own question to the person (an approval, a secret page): an elicitation
+    /// toolsmith's own question to the person (an approval, a missing secret): an elicitation
     /// under a `key` of its own, which a tool's requests (always `request`) cannot use.
     fn ask_person<'a>(
         &'a self,

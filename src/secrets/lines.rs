@@ -117,7 +117,7 @@ impl<T> Window<T> {
             text.push_str(&msg[last..]);
             if i < settled {
                 // A message emptied by a value that began in an earlier one says nothing.
-                if !(text.is_empty() && !msg.is_empty()) {
+                if !text.is_empty() || msg.is_empty() {
                     out.push((tag, text));
                 }
             } else {
