@@ -393,13 +393,16 @@ pub struct Declared {
     pub limits: Option<Limits>,
     #[serde(default)]
     pub capabilities: Option<Capabilities>,
-    /// Secrets the tool needs (never values: a person sets those outside the client).
+    // Secrets the tool needs: names, or NAME -> what it is for; never values (a person sets
+    // those outside the client). No doc comment: every meta-tool definition, descriptions
+    // included, is sent to the model.
     #[serde(default)]
     pub secrets: Option<SecretsSpec>,
 }
 
-/// The secrets a registration or build declares: NAME (an environment variable name) → what
-/// it is for, or only the names.
+// The secrets a registration or build declares: NAME (an environment variable name) → what
+// it is for, or only the names. (Not a doc comment: it would be the schema's description,
+// sent to the model with every meta-tool definition.)
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum SecretsSpec {
