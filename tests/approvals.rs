@@ -481,6 +481,17 @@ fn a_missing_secret_is_set_in_the_console_in_a_real_browser() {
                 "notifications/elicitation/complete names the offered elicitation: {s}"
             );
             assert_eq!(s["waited_note"], true, "{s}");
+            // The person set it seconds after the link was accepted: meanwhile the call sent
+            // progress notifications saying what it waits for.
+            let progress = s["progress"].as_array().unwrap();
+            assert!(
+                progress.len() >= 2
+                    && progress.iter().all(|m| m
+                        .as_str()
+                        .unwrap()
+                        .starts_with("waiting for the person to set the secret PAGE_TOKEN in the toolsmith console")),
+                "{s}"
+            );
             assert_eq!(
                 s["loggers"],
                 json!([["tool page_tok", true], ["toolsmith", false]]),

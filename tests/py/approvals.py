@@ -80,6 +80,12 @@ def drive_page(url, base, person, stranger, summary):
 async def page(a, env, summary):
     from browser import Browser
     modes = []
+    driving = []
+    progress = []
+
+    async def on_progress(value, total, message):
+        progress.append(message or "")
+
     console, base, login = start_console(a, env)
     person, stranger = Browser(), Browser()
     person.open(login)
@@ -89,7 +95,14 @@ async def page(a, env, summary):
         modes.append(mode)
         if mode == "url":
             expect("PAGE_TOKEN" in params.message, f"the page names the secret: {params.message}")
-            await asyncio.to_thread(drive_page, params.url, base, person, stranger, summary)
+            if a.mode == "legacy":
+                # The person gets to it a few seconds later: the call waits, and says so.
+                import threading
+                helper = threading.Timer(3.0, drive_page, (params.url, base, person, stranger, summary))
+                helper.start()
+                driving.append(helper)
+            else:
+                await asyncio.to_thread(drive_page, params.url, base, person, stranger, summary)
             return types.ElicitResult(action="accept")
         props = params.requested_schema["properties"]
         expect(list(props) == ["approve_for"], f"a form never asks for a secret: {props}")
@@ -126,8 +139,11 @@ async def page(a, env, summary):
                 "name": "page_tok", "description": "Reports its token", "language": "python",
                 "protocol": "plain", "source": PAGE_CODE, "secrets": {"PAGE_TOKEN": "a token for the test"}})
             expect(not r.is_error, f"register: {text_of(r)}")
-            r = await client.call_tool("page_tok", {})
+            r = await client.call_tool("page_tok", {}, progress_callback=on_progress)
+            for helper in driving:
+                helper.join()
             expect(not r.is_error, f"the call runs once the secret was set in the console: {text_of(r)}")
+            summary["progress"] = progress
             summary["result"] = r.structured_content
             summary["modes"] = modes
             summary["offered"] = offered
