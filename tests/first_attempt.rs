@@ -235,7 +235,7 @@ async fn editing_code_reuses_unchanged_dependencies() {
         let first = register(&app, &s, &actor, &Quiet::default(), &record)
             .await
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let env = root.join(".toolsmith/env").join(name).join(sub);
+        let env = env_of(&root, name, sub).expect("an environment");
         std::fs::write(env.join("sentinel"), "kept").unwrap();
         let lock_before = std::fs::read(root.join("tools").join(name).join(if sub == "py" {
             "requirements.lock"
@@ -293,9 +293,16 @@ async fn editing_code_reuses_unchanged_dependencies() {
             register(&app, &s2, &actor, &Quiet::default(), &|_, _, _| {})
                 .await
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let new = env_of(&root, name, sub).unwrap();
             assert!(
-                !env.join("sentinel").exists(),
-                "a new requirement rebuilds the environment"
+                new != env && !new.join("sentinel").exists(),
+                "a new requirement installs a new environment"
+            );
+            // The environment of the version committed before is not rewritten: a process
+            // of that version (maybe approved for secrets) never sees the new packages.
+            assert!(
+                env.join("sentinel").exists(),
+                "the previous environment is left as it was"
             );
         }
     }

@@ -179,7 +179,7 @@ impl Recipe {
             vars.push(("TOOLSMITH_WORKER".into(), "1".into()));
         }
         let mut visible = vec![dir.to_path_buf()];
-        visible.extend(env.dir.clone());
+        visible.extend(env.dirs.iter().cloned());
         // A spare learns its entry from one line: a path with a newline starts directly.
         // (Unix: a spare moves its descriptors, see `stubs.rs`.)
         let stub = (cfg!(unix) && !worker && !entry.to_string_lossy().contains('\n'))
