@@ -229,6 +229,39 @@ async fn pip_dependency_is_locked_committed_and_rebuilt_after_a_clone() {
     );
     let lock = std::fs::read_to_string(root.join("tools/six_version/requirements.lock")).unwrap();
     assert!(lock.lines().any(|l| l == "six==1.16.0"), "{lock}");
+
+    // A registration of another version asking for other packages (which the AI chooses)
+    // never rewrites the environment the committed version runs in — here one whose examples
+    // fail, so the committed version stays: its environment is as it was, and it runs.
+    let env = env_of(&root, "six_version", "py").expect("an environment");
+    std::fs::write(env.join("sentinel"), "untouched").unwrap();
+    let other = spec(json!({
+        "name": "six_version", "language": "python", "description": "The version of six",
+        "dependencies": {"pip": ["six==1.15.0"]},
+        "code": py("import six\ndef run(args, ctx):\n    return {\"six\": six.__version__}\n"),
+        "examples": [{"input": {}, "output": {"six": "0"}}],
+    }));
+    let refused = register::register(
+        &app,
+        &other,
+        &Actor::from("test"),
+        &Recorder::default(),
+        &|_, _, _| {},
+    )
+    .await;
+    assert!(refused.is_err(), "the examples fail");
+    assert!(
+        env.join("sentinel").exists(),
+        "the committed version's environment was rewritten"
+    );
+    assert_eq!(
+        structured(
+            app.call("six_version", json!({}), &Recorder::default())
+                .await
+        ),
+        json!({"six": "1.16.0"})
+    );
+
     assert!(git(&root, &["ls-files"]).contains("tools/six_version/requirements.lock"));
     assert_clean(&root); // the venv lives under the ignored .toolsmith/
 
@@ -254,8 +287,9 @@ async fn pip_dependency_is_locked_committed_and_rebuilt_after_a_clone() {
     );
     assert_eq!(got, json!({"six": "1.16.0"}));
     assert!(
-        clone
-            .join(".toolsmith/env/six_version/py/bin/python")
+        env_of(&clone, "six_version", "py")
+            .expect("an environment")
+            .join("bin/python")
             .exists()
     );
     assert_clean(&clone);

@@ -602,5 +602,6 @@ fn load_tool(dir: &Path, name: &str, text: &str) -> Result<Tool, BuildError> {
         warnings: parsed.warnings,
         validator: Default::default(),
         secrets: Default::default(),
+        admitted: None,
     })
 }

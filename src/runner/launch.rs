@@ -98,6 +98,19 @@ pub(crate) struct Recipe {
     pub is_node: bool,
     /// How a spare of this recipe waits for its call; None: only direct starts.
     pub stub: Option<Stub>,
+    /// The tool directory and the identity a person's approval was checked against
+    /// (`Tool::admitted`): the process must see that very directory (`Pool::acquire`).
+    pub admitted: Option<(PathBuf, crate::platform::DirId)>,
+}
+
+impl Recipe {
+    /// Whether the tool's directory is still the one the approval was checked against (true
+    /// for a call without grants beyond the defaults).
+    pub fn still_admitted(&self) -> bool {
+        self.admitted
+            .as_ref()
+            .is_none_or(|(dir, id)| crate::platform::dir_id(dir).as_ref() == Some(id))
+    }
 }
 
 impl Recipe {
@@ -170,7 +183,7 @@ impl Recipe {
             vars.push(("TOOLSMITH_WORKER".into(), "1".into()));
         }
         let mut visible = vec![dir.to_path_buf()];
-        visible.extend(env.dir.clone());
+        visible.extend(env.dirs.iter().cloned());
         // A spare learns its entry from one line: a path with a newline starts directly.
         // (Unix: a spare moves its descriptors, see `stubs.rs`.)
         let stub = (cfg!(unix) && !worker && !entry.to_string_lossy().contains('\n'))
@@ -191,6 +204,7 @@ impl Recipe {
             memory_mb: m.limits.memory_mb(),
             is_node,
             stub,
+            admitted: tool.admitted.map(|id| (dir.to_path_buf(), id)),
         })
     }
 

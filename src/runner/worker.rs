@@ -211,6 +211,13 @@ impl Pool {
         let m = &tool.manifest;
         let slot = self.slot(dir);
         let mut guard = slot.worker.lock().await;
+        // The directory a person's approval was checked against, still (a worker starts on
+        // its entry directly: this is as late as it can be checked).
+        if tool.admitted.is_some() && crate::platform::dir_id(dir) != tool.admitted {
+            return Err(RunError::Replaced {
+                tool: m.name.clone(),
+            });
+        }
         let current = stamp(dir, tool);
         if let Some(w) = guard.as_mut() {
             let reason = if w.busy {

@@ -140,3 +140,22 @@ pub fn python() -> std::path::PathBuf {
     );
     p
 }
+
+/// The newest environment of `tool` for an ecosystem (`py`, `node`): its generations are
+/// `<toolbox>/.toolsmith/env/<tool>/<sub>-<id>/`.
+#[allow(dead_code)]
+pub fn env_of(root: &std::path::Path, tool: &str, sub: &str) -> Option<std::path::PathBuf> {
+    let dir = root.join(".toolsmith/env").join(tool);
+    let mut found: Vec<(std::time::SystemTime, std::path::PathBuf)> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(&format!("{sub}-")))
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    found.sort();
+    found.pop().map(|(_, p)| p)
+}

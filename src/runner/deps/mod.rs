@@ -1,11 +1,12 @@
 //! Script dependencies: a virtual environment per Python tool and a `node_modules` per Node
-//! tool, living outside git under `<toolbox>/.toolsmith/env/<tool>/` (git-ignored).
+//! tool, living outside git under `<toolbox>/.toolsmith/env/<tool>/` (git-ignored), in
+//! `generations` that are never changed once built.
 //!
-//! At registration `resolve` installs what the manifest asks for and returns the lockfiles to
-//! commit (`requirements.lock` from `pip freeze`; `package.json` + `package-lock.json`). At call
-//! time `ensure` rebuilds an environment from the committed lockfile when it is missing or was
-//! built from another lockfile (after a clone, pull or update): each environment records the
-//! sha256 of the lockfile it was built from.
+//! At registration `resolve` installs what the manifest asks for (or reuses a generation built
+//! from the same request) and returns the lockfiles to commit (`requirements.lock` from
+//! the installed packages' metadata; `package.json` + `package-lock.json`). At call time `ensure` finds the
+//! generation built from the committed lockfile, or builds one (after a clone, pull or update):
+//! each generation records the sha256 of the lockfile it was built from.
 
 mod install;
 mod spec;
@@ -21,6 +22,8 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, OnceLock};
 use thiserror::Error;
 use tokio::process::Command;
+
+mod generations;
 
 /// The pinned Python requirements committed beside a tool.
 pub const PIP_LOCK: &str = "requirements.lock";
@@ -87,14 +90,14 @@ pub struct Env {
     pub python: Option<PathBuf>,
     /// The `node_modules` directory (for NODE_PATH).
     pub node_modules: Option<PathBuf>,
-    /// The environment directory (made visible inside the sandbox).
-    pub dir: Option<PathBuf>,
+    /// The environment directories, one per ecosystem (made visible inside the sandbox).
+    pub dirs: Vec<PathBuf>,
 }
 
 /// Progress of an install: (step, total, message).
 pub type Progress<'a> = &'a (dyn Fn(f64, f64, String) + Send + Sync);
 
-/// The environment directory of a tool.
+/// The directory of a tool's environments (their `generations`).
 pub fn env_dir(root: &Path, tool: &str) -> PathBuf {
     root.join(".toolsmith").join("env").join(tool)
 }
@@ -443,9 +446,11 @@ pub async fn resolve(
     let total = (wanted.len() * 2) as f64;
     let mut files = Vec::new();
     for (i, eco) in wanted.into_iter().enumerate() {
-        let env = dir.join(eco.subdir());
         let step = (i * 2) as f64;
-        if let Some(kept) = eco.reusable(m, &env) {
+        let reused = generations::list(&dir, eco.subdir())
+            .into_iter()
+            .find_map(|g| eco.reusable(m, &g));
+        if let Some(kept) = reused {
             progress(
                 step + 1.0,
                 total,
@@ -458,6 +463,9 @@ pub async fn resolve(
             continue;
         }
         let report = |message: String| progress(step, total, message);
+        // A generation of its own: the environment of the version now committed (maybe
+        // approved, maybe running) is not touched by what this registration asks for.
+        let env = generations::fresh(&dir, eco.subdir()).map_err(io("name", &dir))?;
         let installed = eco.install(ctx, tool, m, &env, &report).await?;
         let lockfile = installed
             .iter()
@@ -466,6 +474,7 @@ pub async fn resolve(
             .unwrap_or_default();
         std::fs::write(env.join(MARKER), sha256_bytes(&lockfile)).map_err(io("write", &env))?;
         std::fs::write(env.join(REQUEST), eco.request_key(m)?).map_err(io("write", &env))?;
+        generations::prune(&dir, eco.subdir(), &env);
         files.extend(installed);
     }
     progress(total, total, format!("dependencies of {tool} installed"));
@@ -488,30 +497,53 @@ pub async fn ensure(ctx: Ctx<'_>, root: &Path, m: &Manifest, dir: &Path) -> Resu
         return Ok(Env::default());
     }
     let envd = env_dir(root, tool);
-    let mut out = Env {
-        dir: Some(envd.clone()),
-        ..Env::default()
-    };
+    let mut out = Env::default();
     for eco in wanted {
-        let env = envd.join(eco.subdir());
+        let lockfile = std::fs::read(dir.join(eco.lockfile())).ok();
+        let request = eco.request_key(m).ok();
+        // Built from the committed lockfile (or, without one, from the same request).
+        let built = |g: &Path| match &lockfile {
+            Some(l) => marker_matches(g, l),
+            None => {
+                g.join(MARKER).exists()
+                    && std::fs::read_to_string(g.join(REQUEST))
+                        .is_ok_and(|r| Some(r.trim()) == request.as_deref())
+            }
+        };
+        let find = || {
+            generations::list(&envd, eco.subdir())
+                .into_iter()
+                .find(|g| built(g))
+        };
+        let env = match find() {
+            Some(g) => g,
+            None => {
+                let lock = env_lock(&envd);
+                let _g = lock.lock().await;
+                match find() {
+                    Some(g) => g,
+                    None => {
+                        let g =
+                            generations::fresh(&envd, eco.subdir()).map_err(io("name", &envd))?;
+                        check(m)?;
+                        eco.rebuild(ctx, tool, m, dir, &g).await?;
+                        if lockfile.is_none() {
+                            std::fs::write(g.join(MARKER), "unpinned").map_err(io("write", &g))?;
+                        }
+                        if let Some(r) = &request {
+                            std::fs::write(g.join(REQUEST), r).map_err(io("write", &g))?;
+                        }
+                        generations::prune(&envd, eco.subdir(), &g);
+                        g
+                    }
+                }
+            }
+        };
         match eco {
             Eco::Pip => out.python = Some(env.join("bin/python")),
             Eco::Npm => out.node_modules = Some(env.join("node_modules")),
         }
-        let fresh = || {
-            std::fs::read(dir.join(eco.lockfile()))
-                .ok()
-                .is_some_and(|l| marker_matches(&env, &l))
-        };
-        if fresh() {
-            continue;
-        }
-        let lock = env_lock(&envd);
-        let _g = lock.lock().await;
-        if !fresh() {
-            check(m)?;
-            eco.rebuild(ctx, tool, m, dir, &env).await?;
-        }
+        out.dirs.push(env);
     }
     Ok(out)
 }
