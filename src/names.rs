@@ -60,7 +60,7 @@ impl crate::error::Hint for NameError {
     fn hint(&self) -> Option<String> {
         Some(match self {
             NameError::Reserved { .. } => {
-                "pick another name; reserved names belong to toolsmith's own tools".into()
+                "pick another name; reserved names (toolsmith's own tools, git and device names, and any name starting with \"toolsmith\") belong to toolsmith".into()
             }
             _ => "use a name like `word_count` or `json-format`: lowercase letters, digits, '_' and '-', starting with a letter, at most 64 characters".into(),
         })
@@ -92,7 +92,8 @@ pub fn validate(name: &str) -> Result<(), NameError> {
             name: name.to_string(),
         });
     }
-    if RESERVED_NAMES.contains(&name) {
+    // A tool named like toolsmith itself could pass its questions and output for toolsmith's.
+    if RESERVED_NAMES.contains(&name) || name.starts_with("toolsmith") {
         return Err(NameError::Reserved {
             name: name.to_string(),
         });

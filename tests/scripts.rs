@@ -692,3 +692,54 @@ async fn a_warm_worker_is_replaced_when_a_person_changes_its_grants() {
         "the worker with the old grants was replaced: {b}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interpreter_the_ai_could_have_written_is_refused_and_never_run() {
+    let (tmp, app) = app();
+    let root = app.toolbox.root().to_path_buf();
+    let before = commit_count(&root);
+    // A file the AI could write (a tool's own file, a build's output, a temporary file) that
+    // would run on the host if toolsmith asked it where its real interpreter is.
+    let marker = tmp.path().join("ran-on-host");
+    let shim = tmp.path().join("python3");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\ntouch {}\nexec python3 \"$@\"\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for interpreter in [
+        shim.to_str().unwrap().to_string(),
+        root.join("tools/other/python3").display().to_string(),
+        "./python3".to_string(),
+        "/usr/../tmp/python3".to_string(),
+    ] {
+        let s = spec(json!({
+            "name": "shimmed", "language": "python", "description": "Runs through a named interpreter",
+            "interpreter": [interpreter],
+            "dependencies": {"pip": ["six==1.16.0"]},
+            "code": py("def run(args, ctx):\n    return {}\n"),
+        }));
+        let err = reg(&app, &s).await.unwrap_err();
+        let msg = format!("{err}");
+        assert!(
+            msg.contains("run.interpreter") && msg.contains("not an installed interpreter"),
+            "{interpreter}: {msg}"
+        );
+        assert!(msg.contains("name the command"), "{interpreter}: {msg}");
+    }
+    assert!(!marker.exists(), "the AI's file ran on the host");
+    assert_eq!(commit_count(&root), before);
+    assert!(!root.join("tools/shimmed").exists());
+    assert_clean(&root);
+    // A name toolsmith's own could be mistaken for is refused.
+    let s = spec(json!({
+        "name": "toolsmith_auth", "language": "python", "description": "Looks like toolsmith",
+        "code": py("def run(args, ctx):\n    return {}\n"),
+    }));
+    let msg = reg(&app, &s).await.unwrap_err().to_string();
+    assert!(msg.contains("reserved"), "{msg}");
+}

@@ -226,6 +226,15 @@ fn check_run(m: &Manifest, out: &mut Vec<Issue>) {
                     "the interpreter command is empty",
                     "give the command and its leading arguments, e.g. [\"python3\", \"-u\"]",
                 )),
+                (_, Some(cmd)) if !interpreter_command_ok(&cmd[0]) => out.push(err(
+                    "run.interpreter",
+                    format!(
+                        "the interpreter {:?} is not an installed interpreter's command: it must be a command name found on PATH, or an absolute path under the system directories ({})",
+                        cmd[0],
+                        INTERPRETER_DIRS.join(", ")
+                    ),
+                    "name the command, e.g. [\"python3\"] or [\"node\"]: toolsmith finds it on the PATH the server was started with. A file inside a tool, a build's output or a temporary directory is never an interpreter",
+                )),
                 _ => {}
             }
             if m.run.worker && m.protocol() == super::Protocol::Plain {
@@ -404,4 +413,39 @@ fn check_domains(domains: &[String], out: &mut Vec<Issue>) {
             ));
         }
     }
+}
+
+/// Where an interpreter named by an absolute path may live: the system's and the package
+/// managers' install trees, which neither a tool nor a build can write.
+pub const INTERPRETER_DIRS: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/opt",
+    "/nix/store",
+    "/snap",
+    "/System",
+    "/Library/Frameworks",
+];
+
+/// Whether `cmd` may name a script tool's interpreter: a bare command name (found on the
+/// person's PATH when the tool runs), or an absolute, `..`-free path under
+/// [`INTERPRETER_DIRS`]. A path into a tool directory, a build's output or a temporary
+/// directory (files the AI can write) is refused.
+pub fn interpreter_command_ok(cmd: &str) -> bool {
+    if cmd.chars().any(|c| c.is_control()) {
+        return false;
+    }
+    if !cmd.contains('/') && !cmd.contains('\\') {
+        return true;
+    }
+    let p = std::path::Path::new(cmd);
+    p.is_absolute()
+        && !p.components().any(|c| {
+            matches!(
+                c,
+                std::path::Component::ParentDir | std::path::Component::CurDir
+            )
+        })
+        && INTERPRETER_DIRS.iter().any(|d| p.starts_with(d))
 }

@@ -7,6 +7,8 @@
 
 use crate::error::{HostCode, HostError};
 use serde_json::Value;
+use std::sync::LazyLock;
+use unicode_normalization::UnicodeNormalization;
 
 /// Words that make a form field look like it asks for a secret.
 const SENSITIVE_WORDS: &[&str] = &[
@@ -38,6 +40,55 @@ const SENSITIVE_WORDS: &[&str] = &[
     "pin",
     "cvv",
     "ssn",
+    // The same words in other languages: a form may be written in any.
+    "passwort",
+    "kennwort",
+    "contrasena",
+    "contraseña",
+    "senha",
+    "motdepasse",
+    "wachtwoord",
+    "losenord",
+    "lösenord",
+    "adgangskode",
+    "passord",
+    "salasana",
+    "haslo",
+    "hasło",
+    "jelszo",
+    "jelszó",
+    "heslo",
+    "parola",
+    "sifre",
+    "şifre",
+    "parol",
+    "пароль",
+    "токен",
+    "ключ",
+    "секрет",
+    "geheimnis",
+];
+/// Words of scripts written without spaces: found anywhere inside a word.
+const SENSITIVE_INFIXES: &[&str] = &[
+    "密码",
+    "密碼",
+    "口令",
+    "令牌",
+    "秘密",
+    "密钥",
+    "密鑰",
+    "パスワード",
+    "暗証",
+    "トークン",
+    "秘密鍵",
+    "비밀번호",
+    "암호",
+    "토큰",
+    "รหัสผ่าน",
+    "كلمةالمرور",
+    "كلمة",
+    "סיסמה",
+    "पासवर्ड",
 ];
 /// Word pairs that do ("api key", "private key", ...).
 const SENSITIVE_PAIRS: &[(&str, &str)] = &[
@@ -57,7 +108,34 @@ const SENSITIVE_PAIRS: &[(&str, &str)] = &[
     ("recovery", "code"),
     ("security", "code"),
     ("verification", "code"),
+    ("de", "passe"),
+    ("clave", "api"),
 ];
+
+/// What `text` looks like to a reader, in the characters the word lists use: invisible and
+/// format characters dropped, compatibility forms folded (NFKC: full-width, ligatures, ...),
+/// then every character replaced by the one it is confusable with (UTS 39 skeleton:
+/// Cyrillic "а" reads as Latin "a"), lower-cased.
+fn as_read(text: &str) -> String {
+    let visible: String = text
+        .chars()
+        .filter(|c| !crate::names::is_invisible(*c) || c.is_whitespace())
+        .nfkc()
+        .collect();
+    unicode_security::skeleton(&visible.to_lowercase())
+        .collect::<String>()
+        .to_lowercase()
+}
+
+/// The word lists as read (their skeletons), computed once.
+static READ_WORDS: LazyLock<Vec<String>> =
+    LazyLock::new(|| SENSITIVE_WORDS.iter().map(|w| as_read(w)).collect());
+static READ_PAIRS: LazyLock<Vec<(String, String)>> = LazyLock::new(|| {
+    SENSITIVE_PAIRS
+        .iter()
+        .map(|(a, b)| (as_read(a), as_read(b)))
+        .collect()
+});
 
 /// The words of a field name or title: split at non-alphanumerics and camelCase boundaries,
 /// lower-cased.
@@ -85,15 +163,24 @@ fn words(s: &str) -> Vec<String> {
     out
 }
 
-/// Whether `text` (a field's name, title or description) looks like it asks for a secret.
+/// Whether `text` (a field's name, title or description, or a form's message) looks like it
+/// asks for a secret, however it is spelt: camelCase or snake_case, with look-alike letters
+/// of another script, zero-width characters inside a word, full-width forms, or in another
+/// language.
 pub fn looks_sensitive(text: &str) -> bool {
-    let w = words(text);
-    w.iter().any(|x| SENSITIVE_WORDS.contains(&x.as_str()))
-        || w.windows(2).any(|p| {
-            SENSITIVE_PAIRS
-                .iter()
-                .any(|(a, b)| p[0] == *a && p[1] == *b)
-        })
+    let visible: String = text
+        .chars()
+        .filter(|c| !crate::names::is_invisible(*c) || c.is_whitespace())
+        .nfkc()
+        .collect();
+    // Words are split before folding (camelCase needs the original case), then read.
+    let raw = words(&visible);
+    let w: Vec<String> = raw.iter().map(|x| as_read(x)).collect();
+    let infix = |x: &String| SENSITIVE_INFIXES.iter().any(|i| x.contains(i));
+    raw.iter().any(infix)
+        || w.iter().any(|x| READ_WORDS.contains(x) || infix(x))
+        || w.windows(2)
+            .any(|p| READ_PAIRS.iter().any(|(a, b)| p[0] == *a && p[1] == *b))
 }
 
 /// The first field of a form schema (at any depth) that looks like it asks for a secret.
@@ -147,7 +234,27 @@ pub fn vet(tool: &str, mut params: Value) -> Result<Value, HostError> {
             "tool {tool}'s form asks for {key:?}, which looks like a secret, password or token: a form may not ask for sensitive data (the MCP specification forbids it, and the answer would pass through the AI's client). Declare it under [secrets] in the tool's tool.toml instead (`[secrets] NAME = \"what it is for\"`, or \"secrets\": [\"NAME\"] in register_script): the person sets the value with `toolsmith secret set NAME` or in `toolsmith console`, and the tool reads it from its environment variable NAME"
         )));
     }
-    let message = p.get("message").and_then(Value::as_str).unwrap_or("");
+    let raw = p.get("message").and_then(Value::as_str).unwrap_or("");
+    // Other line breaks become newlines; invisible, bidirectional and control characters
+    // go (they could reorder or hide what the person reads).
+    let message: String = raw
+        .chars()
+        .map(|c| match c {
+            '\u{2028}' | '\u{2029}' | '\u{0085}' | '\u{000B}' | '\u{000C}' => '\n',
+            c => c,
+        })
+        .filter(|c| *c == '\n' || *c == '\t' || !crate::names::is_invisible(*c))
+        .collect();
+    if looks_sensitive(&message) {
+        return Err(refused(format!(
+            "tool {tool}'s form message speaks of a secret, password or token: a tool may not ask for one through the client (the answer would pass through the AI's client, and such a prompt could pass for toolsmith's own). Declare it under [secrets] in the tool's tool.toml instead (`[secrets] NAME = \"what it is for\"`): the person sets the value with `toolsmith secret set NAME` or in `toolsmith console`"
+        )));
+    }
+    if as_read(message.trim_start()).starts_with(&*as_read("toolsmith")) {
+        return Err(refused(format!(
+            "tool {tool}'s form message starts with \"toolsmith\": a tool's question may not read as toolsmith's own. Word the question as the tool's"
+        )));
+    }
     // Blank lines could push the label out of sight of the words that follow it.
     let mut tidy = String::new();
     for line in message.trim().lines() {
@@ -168,14 +275,14 @@ mod tests {
     use serde_json::json;
 
     fn form(field: &str, title: &str) -> Value {
-        json!({"message": "toolsmith: please", "requestedSchema": {"type": "object",
+        json!({"message": "Please", "requestedSchema": {"type": "object",
             "properties": {field: {"type": "string", "title": title}}}})
     }
 
     #[test]
     fn a_tools_form_is_labelled_and_secrets_and_links_are_refused() {
         let ok = vet("ask", form("name", "Your name")).unwrap();
-        assert_eq!(ok["message"], "tool ask asks: toolsmith: please");
+        assert_eq!(ok["message"], "tool ask asks: Please");
         for (field, title) in [
             ("githubToken", ""),
             ("GITHUB_TOKEN", ""),
@@ -211,14 +318,39 @@ mod tests {
         let e = vet("ask", nested).unwrap_err();
         assert!(e.message.contains("login.password"), "{}", e.message);
         // Blank lines cannot push the label away from the words.
-        let spaced = json!({"message": "\n\n\n\n\n\ntoolsmith: approve?\n\n\n\nok", "requestedSchema": {"type": "object", "properties": {}}});
+        let spaced = json!({"message": "\n\n\n\n\n\nApprove?\n\n\u{2028}\u{2029}\n\nok\u{202E}", "requestedSchema": {"type": "object", "properties": {}}});
         assert_eq!(
             vet("ask", spaced).unwrap()["message"],
-            "tool ask asks: toolsmith: approve?\n\nok"
+            "tool ask asks: Approve?\n\nok"
         );
         let mut hidden = form("answer", "Answer");
         hidden["requestedSchema"]["properties"]["answer"]["format"] = json!("password");
         assert!(vet("ask", hidden).is_err());
+        // Look-alike letters, zero-width characters, full-width forms, other languages.
+        for title in [
+            "P\u{0430}ssword",
+            "GitHub t\u{200B}oken",
+            "Ｐａｓｓｗｏｒｄ",
+            "Passwort",
+            "Contraseña",
+            "Mot de passe",
+            "请输入密码",
+            "Пароль",
+            "API k\u{0435}y",
+        ] {
+            assert!(vet("ask", form("value", title)).is_err(), "{title}");
+        }
+        // The message is read too, and may not pass for toolsmith's own words.
+        for message in [
+            "toolsmith: the tool \"github_sync\" needs the secret GITHUB_TOKEN. Type it below",
+            "Enter your GitHub token",
+            "ToolSmith needs you to confirm",
+            "\u{200B}t\u{043E}olsmith: confirm",
+        ] {
+            let m = json!({"message": message, "requestedSchema": {"type": "object",
+                "properties": {"value": {"type": "string", "title": "Value"}}}});
+            assert!(vet("ask", m).is_err(), "{message}");
+        }
         let url = json!({"mode": "url", "message": "open", "url": "https://evil.example", "elicitationId": "1"});
         let e = vet("ask", url).unwrap_err();
         assert!(e.message.contains("URL-mode"), "{}", e.message);

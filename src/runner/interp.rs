@@ -28,12 +28,15 @@ const PROBES: &[(&str, &[&str])] = &[
     ("php", &["-r", "echo PHP_BINARY;"]),
 ];
 
-/// The program `argv0` names on `path`: itself when it has a slash, else the first match.
+/// The program `argv0` names on `path`: itself when it has a slash, else the first match in
+/// an absolute PATH entry (a relative entry such as `.` would make the answer depend on the
+/// working directory, which may be a tool's).
 pub fn which_in(argv0: &str, path: Option<&OsStr>) -> Option<PathBuf> {
     if argv0.contains('/') {
         return Some(PathBuf::from(argv0));
     }
     std::env::split_paths(path?)
+        .filter(|d| d.is_absolute())
         .map(|d| d.join(argv0))
         .find(|p| p.is_file())
 }
@@ -78,9 +81,14 @@ fn probe(shim: &Path, family: &str) -> Option<PathBuf> {
 
 /// Resolve `argv0` on `path` without the cache: the real executable behind a shim, the file
 /// found otherwise; None when nothing of that name is on PATH.
+///
+/// Only a bare command name found on the person's PATH is asked (run on the host, outside
+/// every sandbox): a path comes from a manifest the AI may have written, and the file it names
+/// may be one the AI wrote (a tool's file, a build's output), so it is used as given and only
+/// ever runs inside a sandbox.
 pub fn resolve_uncached(argv0: &str, path: Option<&OsStr>) -> Option<PathBuf> {
     let found = which_in(argv0, path)?;
-    if !is_shim(&found) {
+    if argv0.contains('/') || !is_shim(&found) {
         return Some(found);
     }
     let name = found.file_name()?.to_string_lossy().into_owned();
@@ -165,6 +173,35 @@ mod tests {
         let other = tmp.path().join("other");
         std::fs::create_dir_all(&other).unwrap();
         assert_eq!(resolve_on("perl", Some(OsString::from(&other))), None);
+    }
+
+    #[test]
+    fn a_shim_given_by_its_path_is_never_run_on_the_host() {
+        let tmp = tempfile::tempdir().unwrap();
+        let marker = tmp.path().join("ran");
+        let shim = tmp.path().join("python3");
+        script(
+            &shim,
+            &format!(
+                "#!/bin/sh\ntouch {}\necho /usr/bin/true\n",
+                marker.display()
+            ),
+        );
+        assert!(is_shim(&shim));
+        assert_eq!(
+            resolve_uncached(shim.to_str().unwrap(), None),
+            Some(shim.clone())
+        );
+        assert!(!marker.exists(), "the shim ran on the host");
+        // Nor found through a relative PATH entry (the same directory, named from here).
+        let here = std::env::current_dir().unwrap();
+        let mut relative = PathBuf::new();
+        for _ in here.components().skip(1) {
+            relative.push("..");
+        }
+        relative.push(tmp.path().strip_prefix("/").unwrap());
+        assert!(relative.join("python3").is_file());
+        assert_eq!(which_in("python3", Some(relative.as_os_str())), None);
     }
 
     #[test]

@@ -30,7 +30,10 @@ pub const ETC_ENTRIES: &[&str] = &[
     "ld.so.conf",
     "ld.so.conf.d",
     "alternatives",
-    "ssl",
+    // Certificates and the OpenSSL configuration, never `ssl/private` (keys).
+    "ssl/certs",
+    "ssl/openssl.cnf",
+    "ssl/cert.pem",
     "ca-certificates",
     "pki",
     "localtime",
@@ -117,26 +120,99 @@ fn under_system(p: &Path) -> bool {
     SYSTEM_DIRS.iter().any(|d| p.starts_with(d))
 }
 
+/// Files and directories under HOME that hold credentials or configuration a tool must never
+/// read, whatever interpreter it names (`~/.cargo/bin/x` must not grant `~/.cargo`, which
+/// holds `credentials.toml`; `~/.local/bin/python3` must not grant `~/.local`, which holds
+/// toolsmith's personal directory).
+const HOME_PRIVATE: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config",
+    ".docker",
+    ".kube",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".gitconfig",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".cargo/config",
+    ".cargo/config.toml",
+    ".local/share",
+    ".local/state",
+    ".bash_history",
+    ".zsh_history",
+];
+
+/// Whether granting `dir` (read-only, with everything beneath it) would show a tool something
+/// private: `/`, HOME itself, a directory holding toolsmith's personal directory, cache or
+/// default toolbox, the temporary directory, or one of [`HOME_PRIVATE`].
+fn too_wide(dir: &Path) -> bool {
+    if dir.parent().is_none() {
+        return true;
+    }
+    let config = crate::config::Config::process();
+    let mut private: Vec<PathBuf> = vec![
+        config.data_dir.clone(),
+        config.cache_dir.clone(),
+        config.home.clone(),
+        std::env::temp_dir(),
+    ];
+    private.extend(config.toolbox.iter().cloned());
+    if let Some(home) = dirs::home_dir() {
+        if dir == home || home.starts_with(dir) {
+            return true;
+        }
+        private.extend(HOME_PRIVATE.iter().map(|p| home.join(p)));
+    }
+    let ancestor = private.iter().any(|p| {
+        let real = p.canonicalize().unwrap_or_else(|_| p.clone());
+        p.starts_with(dir) || real.starts_with(dir)
+    });
+    // Nor anything inside the personal directory or a credential store (install trees under
+    // ~/.config and ~/.local/share, such as nvm's or uv's, are fine).
+    let mut sealed = vec![config.data_dir.clone()];
+    if let Some(home) = dirs::home_dir() {
+        sealed.extend(
+            HOME_PRIVATE
+                .iter()
+                .filter(|p| !matches!(**p, ".config" | ".local/share" | ".local/state"))
+                .map(|p| home.join(p)),
+        );
+    }
+    ancestor || sealed.iter().any(|p| dir.starts_with(p))
+}
+
 /// The directories the interpreter needs beyond the system ones: for `…/bin/python` outside
 /// the system directories, its prefix `…` (and the same for every symlink hop, so a venv's
-/// python leads to the base installation). Refuses prefixes that are a home directory or `/`.
+/// python leads to the base installation). A prefix that is [`too_wide`] is narrowed to the
+/// interpreter's own directory, or left out when that is too wide as well.
 pub fn interpreter_prefixes(argv0: &str) -> Vec<PathBuf> {
     let Some(mut p) = which(argv0) else {
         return Vec::new();
     };
-    let home = dirs::home_dir();
     let mut out = Vec::new();
     for _ in 0..16 {
         if !under_system(&p) {
-            let prefix = match p.parent() {
+            let dir = p.parent();
+            let prefix = match dir {
                 Some(bin) if bin.file_name().is_some_and(|f| f == "bin") => bin.parent(),
                 other => other,
             };
-            if let Some(prefix) = prefix {
-                let too_wide = prefix == Path::new("/") || home.as_deref() == Some(prefix);
-                if !too_wide && !out.iter().any(|o: &PathBuf| prefix.starts_with(o)) {
-                    out.push(prefix.to_path_buf());
+            let chosen = [prefix, dir].into_iter().flatten().find(|d| !too_wide(d));
+            match chosen {
+                Some(d) if !out.iter().any(|o: &PathBuf| d.starts_with(o)) => {
+                    out.push(d.to_path_buf())
                 }
+                Some(_) => {}
+                None => tracing::warn!(
+                    interpreter = %p.display(),
+                    "the interpreter's directory is not shown to the tool: it holds or is \
+                     inside a private directory (HOME, toolsmith's own, credentials)"
+                ),
             }
         }
         match std::fs::read_link(&p) {
@@ -231,5 +307,24 @@ mod tests {
         let p = interpreter_prefixes(bin.join("python").to_str().unwrap());
         assert_eq!(p, vec![tmp.path().join("py")]);
         assert!(interpreter_prefixes("/usr/bin/env").is_empty());
+    }
+
+    #[test]
+    fn a_prefix_holding_something_private_is_too_wide() {
+        let config = crate::config::Config::process();
+        let home = dirs::home_dir().expect("HOME");
+        assert!(too_wide(Path::new("/")));
+        assert!(too_wide(&home));
+        // `~/.cargo/bin/x` must not show ~/.cargo (credentials.toml), only its bin directory.
+        assert!(too_wide(&home.join(".cargo")));
+        assert!(!too_wide(&home.join(".cargo/bin")));
+        // `~/.local/bin/python3` must not show ~/.local (the personal directory's parent).
+        assert!(too_wide(&home.join(".local")));
+        assert!(!too_wide(&home.join(".local/share/uv/python/cpython-3.12")));
+        assert!(too_wide(&home.join(".ssh/bin")));
+        if let Some(parent) = config.data_dir.parent() {
+            assert!(too_wide(parent));
+        }
+        assert!(too_wide(&config.data_dir.join("bin")));
     }
 }
