@@ -8,6 +8,7 @@
 //! starting toolsmith (a local wheel directory in `PIP_FIND_LINKS`, another registry), which a
 //! dependency then names like any other.
 
+use super::reference::DirectRef;
 use thiserror::Error;
 
 /// A dependency entry toolsmith does not pass on.
@@ -38,7 +39,7 @@ fn pip_err(entry: &str, why: impl Into<String>) -> SpecError {
     }
 }
 
-fn is_name(s: &str) -> bool {
+pub(super) fn is_name(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
         && b.len() <= 200
@@ -116,8 +117,28 @@ fn is_marker(m: &str) -> bool {
     tokens >= 3
 }
 
+/// What a dependency entry is: a package from the registry, or a direct reference (which
+/// only a person's allowance lets through).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    Index,
+    Direct(DirectRef),
+}
+
 /// Check one pip requirement (PEP 508, names and version specifiers only).
 pub fn check_pip(entry: &str) -> Result<(), SpecError> {
+    match pip_entry(entry)? {
+        Entry::Index => Ok(()),
+        Entry::Direct(_) => Err(pip_err(
+            entry,
+            "it is a direct reference (a URL, a file or a path, a VCS repository or an archive); toolsmith installs packages only from the package index, where a build backend of the package's own cannot run at install",
+        )),
+    }
+}
+
+/// One pip entry: never an option; a direct reference parsed (`reference::pip`); else a
+/// PEP 508 requirement from the index.
+pub fn pip_entry(entry: &str) -> Result<Entry, SpecError> {
     let e = entry.trim();
     if e.is_empty() {
         return Err(pip_err(entry, "it is empty"));
@@ -131,21 +152,14 @@ pub fn check_pip(entry: &str) -> Result<(), SpecError> {
     if e.chars().any(|c| c.is_control()) {
         return Err(pip_err(entry, "it contains control characters"));
     }
-    let lower = e.to_ascii_lowercase();
-    let direct = e.contains('@')
-        || lower.contains("://")
-        || lower.starts_with("file:")
-        || lower.contains("git+")
-        || e.starts_with(['.', '/', '~', '\\'])
-        || [".whl", ".tar.gz", ".zip", ".tgz", ".tar.bz2"]
-            .iter()
-            .any(|x| lower.ends_with(x));
-    if direct {
-        return Err(pip_err(
-            entry,
-            "it is a direct reference (a URL, a file or a path, a VCS repository or an archive); toolsmith installs packages only from the package index, where a build backend of the package's own cannot run at install",
-        ));
+    if let Some(d) = super::reference::pip(e)? {
+        return Ok(Entry::Direct(d));
     }
+    index_requirement(entry, e).map(|()| Entry::Index)
+}
+
+/// A requirement naming a package on the index: `name[extras] (specifiers) ; marker`.
+fn index_requirement(entry: &str, e: &str) -> Result<(), SpecError> {
     let (req, marker) = match e.split_once(';') {
         Some((r, m)) => (r.trim(), Some(m.trim())),
         None => (e, None),
@@ -210,17 +224,32 @@ pub fn check_pip(entry: &str) -> Result<(), SpecError> {
     Ok(())
 }
 
-/// Check one line of a committed `requirements.lock` (comments and blank lines pass).
-pub fn check_pip_lock_line(line: &str) -> Result<(), SpecError> {
+/// One line of a committed `requirements.lock` (None for comments and blank lines).
+pub fn pip_lock_line(line: &str) -> Result<Option<Entry>, SpecError> {
     let l = line.trim();
     if l.is_empty() || l.starts_with('#') {
-        return Ok(());
+        return Ok(None);
     }
-    check_pip(l)
+    pip_entry(l).map(Some)
 }
 
-/// Check one npm dependency: the name (`name`, `@scope/name`) and its version, range or tag.
+/// Check one npm dependency from the registry: the name (`name`, `@scope/name`) and its
+/// version, range or tag.
 pub fn check_npm(name: &str, spec: &str) -> Result<(), SpecError> {
+    match npm_entry(name, spec)? {
+        Entry::Index => Ok(()),
+        Entry::Direct(_) => Err(SpecError {
+            ecosystem: "npm",
+            entry: format!("{name}@{spec}"),
+            why: "it is not a registry version (file:, link:, git+…, github:/user/repo shorthands, paths and tarball URLs are refused: they could run code from anywhere at install)".into(),
+            hint: NPM_HINT.into(),
+        }),
+    }
+}
+
+/// One npm dependency: its name checked, then a direct reference parsed
+/// (`reference::npm`), else a version, range or tag from the registry.
+pub fn npm_entry(name: &str, spec: &str) -> Result<Entry, SpecError> {
     let err = |why: &str| SpecError {
         ecosystem: "npm",
         entry: format!("{name}@{spec}"),
@@ -243,6 +272,9 @@ pub fn check_npm(name: &str, spec: &str) -> Result<(), SpecError> {
             "npm names are `name` or `@scope/name`: lowercase, no spaces",
         ));
     }
+    if let Some(d) = super::reference::npm(name, spec)? {
+        return Ok(Entry::Direct(d));
+    }
     let s = spec.trim();
     let lower = s.to_ascii_lowercase();
     if s.contains(':') || s.contains('/') || s.contains('\\') || lower.ends_with(".tgz") {
@@ -257,7 +289,7 @@ pub fn check_npm(name: &str, spec: &str) -> Result<(), SpecError> {
     {
         return Err(err("it is not a version, a range or a tag"));
     }
-    Ok(())
+    Ok(Entry::Index)
 }
 
 #[cfg(test)]
