@@ -89,6 +89,8 @@ pub enum AllowError {
     },
     #[error("cannot read or write the allowances: {0}")]
     Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Tool(String),
 }
 
 impl crate::error::Hint for AllowError {
@@ -99,6 +101,7 @@ impl crate::error::Hint for AllowError {
             AllowError::Vcs { .. } => "check the repository out yourself and allow the checkout (`NAME @ file:///path/to/checkout` for pip, `file:/path/to/checkout` for npm), or a release archive's URL".into(),
             AllowError::Path { .. } => "allow a regular file or a directory without symbolic links, readable by you, under 512 MiB".into(),
             AllowError::Io(_) => "check the files of the private directory (mode 0700/0600, owned by you)".into(),
+            AllowError::Tool(_) => "name the tool as it is (or will be) registered".into(),
         })
     }
 }

@@ -120,7 +120,7 @@ fn plain_path(p: &str) -> Option<PathBuf> {
         && p.chars().all(|c| {
             c.is_ascii_alphanumeric()
                 || "/._+-~=,@".contains(c)
-                || (!c.is_ascii() && !c.is_control() && !c.is_whitespace())
+                || (!c.is_ascii() && !c.is_whitespace() && !crate::names::is_invisible(c))
         });
     ok.then(|| PathBuf::from(p))
 }
@@ -191,8 +191,10 @@ pub fn pip(entry: &str) -> Result<Option<DirectRef>, SpecError> {
         return Ok(None);
     }
     let refused = |why: &str| Err(err("pip", entry, why, PIP_FORM));
-    if e.len() > MAX_ENTRY {
-        return refused("it is a direct reference longer than 2000 characters");
+    if e.len() > MAX_ENTRY || e.chars().any(crate::names::is_invisible) {
+        return refused(
+            "it is a direct reference longer than 2000 characters or with invisible characters",
+        );
     }
     let Some((left, url)) = e.split_once('@') else {
         return refused(
@@ -289,7 +291,10 @@ pub fn npm(name: &str, spec: &str) -> Result<Option<DirectRef>, SpecError> {
     } else {
         return Ok(None);
     };
-    if s.len() > MAX_ENTRY || s.chars().any(|c| c.is_control() || c.is_whitespace()) {
+    if s.len() > MAX_ENTRY
+        || s.chars()
+            .any(|c| crate::names::is_invisible(c) || c.is_whitespace())
+    {
         return refused("it is longer than 2000 characters or holds spaces or control characters");
     }
     Ok(Some(DirectRef {

@@ -116,9 +116,7 @@ async fn helper(
     argv.extend(args.iter().cloned());
     let (mut r, mut env) = pip.base_job(index);
     r.extend(read.iter().cloned());
-    if network != Network::None {
-        env.extend(index.env.iter().cloned());
-    }
+    env.extend(index.env.iter().cloned());
     let out = install::step(
         tool,
         "pip",
