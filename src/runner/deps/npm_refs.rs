@@ -86,8 +86,8 @@ pub async fn prepare(
         };
         let spec = &a.reference.spec;
         let work = refs.join(format!("work-{}", copy_name(a)));
-        let (digest, copied) =
-            reference::copy(p, &work).map_err(|e| failed(tool, spec, e.to_string()))?;
+        let (digest, copied) = reference::copy(p, &work.join("src"))
+            .map_err(|e| failed(tool, spec, e.to_string()))?;
         if a.allowance.digest.as_deref() != Some(digest.as_str()) {
             return Err(super::changed(
                 ctx,
@@ -125,7 +125,7 @@ async fn pack(
     dir: &Path,
     work: &Path,
 ) -> Result<PathBuf, DepsError> {
-    let out = work.join(".packed");
+    let out = work.join("packed");
     std::fs::create_dir_all(&out).map_err(super::io("create", &out))?;
     let NpmBase { read, vars, .. } = install::npm_base(ctx)?;
     let argv = [
