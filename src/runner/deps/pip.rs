@@ -162,9 +162,9 @@ impl Pip {
             from_refs.insert(wheel::wheel_name(&w), a.reference.spec.clone());
             args.push(w.to_string_lossy().into_owned());
         }
-        let mut built = 0;
+        let mut built: Vec<String> = Vec::new();
         loop {
-            let private = !from_refs.is_empty() || built > 0;
+            let private = !from_refs.is_empty() || !built.is_empty();
             match self
                 .download(ctx, tool, &index, &args, &shared, &work, private, no_deps)
                 .await
@@ -174,17 +174,18 @@ impl Pip {
                     let Some(missing) = no_wheel_for(&e) else {
                         return Err(e);
                     };
-                    if built >= MAX_BUILDS {
+                    // Built once already (its wheel does not fit), or too many builds.
+                    if built.contains(&missing) || built.len() >= MAX_BUILDS {
                         return Err(e);
                     }
-                    built += 1;
+                    built.push(missing.clone());
                     wheel::from_index(ctx, self, &index, tool, &missing, &work)
                         .await
                         .map_err(|b| with_no_wheel(e, &missing, b))?;
                 }
             }
         }
-        let private = (!from_refs.is_empty() || built > 0).then_some(work.wheels());
+        let private = (!from_refs.is_empty() || !built.is_empty()).then_some(work.wheels());
         self.offline(ctx, tool, &index, &args, &[], &shared, private, no_deps)
             .await?;
         Ok(from_refs)

@@ -1,12 +1,12 @@
 //! What a dependency entry may be, checked before pip or npm sees it: a pip entry is a PEP 508
 //! requirement naming a package on the index (`name[extras] (specifiers) ; marker`), never an
-//! option (`-r FILE`, `--target DIR`, `--index-url URL`, `-e PATH`) and never a direct
-//! reference (`name @ URL`, `file:`, a path, a VCS URL, an archive); an npm entry is a
-//! package name with a version, range or tag from the registry, never `file:`, `link:`,
-//! `git+…`, `github:`/`user/repo` shorthands or a tarball URL. A person who needs a package
-//! from elsewhere makes it available through the package manager's own configuration when
-//! starting toolsmith (a local wheel directory in `PIP_FIND_LINKS`, another registry), which a
-//! dependency then names like any other.
+//! option (`-r FILE`, `--target DIR`, `--index-url URL`, `-e PATH`); an npm entry is a package
+//! name with a version, range or tag from the registry. Anything else that names a package —
+//! pip `name @ URL`, npm `file:`, `link:`, `git+…`, `github:`/`user/repo`, a tarball URL — is a
+//! direct reference (`reference`), an `Entry::Direct` that only a person's allowance for the
+//! tool lets through (`deps::check`). A person can also make packages available through the
+//! package manager's own configuration when starting toolsmith (a local wheel directory in
+//! `PIP_FIND_LINKS`, another registry), which a dependency then names like any other.
 
 use super::reference::DirectRef;
 use thiserror::Error;
@@ -27,8 +27,8 @@ impl crate::error::Hint for SpecError {
     }
 }
 
-const PIP_HINT: &str = "name a package on the index with a version, e.g. \"six==1.16.0\" or \"requests>=2,<3\"; a person who needs a package from elsewhere puts its wheel in a local directory and starts toolsmith with PIP_FIND_LINKS=/that/dir, then the tool names it as `name==version`";
-const NPM_HINT: &str = "give a version, range or tag from the registry, e.g. {\"left-pad\": \"1.3.0\"} or {\"lodash\": \"^4.17.0\"}; a person who needs a package from elsewhere publishes it to a registry they configure for npm";
+const PIP_HINT: &str = "name a package on the index with a version, e.g. \"six==1.16.0\" or \"requests>=2,<3\" (a package without a wheel is built from source, offline in the sandbox); a package from elsewhere is named `NAME @ file:///path` or `NAME @ https://host/file.whl`, which a person allows for the tool with `toolsmith allow`, or a person puts its wheel in a local directory and starts toolsmith with PIP_FIND_LINKS=/that/dir";
+const NPM_HINT: &str = "give a version, range or tag from the registry, e.g. {\"left-pad\": \"1.3.0\"} or {\"lodash\": \"^4.17.0\"}; a package from elsewhere is named `file:/path/x.tgz` (or a package directory) or `https://host/x.tgz`, which a person allows for the tool with `toolsmith allow`";
 
 fn pip_err(entry: &str, why: impl Into<String>) -> SpecError {
     SpecError {
