@@ -153,8 +153,16 @@ fn references(app: &App, csrf: &str) -> (String, bool) {
                 ];
                 vec![
                     escape(&a.tool),
-                    format!("{} <code>{}</code>", escape(a.ecosystem.as_str()), escape(&a.spec)),
-                    escape(a.digest.as_deref().unwrap_or("pinned at its first download")),
+                    format!(
+                        "{} <code>{}</code>",
+                        escape(a.ecosystem.as_str()),
+                        escape(&a.spec)
+                    ),
+                    escape(
+                        a.digest
+                            .as_deref()
+                            .unwrap_or("pinned at its first download"),
+                    ),
                     escape(&format!("{} via {}", crate::personal::rfc3339(a.at), a.via)),
                     button_form("/references/remove", csrf, &fields, "Take back", "no"),
                 ]

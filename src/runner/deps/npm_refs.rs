@@ -86,8 +86,8 @@ pub async fn prepare(
         };
         let spec = &a.reference.spec;
         let work = refs.join(format!("work-{}", copy_name(a)));
-        let (digest, copied) = reference::copy(p, &work.join("src"))
-            .map_err(|e| failed(tool, spec, e.to_string()))?;
+        let (digest, copied) =
+            reference::copy(p, &work.join("src")).map_err(|e| failed(tool, spec, e.to_string()))?;
         if a.allowance.digest.as_deref() != Some(digest.as_str()) {
             return Err(super::changed(
                 ctx,
