@@ -7,7 +7,7 @@
 use super::install::{self, Ctx};
 use super::{
     Allowed, Checked, DepsError, Entry, MARKER, NPM_LOCK, NPM_MANIFEST, PIP_LOCK, REQUEST, io,
-    marker_matches, npm_refs, pip, spec, tail_text, verify,
+    marker_matches, npm_refs, spec, tail_text, verify,
 };
 use crate::hashing::sha256_bytes;
 use crate::manifest::Manifest;
@@ -46,7 +46,7 @@ async fn host_pip(python: &str) -> bool {
 
 /// A fresh venv at `venv` (the standard library's `venv`: no package code runs); the pip
 /// that installs into it.
-async fn make_venv(tool: &str, python: &str, venv: &Path) -> Result<pip::Pip, DepsError> {
+async fn make_venv(tool: &str, python: &str, venv: &Path) -> Result<install::Pip, DepsError> {
     if venv.exists() {
         std::fs::remove_dir_all(venv).map_err(io("remove", venv))?;
     }
@@ -76,7 +76,7 @@ async fn make_venv(tool: &str, python: &str, venv: &Path) -> Result<pip::Pip, De
             output: tail_text(String::from_utf8_lossy(&out.stderr).trim(), 6000),
         });
     }
-    Ok(pip::Pip {
+    Ok(install::Pip {
         base: python.to_string(),
         venv: venv.to_path_buf(),
         host_pip: host,

@@ -7,126 +7,21 @@
 //! stay in the install's own directory, never in the shared wheel cache another tool's
 //! install reads.
 
-use super::install::{self, Ctx, toolchain};
+use super::install::{self, Ctx, Index, Pip, no_wheel_for};
 use super::wheel::{self, Work};
 use super::{Allowed, DepsError};
 use crate::runner::contained::{Job, Network};
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// The Python Package Index.
-const PYPI: &[&str] = &["pypi.org", "files.pythonhosted.org"];
-/// pip settings passed on to the fetch steps (the person's index configuration).
-const PIP_VARS: &[&str] = &[
-    "PIP_INDEX_URL",
-    "PIP_EXTRA_INDEX_URL",
-    "PIP_FIND_LINKS",
-    "PIP_NO_INDEX",
-    "PIP_CERT",
-    "PIP_DEFAULT_TIMEOUT",
-    "PIP_TRUSTED_HOST",
-];
 /// The most packages built from source in one install.
 const MAX_BUILDS: usize = 10;
-
-/// The person's index settings.
-pub struct Index {
-    /// Variables passed on to fetch steps.
-    pub env: Vec<(String, OsString)>,
-    /// Local wheel (and source) directories of `PIP_FIND_LINKS`, read by every step.
-    pub dirs: Vec<PathBuf>,
-    /// The index's hosts, for fetch steps.
-    pub network: Network,
-}
-
-impl Index {
-    pub fn from_env() -> Index {
-        let mut env = Vec::new();
-        let (mut dirs, mut hosts) = (Vec::new(), Vec::new());
-        let mut no_index = false;
-        for var in PIP_VARS {
-            let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) else {
-                continue;
-            };
-            let text = v.to_string_lossy().into_owned();
-            match *var {
-                "PIP_NO_INDEX" => no_index = !matches!(text.as_str(), "0" | "false" | "no"),
-                "PIP_FIND_LINKS" | "PIP_INDEX_URL" | "PIP_EXTRA_INDEX_URL" => {
-                    for item in text.split_whitespace() {
-                        match install::url_host(item) {
-                            Some(h) => hosts.push(h),
-                            None => {
-                                let p = Path::new(item.trim_start_matches("file:"));
-                                if p.is_absolute() {
-                                    dirs.push(p.to_path_buf());
-                                }
-                            }
-                        }
-                    }
-                }
-                _ => {}
-            }
-            env.push((var.to_string(), v));
-        }
-        if std::env::var_os("PIP_INDEX_URL").is_none() {
-            hosts.extend(PYPI.iter().map(|h| h.to_string()));
-        }
-        hosts.sort();
-        hosts.dedup();
-        let network = if no_index {
-            Network::None
-        } else {
-            Network::Registries(hosts)
-        };
-        Index { env, dirs, network }
-    }
-}
-
-/// The pip command for a venv: the base interpreter's pip aimed at it (`--python`), or the
-/// venv's own.
-pub struct Pip {
-    pub base: String,
-    pub venv: PathBuf,
-    /// Whether the base interpreter's pip is used (`--python VENV`).
-    pub host_pip: bool,
-}
 
 /// What an install put in the venv from direct references: each package's normalized name
 /// and the entry it came from (the lockfile keeps the entry).
 pub type FromReferences = BTreeMap<String, String>;
 
 impl Pip {
-    /// `python -m pip ARGS` (into the venv: with `--python VENV` when the base's pip is used).
-    pub fn argv(&self, args: &[String], into_venv: bool) -> Vec<String> {
-        let vpy = self.venv.join("bin/python").to_string_lossy().into_owned();
-        let mut a: Vec<String> = if self.host_pip {
-            let mut a = vec![self.base.clone(), "-m".into(), "pip".into()];
-            if into_venv {
-                a.extend(["--python".into(), vpy]);
-            }
-            a
-        } else {
-            vec![vpy, "-m".into(), "pip".into()]
-        };
-        a.extend(args.iter().cloned());
-        a
-    }
-
-    /// The interpreter's directories (and the venv) to read, and the environment of a step.
-    pub fn base_job(&self, index: &Index) -> (Vec<PathBuf>, Vec<(String, OsString)>) {
-        let (mut read, path) = toolchain(&self.base);
-        read.extend(index.dirs.iter().cloned());
-        read.push(self.venv.clone());
-        let env = vec![
-            ("PATH".into(), path),
-            ("LANG".into(), "C.UTF-8".into()),
-            ("PIP_DISABLE_PIP_VERSION_CHECK".into(), "1".into()),
-            ("PIP_NO_INPUT".into(), "1".into()),
-        ];
-        (read, env)
-    }
-
     /// Install `reqs` (requirements from the index) and the allowed direct references
     /// `direct` into the venv, from wheels only (`no_deps`: exactly these, as from a lockfile).
     /// Returns the packages that came from direct references.
@@ -370,20 +265,6 @@ fn all_at_hand(reqs: &[String], dirs: &[PathBuf]) -> bool {
             .to_ascii_lowercase()
             .replace(['-', '.'], "_");
         files.iter().any(|f| f.starts_with(&format!("{name}-")))
-    })
-}
-
-/// The requirement pip found no wheel for, from its "No matching distribution found for X".
-pub fn no_wheel_for(e: &DepsError) -> Option<String> {
-    let DepsError::Install { output, .. } = e else {
-        return None;
-    };
-    output.lines().find_map(|l| {
-        let r = l
-            .split_once("No matching distribution found for ")?
-            .1
-            .trim();
-        (!r.is_empty()).then(|| r.to_string())
     })
 }
 

@@ -6,7 +6,6 @@
 //! content is pinned by its digest (`digest`, and `copy` hashes exactly what it copies), so a
 //! file swapped after the allowance is not the file allowed.
 
-use super::spec::SpecError;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
@@ -21,6 +20,17 @@ const MAX_BYTES: u64 = 512 << 20;
 const SKIPPED: &[&str] = &[".git", ".hg", ".svn", "__pycache__", "node_modules"];
 /// The longest entry considered.
 const MAX_ENTRY: usize = 2000;
+
+/// Whether `s` is a package-style name (letters, digits, `.`, `_`, `-`).
+pub(super) fn is_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 200
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || b"._-".contains(c))
+}
 
 /// The package manager an entry is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord, Hash)]
@@ -100,12 +110,22 @@ pub struct DirectRef {
     pub source: Source,
 }
 
-fn err(ecosystem: &'static str, entry: &str, why: &str, hint: &str) -> SpecError {
-    SpecError {
+/// Why an entry that is a direct reference cannot be used as written, and what to write
+/// instead (`spec` tells it as a `SpecError`).
+#[derive(Debug)]
+pub struct Refusal {
+    pub ecosystem: &'static str,
+    pub entry: String,
+    pub why: String,
+    pub hint: &'static str,
+}
+
+fn err(ecosystem: &'static str, entry: &str, why: &str, hint: &'static str) -> Refusal {
+    Refusal {
         ecosystem,
         entry: entry.to_string(),
         why: why.to_string(),
-        hint: hint.to_string(),
+        hint,
     }
 }
 
@@ -176,7 +196,7 @@ fn is_vcs(rest: &str) -> bool {
 
 /// A pip requirement that is a direct reference (`name[extras] @ URL`), parsed; `None` for an
 /// entry that is not one (a requirement from the index, checked by `spec`).
-pub fn pip(entry: &str) -> Result<Option<DirectRef>, SpecError> {
+pub fn pip(entry: &str) -> Result<Option<DirectRef>, Refusal> {
     let e = entry.trim();
     let lower = e.to_ascii_lowercase();
     let looks_direct = e.contains('@')
@@ -206,7 +226,7 @@ pub fn pip(entry: &str) -> Result<Option<DirectRef>, SpecError> {
         .find(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)))
         .unwrap_or(left.len());
     let (name, extras) = (&left[..name_end], left[name_end..].trim());
-    if !super::spec::is_name(name) {
+    if !is_name(name) {
         return refused("it is a direct reference that does not start with a package name");
     }
     if !extras.is_empty() {
@@ -216,7 +236,7 @@ pub fn pip(entry: &str) -> Result<Option<DirectRef>, SpecError> {
             .is_some_and(|x| {
                 x.split(',')
                     .map(str::trim)
-                    .all(|x| x.is_empty() || super::spec::is_name(x))
+                    .all(|x| x.is_empty() || is_name(x))
             });
         if !ok {
             return refused("its extras are not `[name, ...]`");
@@ -256,7 +276,7 @@ const NPM_FORM: &str = "a local package is named as `file:/absolute/path/x.tgz` 
 
 /// An npm dependency spec that is a direct reference, parsed; `None` for one that is not (a
 /// registry version, range or tag, checked by `spec`).
-pub fn npm(name: &str, spec: &str) -> Result<Option<DirectRef>, SpecError> {
+pub fn npm(name: &str, spec: &str) -> Result<Option<DirectRef>, Refusal> {
     let s = spec.trim();
     let entry = format!("{name}@{s}");
     let refused = |why: &str| Err(err("npm", &entry, why, NPM_FORM));

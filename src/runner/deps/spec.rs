@@ -8,7 +8,7 @@
 //! package manager's own configuration when starting toolsmith (a local wheel directory in
 //! `PIP_FIND_LINKS`, another registry), which a dependency then names like any other.
 
-use super::reference::DirectRef;
+use super::reference::{DirectRef, Refusal, is_name};
 use thiserror::Error;
 
 /// A dependency entry toolsmith does not pass on.
@@ -19,6 +19,17 @@ pub struct SpecError {
     pub entry: String,
     pub why: String,
     pub hint: String,
+}
+
+impl From<Refusal> for SpecError {
+    fn from(r: Refusal) -> SpecError {
+        SpecError {
+            ecosystem: r.ecosystem,
+            entry: r.entry,
+            why: r.why,
+            hint: r.hint.to_string(),
+        }
+    }
 }
 
 impl crate::error::Hint for SpecError {
@@ -37,16 +48,6 @@ fn pip_err(entry: &str, why: impl Into<String>) -> SpecError {
         why: why.into(),
         hint: PIP_HINT.into(),
     }
-}
-
-pub(super) fn is_name(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 200
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || b"._-".contains(c))
 }
 
 /// The marker variables of PEP 508.

@@ -8,8 +8,7 @@
 //! a copy of the source, writing only its output directory. A local path is copied before it
 //! is used, and the digest of exactly what was copied must be the one the person allowed.
 
-use super::install::{self, Ctx};
-use super::pip::{self, Index, Pip};
+use super::install::{self, Ctx, Index, Pip, no_wheel_for};
 use super::reference::{self, Source};
 use super::{Allowed, DepsError};
 use crate::runner::contained::{Job, Network};
@@ -423,7 +422,7 @@ async fn build(
         .await;
         match r {
             Ok(_) => break,
-            Err(e) => match pip::no_wheel_for(&e) {
+            Err(e) => match no_wheel_for(&e) {
                 Some(more) if fetched_more < BUILD_ROUNDS => {
                     fetched_more += 1;
                     fetch_wheels(ctx, pip, index, tool, &[more], &breqs).await?;
