@@ -85,8 +85,7 @@ pub fn disallow(app: &App, a: &AllowArgs, as_json: bool) -> Result<i32> {
                 a.tool
             ),
             "`toolsmith doctor` lists the allowed direct references (give the entry exactly as allowed)",
-        )
-        .into());
+        ));
     }
     println!(
         "{} {} is no longer allowed for {}: its next install is refused",

@@ -73,23 +73,29 @@ pub enum DepsError {
         hint: String,
     },
     #[error(
-        "{ecosystem} dependency {spec:?} of tool {tool:?} is refused: it is a direct reference to {what}, and {why}"
+        "{} dependency {:?} of tool {:?} is refused: it is a direct reference to {}, and {}",
+        .0.ecosystem, .0.spec, .0.tool, .0.what, .0.why
     )]
-    NotAllowed {
-        tool: String,
-        ecosystem: Ecosystem,
-        spec: String,
-        what: String,
-        why: String,
-        /// The command that allows it (None: it cannot be installed contained even allowed).
-        command: Option<String>,
-    },
+    NotAllowed(Box<Refused>),
     #[error("{what} for tool {tool:?} could not be made: {message}")]
     Source {
         tool: String,
         what: String,
         message: String,
     },
+}
+
+/// A direct reference refused for a tool (boxed in `DepsError`, which stays small).
+#[derive(Debug)]
+pub struct Refused {
+    pub tool: String,
+    pub ecosystem: Ecosystem,
+    pub spec: String,
+    /// What it points at, in words.
+    pub what: String,
+    pub why: String,
+    /// The command that allows it (None: it cannot be installed contained even allowed).
+    pub command: Option<String>,
 }
 
 impl crate::error::Hint for DepsError {
@@ -109,10 +115,12 @@ impl crate::error::Hint for DepsError {
             }
             DepsError::Spec(e) => return crate::error::Hint::hint(e),
             DepsError::Contained { hint, .. } => hint.clone(),
-            DepsError::NotAllowed { command: Some(c), .. } => format!(
+            DepsError::NotAllowed(r) => match &r.command {
+                Some(c) => format!(
                 "only a person can allow it, for this tool, in their own terminal (never the AI: no meta-tool, tool.toml field or answer in the MCP client allows it): `{c}`, or Allow on the Approvals page of `toolsmith console`; then try again (register the tool again, or call it). Without an allowance, name a package on the index instead, e.g. \"six==1.16.0\""
-            ),
-            DepsError::NotAllowed { command: None, .. } => "toolsmith does not install version-control references (the clone would need the network while package code could run): a person checks the repository out and allows the checkout's path (pip `NAME @ file:///path/to/checkout`, npm `file:/path/to/checkout`), or names a release archive's URL".into(),
+                ),
+                None => "toolsmith does not install version-control references (the clone would need the network while package code could run): a person checks the repository out and allows the checkout's path (pip `NAME @ file:///path/to/checkout`, npm `file:/path/to/checkout`), or names a release archive's URL".into(),
+            },
             DepsError::Source { .. } => "a package's build runs offline in the sandbox (no network, no HOME) from wheels of its build requirements: choose a version that has a wheel for this Python, or a package whose build needs nothing else".into(),
         })
     }
@@ -207,14 +215,14 @@ fn refused(ctx: Ctx<'_>, tool: &str, r: &DirectRef, why: String) -> DepsError {
     if allowable && let Err(e) = ctx.allowed.request(tool, r, &why) {
         tracing::warn!(tool, error = %e, "the refused direct reference was not recorded");
     }
-    DepsError::NotAllowed {
+    DepsError::NotAllowed(Box::new(Refused {
         tool: tool.to_string(),
         ecosystem: r.ecosystem,
         spec: r.spec.clone(),
         what: r.source.describe(),
         why,
         command: allowable.then(|| allow_command(tool, r.ecosystem, &r.spec)),
-    }
+    }))
 }
 
 /// The refusal of an allowed reference whose content is not what the person allowed.
