@@ -586,6 +586,106 @@ fn scenario(mech: Mech) {
     }
 }
 
+/// Serves the file `file` holds at that moment to every request on 127.0.0.1 (in a thread),
+/// counting the requests; returns the port.
+fn serve(
+    file: std::sync::Arc<std::sync::Mutex<PathBuf>>,
+) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = hits.clone();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut line = String::new();
+            while r.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let body = std::fs::read(&*file.lock().unwrap()).unwrap();
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = s.write_all(&body);
+        }
+    });
+    (port, hits)
+}
+
+/// A wheel at a URL (on 127.0.0.1): refused without an allowance, fetched through the proxy
+/// once allowed and pinned to what that first download got; other content at the same URL
+/// is refused again.
+fn url_reference(mech: Mech) {
+    let f = fixture();
+    let file = std::sync::Arc::new(std::sync::Mutex::new(
+        f.pkgs.join("served/urlpkg-1.0-py3-none-any.whl"),
+    ));
+    let (port, hits) = serve(file.clone());
+    let spec = format!("urlpkg @ http://127.0.0.1:{port}/urlpkg-1.0-py3-none-any.whl");
+    let code = f.tmp.path().join("url.py");
+    std::fs::write(
+        &code,
+        "import urlpkg\nprint(\"answer=%d\" % urlpkg.ANSWER)\n",
+    )
+    .unwrap();
+    let pip_flag = format!("--pip={spec}");
+    let args = [
+        "register",
+        "uses_url",
+        "--language",
+        "python",
+        "-d",
+        "d",
+        &pip_flag,
+        "--code",
+        code.to_str().unwrap(),
+    ];
+    let (ok, _, err) = cli(&f, mech, &args);
+    let command = format!("toolsmith allow uses_url pip '{spec}'");
+    assert!(!ok && err.contains(&command), "{mech:?}: {err}");
+    assert_eq!(
+        hits.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "fetched before allowed"
+    );
+    let (ok, _, err) = cli(&f, mech, &["allow", "uses_url", "pip", &spec]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = cli(&f, mech, &args);
+    assert!(ok, "{mech:?}: {err}");
+    assert!(hits.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+    let (ok, out, err) = cli(&f, mech, &["call", "uses_url", "--args", "{}"]);
+    assert!(ok && out.contains("answer=1"), "{mech:?}: {out} {err}");
+    let (_, doctor, _) = cli(&f, mech, &["--json", "doctor"]);
+    assert!(
+        doctor.contains("uses_url: pip urlpkg @ http://127.0.0.1"),
+        "{doctor}"
+    );
+
+    // Other content behind the same URL: the rebuilt environment is refused.
+    *file.lock().unwrap() = f.pkgs.join("served-v2/urlpkg-1.0-py3-none-any.whl");
+    std::fs::remove_dir_all(f.root.join(".toolsmith/env/uses_url")).unwrap();
+    let (ok, _, err) = cli(&f, mech, &["call", "uses_url", "--args", "{}"]);
+    assert!(
+        !ok && err.contains("changed since a person allowed it") && err.contains(&command),
+        "{mech:?}: {err}"
+    );
+    assert_clean(&f.root);
+}
+
+#[test]
+fn an_allowed_url_is_pinned_at_its_first_download_under_bubblewrap() {
+    url_reference(Mech::Bwrap);
+}
+
+#[test]
+fn an_allowed_url_is_pinned_at_its_first_download_under_the_in_process_sandbox() {
+    url_reference(Mech::InProcess);
+}
+
 #[test]
 fn allowed_direct_references_and_sdists_install_contained_under_bubblewrap() {
     assert!(

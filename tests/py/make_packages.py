@@ -4,6 +4,8 @@
     links/sdonly-1.0.tar.gz                  a package with no wheel, only a source archive
     refpkg/                                  a source tree (a pip direct reference)
     npmx-1.0.0.tgz                           an npm package with a postinstall script
+    served/urlpkg-1.0-py3-none-any.whl       a wheel served over HTTP (a URL direct reference)
+    served-v2/urlpkg-1.0-py3-none-any.whl    the same name with other content (a swapped file)
 
 The source packages build with an in-tree backend that first tries what a hostile build would
 (read KEY, connect to 127.0.0.1:PORT, write into HOME and into HOOKS) and records each attempt
@@ -141,6 +143,10 @@ wheel(links, "minibackend", "1.0", {"minibackend/__init__.py": MINIBACKEND.encod
 with tarfile.open(os.path.join(links, "sdonly-1.0.tar.gz"), "w:gz") as t:
     for path, text in source_files("sdonly").items():
         tar_add(t, "sdonly-1.0/" + path, text)
+
+for d, answer in (("served", 1), ("served-v2", 2)):
+    os.makedirs(os.path.join(out, d), exist_ok=True)
+    wheel(os.path.join(out, d), "urlpkg", "1.0", {"urlpkg/__init__.py": b"ANSWER = %d\n" % answer})
 
 tree = os.path.join(out, "refpkg")
 for path, text in source_files("refpkg").items():
