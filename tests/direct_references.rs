@@ -13,6 +13,9 @@
 //! - A file changed behind an allowed `file:` reference is refused again, at registration and
 //!   when the environment is rebuilt.
 //! - A package on the (local) index with no wheel, only a source archive, is built contained.
+//! - A wheel at a URL (served on 127.0.0.1) is not fetched before the allowance, then fetched
+//!   through the proxy and pinned to its first download: other content behind the same URL is
+//!   refused when the environment is rebuilt.
 
 mod common;
 use common::*;
