@@ -352,14 +352,15 @@ pub async fn register(
         warnings.push("`dependencies.crates` is for wasm tools; a script ignores it".into());
     }
     warnings.extend(crate::approval::request::notice(&m));
-    // Every pip and npm entry is a package from a registry, checked before pip or npm runs.
-    deps::check(&m)?;
-
-    // Dependencies first: a failed install commits nothing.
+    // Dependencies first: a failed install commits nothing. Every pip and npm entry is a
+    // package from a registry, or a direct reference the person allowed for this tool,
+    // checked (`deps::check`, in `resolve`) before pip or npm runs.
     let config = app.config();
+    let allowed = deps::Allowances::new(app.personal_dir(), tb.root());
     let ctx = deps::Ctx {
         sandbox: &config.sandbox,
         cache: &config.cache_dir,
+        allowed: &allowed,
     };
     let lockfiles = deps::resolve(ctx, tb.root(), &m, progress).await?;
 

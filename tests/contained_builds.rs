@@ -401,12 +401,13 @@ fn hostile_text_through_mcp(mech: Mech) {
         r[4]["text"]
     );
     assert!(!Path::new("/tmp/linker-ran").exists());
-    // 5-8: refused before pip or npm ran.
+    // 5-8: refused before pip or npm ran; a direct reference names the command a person
+    // allows it with.
     for (i, needle) in [
-        (5, "direct reference"),
+        (5, "toolsmith allow evil_pip pip 'evilpkg @ file://"),
         (6, "pip option"),
         (7, "pip option"),
-        (8, "not a registry version"),
+        (8, "toolsmith allow evil_npm npm x@file:"),
     ] {
         assert!(r[i]["is_error"].as_bool().unwrap(), "{i}: {}", r[i]["text"]);
         let t = r[i]["text"].as_str().unwrap();

@@ -20,6 +20,7 @@
 
 mod ask;
 mod host;
+pub mod references;
 pub mod request;
 pub mod status;
 pub mod store;

@@ -82,7 +82,7 @@ pub fn pending(app: &App, as_json: bool) -> Result<i32> {
     let out = approval::status::pending(&app.gate(), &app.index())
         .map_err(|e| io_error(app, "cannot read the approvals", e))?;
     if as_json {
-        let v: Vec<Value> = out
+        let mut v: Vec<Value> = out
             .iter()
             .map(|s| {
                 json!({
@@ -94,11 +94,15 @@ pub fn pending(app: &App, as_json: bool) -> Result<i32> {
                 })
             })
             .collect();
+        v.extend(super::references::pending_json(app));
         output::json(&Value::Array(v));
         return Ok(0);
     }
+    let refs = super::references::print_pending(app);
     if out.is_empty() {
-        eprintln!("nothing waits for approval");
+        if !refs {
+            eprintln!("nothing waits for approval");
+        }
         return Ok(0);
     }
     for s in &out {

@@ -121,6 +121,12 @@ pub fn run(cli: Cli, mut config: Config) -> Result<i32> {
             crate::approval::Decision::Denied,
             cli.json,
         ),
+        Command::Allow(a) => {
+            super::references::allow(&app(open(explicit, &location)?), &a, cli.json)
+        }
+        Command::Disallow(a) => {
+            super::references::disallow(&app(open(explicit, &location)?), &a, cli.json)
+        }
         Command::Secret(c) => {
             super::approvals::secret(&app(open(explicit, &location)?), &c, cli.json)
         }

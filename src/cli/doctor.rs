@@ -56,6 +56,10 @@ pub(super) fn run(
     checks.push(builds_check(&config.sandbox));
     checks.push(disk(&config.cache_dir));
     checks.extend(approval_checks(&config.data_dir));
+    checks.push(references_check(
+        &config.data_dir,
+        explicit.unwrap_or(location),
+    ));
 
     if as_json {
         output::json(&serde_json::to_value(&checks)?);
@@ -116,6 +120,58 @@ fn approval_checks(personal: &Path) -> Vec<Check> {
         ),
     };
     vec![approvals, console]
+}
+
+/// The direct references a person allowed here (and those refused, waiting).
+fn references_check(personal: &Path, toolbox: &Path) -> Check {
+    let store = crate::runner::deps::Allowances::new(personal, toolbox);
+    match store.list() {
+        Ok((allowed, waiting)) if allowed.is_empty() && waiting.is_empty() => check(
+            "references",
+            Status::Ok,
+            "no direct reference (local path, URL) is allowed: tools install registry packages only",
+            Some("`toolsmith allow TOOL pip|npm SPEC` allows one tool one local package or archive URL, pinned to its content".into()),
+        ),
+        Ok((allowed, waiting)) => {
+            let mut lines: Vec<String> = allowed
+                .iter()
+                .map(|a| {
+                    format!(
+                        "{}: {} {} ({}, {} via {})",
+                        a.tool,
+                        a.ecosystem,
+                        a.spec,
+                        a.digest.as_deref().unwrap_or("pinned at its first fetch"),
+                        crate::personal::rfc3339(a.at),
+                        a.via
+                    )
+                })
+                .collect();
+            if lines.is_empty() {
+                lines.push("none allowed".into());
+            }
+            check(
+                "references",
+                Status::Ok,
+                format!(
+                    "direct references allowed here: {}{}",
+                    lines.join("; "),
+                    if waiting.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; {} refused, waiting (`toolsmith pending`)", waiting.len())
+                    }
+                ),
+                Some("`toolsmith disallow TOOL pip|npm SPEC` takes one back".into()),
+            )
+        }
+        Err(e) => check(
+            "references",
+            Status::Warn,
+            format!("the allowances of direct references cannot be read: {e}"),
+            Some(format!("fix or remove {}", store.path().display())),
+        ),
+    }
 }
 
 fn toolbox_checks(dir: &Path, out: &mut Vec<Check>) {

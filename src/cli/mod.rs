@@ -9,6 +9,7 @@ mod commands;
 mod doctor;
 mod history;
 mod output;
+mod references;
 mod scripts;
 mod serve;
 mod share;
@@ -151,6 +152,14 @@ pub enum Command {
     Approve { name: String },
     /// Deny what this version of a tool asks for: it runs with the default grants only.
     Deny { name: String },
+    /// Allow one tool a dependency that is not a registry package, on this machine: a local
+    /// wheel, source archive, source directory or npm package (pinned to what it holds now:
+    /// a changed file needs a new allowance), or an archive at a URL (pinned at its first
+    /// download). It is still installed contained. E.g. `toolsmith allow my_tool pip
+    /// 'mypkg @ file:///home/me/mypkg'`, `toolsmith allow my_tool npm 'x@file:/home/me/x.tgz'`.
+    Allow(references::AllowArgs),
+    /// Take back an allowance of `toolsmith allow` (the tool's next install is refused).
+    Disallow(references::AllowArgs),
     /// Secrets for tools (set, list, rm): stored on this machine, never in git.
     #[command(subcommand)]
     Secret(approvals::SecretCommand),

@@ -2,6 +2,7 @@
 //! server on 127.0.0.1 only, reached through a session the person opens with the one-time
 //! login link printed in their terminal (`auth`). It shows and acts on what the CLI commands
 //! do, through the same library functions: pending approvals (approve this version, deny),
+//! direct references refused for a tool (allow, take back),
 //! held tools (trust), secrets (set, remove), the audit log, each tool's history (rollback).
 //! While it runs, its address is recorded in the private directory, so the MCP server's
 //! elicitation can point the person to it (`personal::console_address`; the address holds no
@@ -87,6 +88,8 @@ impl Started {
             .route("/secrets/set", post(secret_set))
             .route("/secrets/remove", post(secret_remove))
             .route("/rollback", post(rollback))
+            .route("/references/allow", post(reference_allow))
+            .route("/references/remove", post(reference_remove))
             .fallback(|| async {
                 refuse(StatusCode::NOT_FOUND, "Not found", "<p>No such page.</p>")
             })
@@ -453,6 +456,75 @@ async fn rollback(State(c): State<Shared>, headers: HeaderMap, Form(f): Form<Fie
                     &c[..c.len().min(10)]
                 ),
                 None => format!("{name} already is that version: nothing changed."),
+            })
+        },
+    )
+    .await
+}
+
+fn ecosystem(f: &Fields) -> Result<crate::runner::deps::Ecosystem, String> {
+    crate::runner::deps::Ecosystem::parse(field(f, "ecosystem"))
+        .ok_or_else(|| "the form names no package manager (pip or npm)".to_string())
+}
+
+async fn reference_allow(
+    State(c): State<Shared>,
+    headers: HeaderMap,
+    Form(f): Form<Fields>,
+) -> Response {
+    act(
+        c,
+        headers,
+        f,
+        |_| "/approvals".into(),
+        |app, f| {
+            let (tool, spec) = (field(f, "tool"), field(f, "spec"));
+            let a = crate::approval::references::allow(
+                &app.gate(),
+                tool,
+                ecosystem(f)?,
+                spec,
+                "console",
+            )
+            .map_err(|e| told(&e))?;
+            Ok(format!(
+                "Allowed {} {} for {tool}{}. Register the tool again to use it.",
+                a.ecosystem,
+                a.spec,
+                a.digest
+                    .as_deref()
+                    .map(|d| format!(", pinned to {d}"))
+                    .unwrap_or_default()
+            ))
+        },
+    )
+    .await
+}
+
+async fn reference_remove(
+    State(c): State<Shared>,
+    headers: HeaderMap,
+    Form(f): Form<Fields>,
+) -> Response {
+    act(
+        c,
+        headers,
+        f,
+        |_| "/approvals".into(),
+        |app, f| {
+            let (tool, spec) = (field(f, "tool"), field(f, "spec"));
+            let removed = crate::approval::references::disallow(
+                &app.gate(),
+                tool,
+                ecosystem(f)?,
+                spec,
+                "console",
+            )
+            .map_err(|e| told(&e))?;
+            Ok(if removed {
+                format!("{spec} is no longer allowed for {tool}.")
+            } else {
+                format!("{spec} was not allowed for {tool}: nothing changed.")
             })
         },
     )

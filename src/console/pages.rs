@@ -60,8 +60,9 @@ pub fn approvals(app: &App, csrf: &str) -> String {
         Ok(p) => p,
         Err(e) => return error_note(e),
     };
+    let (refs, refs_waiting) = references(app, csrf);
     let mut out = String::new();
-    if pending.is_empty() {
+    if pending.is_empty() && !refs_waiting {
         out.push_str("<p>Nothing waits for your approval.</p>");
     }
     for s in &pending {
@@ -104,7 +105,75 @@ pub fn approvals(app: &App, csrf: &str) -> String {
             c = escape(&s.content),
         ));
     }
+    out.push_str(&refs);
     out
+}
+
+/// Direct references (a local path or an archive URL as a tool's dependency): those refused
+/// for a tool, to allow; those allowed, to take back. Whether any waits.
+fn references(app: &App, csrf: &str) -> (String, bool) {
+    let (allowed, waiting) = match approval::references::listing(&app.gate()) {
+        Ok(l) => l,
+        Err(e) => return (error_note(e), false),
+    };
+    let mut out = String::new();
+    for r in &waiting {
+        let fields = [
+            ("tool", r.tool.as_str()),
+            ("ecosystem", r.ecosystem.as_str()),
+            ("spec", r.spec.as_str()),
+        ];
+        let how = if r.kind == "path" {
+            "Allowing reads the path now and pins what it holds: if it changes later, the tool is refused again until you allow it anew."
+        } else {
+            "Allowing lets toolsmith download it once, through its proxy, and pins what that download got."
+        };
+        out.push_str(&format!(
+            "<section class=\"item pending\" id=\"reference-{n}\"><h2>{n}: a direct reference</h2>\
+             <p>The tool asks for the {eco} dependency <code>{spec}</code>, which is not a package from the registry.</p>\
+             <p class=\"muted\">Refused {at}: {reason}. {how} It is installed contained: copied or fetched by toolsmith, built and installed offline in the sandbox, for this tool only.</p>\
+             <p>{ok}</p><p class=\"muted\">In a terminal: <code>{cmd}</code></p></section>",
+            n = escape(&r.tool),
+            eco = escape(r.ecosystem.as_str()),
+            spec = escape(&r.spec),
+            at = escape(&crate::personal::rfc3339(r.at)),
+            reason = escape(&r.reason),
+            ok = button_form("/references/allow", csrf, &fields, &format!("Allow for {}", r.tool), "ok"),
+            cmd = escape(&r.command()),
+        ));
+    }
+    if !allowed.is_empty() {
+        let rows: Vec<Vec<String>> = allowed
+            .iter()
+            .map(|a| {
+                let fields = [
+                    ("tool", a.tool.as_str()),
+                    ("ecosystem", a.ecosystem.as_str()),
+                    ("spec", a.spec.as_str()),
+                ];
+                vec![
+                    escape(&a.tool),
+                    format!(
+                        "{} <code>{}</code>",
+                        escape(a.ecosystem.as_str()),
+                        escape(&a.spec)
+                    ),
+                    escape(
+                        a.digest
+                            .as_deref()
+                            .unwrap_or("pinned at its first download"),
+                    ),
+                    escape(&format!("{} via {}", crate::personal::rfc3339(a.at), a.via)),
+                    button_form("/references/remove", csrf, &fields, "Take back", "no"),
+                ]
+            })
+            .collect();
+        out.push_str(&format!(
+            "<section class=\"item\"><h2>Direct references you allowed</h2>{}</section>",
+            table(&["Tool", "Dependency", "Pinned to", "Allowed", ""], &rows)
+        ));
+    }
+    (out, !waiting.is_empty())
 }
 
 /// Held tools (arrived through sync, pull or import, not signed by an allowed key): the review

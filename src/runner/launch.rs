@@ -131,18 +131,19 @@ impl Recipe {
         let mut interp = m.interpreter().ok_or_else(|| {
             start_err("no interpreter: set run.language or run.interpreter".into())
         })?;
+        let root = state_root(dir, config);
+        let allowed = deps::Allowances::new(&config.data_dir, &root);
         let ctx = deps::Ctx {
             sandbox: &config.sandbox,
             cache: &config.cache_dir,
+            allowed: &allowed,
         };
-        let env = deps::ensure(ctx, &state_root(dir, config), m, dir)
-            .await
-            .map_err(|e| {
-                start_err(format!(
-                    "its dependencies could not be installed: {e}{}",
-                    e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default()
-                ))
-            })?;
+        let env = deps::ensure(ctx, &root, m, dir).await.map_err(|e| {
+            start_err(format!(
+                "its dependencies could not be installed: {e}{}",
+                e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default()
+            ))
+        })?;
         if let Some(py) = &env.python
             && m.run.language.as_deref() == Some("python")
             && m.run.interpreter.is_none()

@@ -268,6 +268,7 @@ fn get_tool(shared: &Shared, a: GetArgs) -> Result<CallToolResult, CallToolResul
             "sandbox": crate::runner::sandbox::describe_tool(&t.manifest, &shared.app.config().sandbox),
             "builds": crate::runner::sandbox::describe_builds(&shared.app.config().sandbox),
             "approval": crate::approval::describe(&shared.app.gate(), t),
+            "references": crate::approval::references::describe(&shared.app.gate(), name),
             "warnings": t.warnings.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
         }),
         Status::Broken(d) => {

@@ -8,20 +8,30 @@
 //! generation built from the committed lockfile, or builds one (after a clone, pull or update):
 //! each generation records the sha256 of the lockfile it was built from.
 
+mod allowed;
+mod eco;
 mod install;
+mod npm_refs;
+mod pip;
+mod reference;
 mod spec;
+mod wheel;
 
+pub use allowed::{
+    AllowError, Allowance, Allowances, Request, allow_command, parse as parse_reference,
+};
+use eco::Eco;
 pub use install::Ctx;
+pub use reference::{DirectRef, Ecosystem, Source};
+use spec::Entry;
 pub use spec::{SpecError, check_npm, check_pip};
 
 use crate::hashing::sha256_bytes;
 use crate::manifest::Manifest;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex, OnceLock};
 use thiserror::Error;
-use tokio::process::Command;
 
 mod generations;
 
@@ -32,6 +42,8 @@ pub const NPM_MANIFEST: &str = "package.json";
 pub const NPM_LOCK: &str = "package-lock.json";
 /// The file inside an environment recording the lockfile hash it was built from.
 const MARKER: &str = ".toolsmith-lock";
+/// What an environment was last installed from (its request key), beside its marker.
+const REQUEST: &str = ".toolsmith-request";
 
 /// Why dependencies could not be installed.
 #[derive(Debug, Error)]
@@ -60,6 +72,30 @@ pub enum DepsError {
         message: String,
         hint: String,
     },
+    #[error(
+        "{} dependency {:?} of tool {:?} is refused: it is a direct reference to {}, and {}",
+        .0.ecosystem, .0.spec, .0.tool, .0.what, .0.why
+    )]
+    NotAllowed(Box<Refused>),
+    #[error("{what} for tool {tool:?} could not be made: {message}")]
+    Source {
+        tool: String,
+        what: String,
+        message: String,
+    },
+}
+
+/// A direct reference refused for a tool (boxed in `DepsError`, which stays small).
+#[derive(Debug)]
+pub struct Refused {
+    pub tool: String,
+    pub ecosystem: Ecosystem,
+    pub spec: String,
+    /// What it points at, in words.
+    pub what: String,
+    pub why: String,
+    /// The command that allows it (None: it cannot be installed contained even allowed).
+    pub command: Option<String>,
 }
 
 impl crate::error::Hint for DepsError {
@@ -79,6 +115,13 @@ impl crate::error::Hint for DepsError {
             }
             DepsError::Spec(e) => return crate::error::Hint::hint(e),
             DepsError::Contained { hint, .. } => hint.clone(),
+            DepsError::NotAllowed(r) => match &r.command {
+                Some(c) => format!(
+                "only a person can allow it, for this tool, in their own terminal (never the AI: no meta-tool, tool.toml field or answer in the MCP client allows it): `{c}`, or Allow on the Approvals page of `toolsmith console`; then try again (register the tool again, or call it). Without an allowance, name a package on the index instead, e.g. \"six==1.16.0\""
+                ),
+                None => "toolsmith does not install version-control references (the clone would need the network while package code could run): a person checks the repository out and allows the checkout's path (pip `NAME @ file:///path/to/checkout`, npm `file:/path/to/checkout`), or names a release archive's URL".into(),
+            },
+            DepsError::Source { .. } => "a package's build runs offline in the sandbox (no network, no HOME) from wheels of its build requirements: choose a version that has a wheel for this Python, or a package whose build needs nothing else".into(),
         })
     }
 }
@@ -132,298 +175,134 @@ pub(crate) fn tail_text(text: &str, max: usize) -> String {
     format!("…{}", &text[start..])
 }
 
-/// The base interpreter of a Python tool, resolved through version-manager shims (whose
-/// trees a sandbox does not show).
-fn base_python(m: &Manifest) -> String {
-    let cmd = if m.run.language.as_deref() == Some("python")
-        && let Some(cmd) = m.interpreter().and_then(|c| c.into_iter().next())
-    {
-        cmd
-    } else {
-        "python3".into()
+/// A direct reference a person allowed for the tool, with the allowance.
+#[derive(Debug, Clone)]
+pub struct Allowed {
+    pub reference: DirectRef,
+    pub allowance: Allowance,
+}
+
+/// A manifest's dependency entries, checked: registry packages and allowed direct references.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// pip requirements from the index.
+    pub pip: Vec<String>,
+    pub pip_direct: Vec<Allowed>,
+    pub npm_direct: Vec<Allowed>,
+}
+
+impl Checked {
+    /// What an environment's request key adds for the direct references: each entry with the
+    /// digest allowed (new content, once allowed, is a new environment).
+    fn key(direct: &[Allowed]) -> String {
+        direct
+            .iter()
+            .map(|a| {
+                format!(
+                    "\n{} {}",
+                    a.reference.spec,
+                    a.allowance.digest.as_deref().unwrap_or("")
+                )
+            })
+            .collect()
+    }
+}
+
+/// The refusal of a direct reference, recorded for the person (`toolsmith pending`, the
+/// console).
+fn refused(ctx: Ctx<'_>, tool: &str, r: &DirectRef, why: String) -> DepsError {
+    let allowable = !matches!(r.source, Source::Vcs(_));
+    if allowable && let Err(e) = ctx.allowed.request(tool, r, &why) {
+        tracing::warn!(tool, error = %e, "the refused direct reference was not recorded");
+    }
+    DepsError::NotAllowed(Box::new(Refused {
+        tool: tool.to_string(),
+        ecosystem: r.ecosystem,
+        spec: r.spec.clone(),
+        what: r.source.describe(),
+        why,
+        command: allowable.then(|| allow_command(tool, r.ecosystem, &r.spec)),
+    }))
+}
+
+/// The refusal of an allowed reference whose content is not what the person allowed.
+fn changed(ctx: Ctx<'_>, tool: &str, r: &DirectRef, a: &Allowance, now: &str) -> DepsError {
+    refused(
+        ctx,
+        tool,
+        r,
+        format!(
+            "what it points at changed since a person allowed it on {} (allowed {}, now {now})",
+            crate::personal::rfc3339(a.at),
+            a.digest.as_deref().unwrap_or("-"),
+        ),
+    )
+}
+
+/// The allowance of `r` for `tool` (refused without one), its local path's content checked
+/// against it now (`content`; else the allowance only is looked up, as before each call of a
+/// tool whose environment is built).
+fn verify(ctx: Ctx<'_>, tool: &str, r: DirectRef, content: bool) -> Result<Allowed, DepsError> {
+    if matches!(r.source, Source::Vcs(_)) {
+        return Err(refused(
+            ctx,
+            tool,
+            &r,
+            "toolsmith cannot install a version-control reference contained".into(),
+        ));
+    }
+    let found = ctx
+        .allowed
+        .find(tool, &r)
+        .map_err(io("read", ctx.allowed.path()))?;
+    let Some(allowance) = found else {
+        return Err(refused(
+            ctx,
+            tool,
+            &r,
+            "a person has not allowed it for this tool".into(),
+        ));
     };
-    crate::runner::interp::resolve(&cmd)
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or(cmd)
-}
-
-/// Whether `python -m pip --python` can install into a pip-less venv (fast), else the venv
-/// gets its own pip.
-async fn host_pip(python: &str) -> bool {
-    Command::new(python)
-        .args(["-m", "pip", "--version"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .await
-        .is_ok_and(|s| s.success())
-}
-
-/// A fresh venv at `venv` (the standard library's `venv`: no package code runs); the pip
-/// that installs into it.
-async fn make_venv(tool: &str, python: &str, venv: &Path) -> Result<install::Pip, DepsError> {
-    if venv.exists() {
-        std::fs::remove_dir_all(venv).map_err(io("remove", venv))?;
-    }
-    let parent = venv.parent().unwrap_or(venv);
-    std::fs::create_dir_all(parent).map_err(io("create", parent))?;
-    let host = host_pip(python).await;
-    let mut cmd = Command::new(python);
-    cmd.args(["-m", "venv"]);
-    if host {
-        cmd.arg("--without-pip");
-    }
-    let out = cmd
-        .arg(venv)
-        .current_dir(parent)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output()
-        .await
-        .map_err(|e| DepsError::Program {
-            program: python.to_string(),
+    if let Source::Path(p) = &r.source
+        && content
+    {
+        let now = reference::digest(p).map_err(|e| DepsError::Source {
+            tool: tool.to_string(),
+            what: format!("the direct reference {:?}", r.spec),
             message: e.to_string(),
         })?;
-    if !out.status.success() {
-        return Err(DepsError::Install {
-            tool: tool.to_string(),
-            installer: "venv",
-            output: tail_text(String::from_utf8_lossy(&out.stderr).trim(), 6000),
-        });
+        if allowance.digest.as_deref() != Some(now.as_str()) {
+            return Err(changed(ctx, tool, &r, &allowance, &now));
+        }
     }
-    Ok(install::Pip {
-        base: python.to_string(),
-        venv: venv.to_path_buf(),
-        host_pip: host,
+    Ok(Allowed {
+        reference: r,
+        allowance,
     })
 }
 
-/// Check every dependency entry of a manifest before a package manager sees it.
-pub fn check(m: &Manifest) -> Result<(), DepsError> {
+/// Check every dependency entry of a manifest before a package manager sees it: registry
+/// packages pass; a direct reference only with the person's allowance for this tool (and,
+/// for a local path, the content they allowed).
+pub fn check(ctx: Ctx<'_>, m: &Manifest) -> Result<Checked, DepsError> {
+    checked(ctx, m, true)
+}
+
+fn checked(ctx: Ctx<'_>, m: &Manifest, content: bool) -> Result<Checked, DepsError> {
+    let tool = m.name.as_str();
+    let mut out = Checked::default();
     for p in &m.dependencies.pip {
-        spec::check_pip(p)?;
+        match spec::pip_entry(p)? {
+            Entry::Index => out.pip.push(p.trim().to_string()),
+            Entry::Direct(d) => out.pip_direct.push(verify(ctx, tool, d, content)?),
+        }
     }
     for (name, version) in &m.dependencies.npm {
-        spec::check_npm(name, version)?;
-    }
-    Ok(())
-}
-
-fn npm_package_json(m: &Manifest) -> Result<String, DepsError> {
-    for name in m.dependencies.npm.keys() {
-        let plain = name.strip_prefix('@').map_or(Some(name.as_str()), |rest| {
-            rest.split_once('/')
-                .map(|(scope, n)| if scope.is_empty() { "" } else { n })
-        });
-        let ok = plain.is_some_and(|n| {
-            !n.is_empty()
-                && n.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-._~".contains(c))
-        }) && !name.contains("..");
-        if !ok {
-            return Err(DepsError::BadPackage(name.clone()));
+        if let Entry::Direct(d) = spec::npm_entry(name, version)? {
+            out.npm_direct.push(verify(ctx, tool, d, content)?);
         }
     }
-    let v = serde_json::json!({
-        "name": format!("toolsmith-tool-{}", m.name.replace('_', "-")),
-        "private": true,
-        "description": "Dependencies of a toolsmith tool (written by toolsmith from tool.toml)",
-        "dependencies": m.dependencies.npm,
-    });
-    Ok(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n")
-}
-
-/// A package ecosystem whose environment a tool may need.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Eco {
-    Pip,
-    Npm,
-}
-
-/// What an environment was last installed from (its request key), beside its marker.
-const REQUEST: &str = ".toolsmith-request";
-
-impl Eco {
-    const ALL: [Eco; 2] = [Eco::Pip, Eco::Npm];
-
-    /// The environment's directory inside the tool's env dir.
-    fn subdir(self) -> &'static str {
-        match self {
-            Eco::Pip => "py",
-            Eco::Npm => "node",
-        }
-    }
-
-    /// The lockfile committed beside the tool.
-    fn lockfile(self) -> &'static str {
-        match self {
-            Eco::Pip => PIP_LOCK,
-            Eco::Npm => NPM_LOCK,
-        }
-    }
-
-    /// Whether the manifest asks for packages of this ecosystem.
-    fn asked(self, m: &Manifest) -> bool {
-        match self {
-            Eco::Pip => !m.dependencies.pip.is_empty(),
-            Eco::Npm => !m.dependencies.npm.is_empty(),
-        }
-    }
-
-    /// A key of what the manifest asks for: the same key means the same install.
-    fn request_key(self, m: &Manifest) -> Result<String, DepsError> {
-        Ok(sha256_bytes(
-            match self {
-                Eco::Pip => format!("{}\n{}", base_python(m), m.dependencies.pip.join("\n")),
-                Eco::Npm => npm_package_json(m)?,
-            }
-            .as_bytes(),
-        ))
-    }
-
-    /// Install what the manifest asks for into `env` afresh; the files to commit.
-    async fn install(
-        self,
-        ctx: Ctx<'_>,
-        tool: &str,
-        m: &Manifest,
-        env: &Path,
-        progress: &(dyn Fn(String) + Send + Sync),
-    ) -> Result<Vec<(String, Vec<u8>)>, DepsError> {
-        match self {
-            Eco::Pip => {
-                progress(format!("creating a virtual environment for {tool}"));
-                let p = make_venv(tool, &base_python(m), env).await?;
-                progress(format!("pip install {}", m.dependencies.pip.join(" ")));
-                p.install(ctx, tool, &m.dependencies.pip, &[]).await?;
-                let frozen = p.freeze()?;
-                let mut lines: Vec<&str> = frozen
-                    .lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty())
-                    .collect();
-                lines.sort_unstable_by_key(|l| l.to_ascii_lowercase());
-                let text = format!(
-                    "# Exact versions installed for this tool (pip freeze), written by toolsmith.\n# The environment is rebuilt from this file with `pip install --no-deps -r requirements.lock`.\n{}\n",
-                    lines.join("\n")
-                );
-                // Kept in the environment too, so an unchanged request can reuse it.
-                std::fs::write(env.join(PIP_LOCK), &text).map_err(io("write", env))?;
-                Ok(vec![(PIP_LOCK.to_string(), text.into_bytes())])
-            }
-            Eco::Npm => {
-                fresh_dir(env)?;
-                let pkg = npm_package_json(m)?;
-                std::fs::write(env.join(NPM_MANIFEST), &pkg).map_err(io("write", env))?;
-                let names: Vec<String> = m
-                    .dependencies
-                    .npm
-                    .iter()
-                    .map(|(k, v)| format!("{k}@{v}"))
-                    .collect();
-                progress(format!("npm install {}", names.join(" ")));
-                install::npm(ctx, tool, "install", env).await?;
-                let lockfile = std::fs::read(env.join(NPM_LOCK)).map_err(io("read", env))?;
-                Ok(vec![
-                    (NPM_MANIFEST.to_string(), pkg.into_bytes()),
-                    (NPM_LOCK.to_string(), lockfile),
-                ])
-            }
-        }
-    }
-
-    /// The files to commit of an environment installed earlier from the same request, if it
-    /// is intact (its marker matches the lockfile kept in it).
-    fn reusable(self, m: &Manifest, env: &Path) -> Option<Vec<(String, Vec<u8>)>> {
-        let key = self.request_key(m).ok()?;
-        let recorded = std::fs::read_to_string(env.join(REQUEST)).ok()?;
-        let lockfile = std::fs::read(env.join(self.lockfile())).ok()?;
-        if recorded.trim() != key || !marker_matches(env, &lockfile) {
-            return None;
-        }
-        Some(match self {
-            Eco::Pip => vec![(PIP_LOCK.to_string(), lockfile)],
-            Eco::Npm => vec![
-                (
-                    NPM_MANIFEST.to_string(),
-                    std::fs::read(env.join(NPM_MANIFEST)).ok()?,
-                ),
-                (NPM_LOCK.to_string(), lockfile),
-            ],
-        })
-    }
-
-    /// Rebuild `env` from the committed lockfile in `dir` (or, without one, from the
-    /// manifest's unpinned request).
-    async fn rebuild(
-        self,
-        ctx: Ctx<'_>,
-        tool: &str,
-        m: &Manifest,
-        dir: &Path,
-        env: &Path,
-    ) -> Result<(), DepsError> {
-        let lockfile = std::fs::read(dir.join(self.lockfile())).ok();
-        match (self, &lockfile) {
-            (Eco::Pip, Some(l)) => {
-                tracing::info!(
-                    tool,
-                    "building the Python environment from requirements.lock"
-                );
-                for line in String::from_utf8_lossy(l).lines() {
-                    spec::check_pip_lock_line(line)?;
-                }
-                let p = make_venv(tool, &base_python(m), env).await?;
-                let lock_path = dir.join(PIP_LOCK).to_string_lossy().into_owned();
-                let args = ["--no-deps".to_string(), "-r".into(), lock_path];
-                p.install(ctx, tool, &args, &[dir.to_path_buf()]).await?;
-                std::fs::write(env.join(MARKER), sha256_bytes(l)).map_err(io("write", env))?;
-            }
-            (Eco::Pip, None) if env.join("bin/python").exists() => {}
-            (Eco::Pip, None) => {
-                tracing::warn!(
-                    tool,
-                    "no requirements.lock: installing the unpinned pip requirements"
-                );
-                let p = make_venv(tool, &base_python(m), env).await?;
-                p.install(ctx, tool, &m.dependencies.pip, &[]).await?;
-            }
-            (Eco::Npm, _) => {
-                fresh_dir(env)?;
-                let pkg = match std::fs::read(dir.join(NPM_MANIFEST)) {
-                    Ok(b) => b,
-                    Err(_) => npm_package_json(m)?.into_bytes(),
-                };
-                std::fs::write(env.join(NPM_MANIFEST), pkg).map_err(io("write", env))?;
-                match &lockfile {
-                    Some(l) => {
-                        tracing::info!(tool, "building node_modules from package-lock.json");
-                        std::fs::write(env.join(NPM_LOCK), l).map_err(io("write", env))?;
-                        install::npm(ctx, tool, "ci", env).await?;
-                        std::fs::write(env.join(MARKER), sha256_bytes(l))
-                            .map_err(io("write", env))?;
-                    }
-                    None => {
-                        tracing::warn!(
-                            tool,
-                            "no package-lock.json: installing the unpinned npm dependencies"
-                        );
-                        install::npm(ctx, tool, "install", env).await?;
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// An empty directory at `dir` (removing what was there).
-fn fresh_dir(dir: &Path) -> Result<(), DepsError> {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(io("remove", dir))?;
-    }
-    std::fs::create_dir_all(dir).map_err(io("create", dir))
+    Ok(out)
 }
 
 /// Install the manifest's dependencies and return the files to commit with the tool
@@ -437,7 +316,7 @@ pub async fn resolve(
     m: &Manifest,
     progress: Progress<'_>,
 ) -> Result<Vec<(String, Vec<u8>)>, DepsError> {
-    check(m)?;
+    let c = check(ctx, m)?;
     let tool = m.name.as_str();
     let dir = env_dir(root, tool);
     let lock = env_lock(&dir);
@@ -449,7 +328,7 @@ pub async fn resolve(
         let step = (i * 2) as f64;
         let reused = generations::list(&dir, eco.subdir())
             .into_iter()
-            .find_map(|g| eco.reusable(m, &g));
+            .find_map(|g| eco.reusable(m, &c, &g));
         if let Some(kept) = reused {
             progress(
                 step + 1.0,
@@ -466,14 +345,14 @@ pub async fn resolve(
         // A generation of its own: the environment of the version now committed (maybe
         // approved, maybe running) is not touched by what this registration asks for.
         let env = generations::fresh(&dir, eco.subdir()).map_err(io("name", &dir))?;
-        let installed = eco.install(ctx, tool, m, &env, &report).await?;
+        let installed = eco.install(ctx, tool, m, &c, &env, &report).await?;
         let lockfile = installed
             .iter()
             .find(|(p, _)| p == eco.lockfile())
             .map(|(_, b)| b.clone())
             .unwrap_or_default();
         std::fs::write(env.join(MARKER), sha256_bytes(&lockfile)).map_err(io("write", &env))?;
-        std::fs::write(env.join(REQUEST), eco.request_key(m)?).map_err(io("write", &env))?;
+        std::fs::write(env.join(REQUEST), eco.request_key(m, &c)?).map_err(io("write", &env))?;
         generations::prune(&dir, eco.subdir(), &env);
         files.extend(installed);
     }
@@ -498,9 +377,22 @@ pub async fn ensure(ctx: Ctx<'_>, root: &Path, m: &Manifest, dir: &Path) -> Resu
     }
     let envd = env_dir(root, tool);
     let mut out = Env::default();
+    // Every direct reference still allowed (a person may have taken one back); the content
+    // is checked when an environment is built.
+    let c = checked(ctx, m, false)?;
     for eco in wanted {
         let lockfile = std::fs::read(dir.join(eco.lockfile())).ok();
-        let request = eco.request_key(m).ok();
+        if eco == Eco::Pip
+            && let Some(l) = &lockfile
+            && String::from_utf8_lossy(l).contains('@')
+        {
+            for line in String::from_utf8_lossy(l).lines() {
+                if let Some(Entry::Direct(d)) = spec::pip_lock_line(line)? {
+                    verify(ctx, tool, d, false)?;
+                }
+            }
+        }
+        let request = eco.request_key(m, &c).ok();
         // Built from the committed lockfile (or, without one, from the same request).
         let built = |g: &Path| match &lockfile {
             Some(l) => marker_matches(g, l),
@@ -525,8 +417,8 @@ pub async fn ensure(ctx: Ctx<'_>, root: &Path, m: &Manifest, dir: &Path) -> Resu
                     None => {
                         let g =
                             generations::fresh(&envd, eco.subdir()).map_err(io("name", &envd))?;
-                        check(m)?;
-                        eco.rebuild(ctx, tool, m, dir, &g).await?;
+                        let c = check(ctx, m)?;
+                        eco.rebuild(ctx, tool, m, &c, dir, &g).await?;
                         if lockfile.is_none() {
                             std::fs::write(g.join(MARKER), "unpinned").map_err(io("write", &g))?;
                         }

@@ -1,13 +1,14 @@
 //! What a dependency entry may be, checked before pip or npm sees it: a pip entry is a PEP 508
 //! requirement naming a package on the index (`name[extras] (specifiers) ; marker`), never an
-//! option (`-r FILE`, `--target DIR`, `--index-url URL`, `-e PATH`) and never a direct
-//! reference (`name @ URL`, `file:`, a path, a VCS URL, an archive); an npm entry is a
-//! package name with a version, range or tag from the registry, never `file:`, `link:`,
-//! `git+…`, `github:`/`user/repo` shorthands or a tarball URL. A person who needs a package
-//! from elsewhere makes it available through the package manager's own configuration when
-//! starting toolsmith (a local wheel directory in `PIP_FIND_LINKS`, another registry), which a
-//! dependency then names like any other.
+//! option (`-r FILE`, `--target DIR`, `--index-url URL`, `-e PATH`); an npm entry is a package
+//! name with a version, range or tag from the registry. Anything else that names a package —
+//! pip `name @ URL`, npm `file:`, `link:`, `git+…`, `github:`/`user/repo`, a tarball URL — is a
+//! direct reference (`reference`), an `Entry::Direct` that only a person's allowance for the
+//! tool lets through (`deps::check`). A person can also make packages available through the
+//! package manager's own configuration when starting toolsmith (a local wheel directory in
+//! `PIP_FIND_LINKS`, another registry), which a dependency then names like any other.
 
+use super::reference::{DirectRef, Refusal, is_name};
 use thiserror::Error;
 
 /// A dependency entry toolsmith does not pass on.
@@ -20,14 +21,25 @@ pub struct SpecError {
     pub hint: String,
 }
 
+impl From<Refusal> for SpecError {
+    fn from(r: Refusal) -> SpecError {
+        SpecError {
+            ecosystem: r.ecosystem,
+            entry: r.entry,
+            why: r.why,
+            hint: r.hint.to_string(),
+        }
+    }
+}
+
 impl crate::error::Hint for SpecError {
     fn hint(&self) -> Option<String> {
         Some(self.hint.clone())
     }
 }
 
-const PIP_HINT: &str = "name a package on the index with a version, e.g. \"six==1.16.0\" or \"requests>=2,<3\"; a person who needs a package from elsewhere puts its wheel in a local directory and starts toolsmith with PIP_FIND_LINKS=/that/dir, then the tool names it as `name==version`";
-const NPM_HINT: &str = "give a version, range or tag from the registry, e.g. {\"left-pad\": \"1.3.0\"} or {\"lodash\": \"^4.17.0\"}; a person who needs a package from elsewhere publishes it to a registry they configure for npm";
+const PIP_HINT: &str = "name a package on the index with a version, e.g. \"six==1.16.0\" or \"requests>=2,<3\" (a package without a wheel is built from source, offline in the sandbox); a package from elsewhere is named `NAME @ file:///path` or `NAME @ https://host/file.whl`, which a person allows for the tool with `toolsmith allow`, or a person puts its wheel in a local directory and starts toolsmith with PIP_FIND_LINKS=/that/dir";
+const NPM_HINT: &str = "give a version, range or tag from the registry, e.g. {\"left-pad\": \"1.3.0\"} or {\"lodash\": \"^4.17.0\"}; a package from elsewhere is named `file:/path/x.tgz` (or a package directory) or `https://host/x.tgz`, which a person allows for the tool with `toolsmith allow`";
 
 fn pip_err(entry: &str, why: impl Into<String>) -> SpecError {
     SpecError {
@@ -36,16 +48,6 @@ fn pip_err(entry: &str, why: impl Into<String>) -> SpecError {
         why: why.into(),
         hint: PIP_HINT.into(),
     }
-}
-
-fn is_name(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 200
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || b"._-".contains(c))
 }
 
 /// The marker variables of PEP 508.
@@ -116,8 +118,28 @@ fn is_marker(m: &str) -> bool {
     tokens >= 3
 }
 
+/// What a dependency entry is: a package from the registry, or a direct reference (which
+/// only a person's allowance lets through).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    Index,
+    Direct(DirectRef),
+}
+
 /// Check one pip requirement (PEP 508, names and version specifiers only).
 pub fn check_pip(entry: &str) -> Result<(), SpecError> {
+    match pip_entry(entry)? {
+        Entry::Index => Ok(()),
+        Entry::Direct(_) => Err(pip_err(
+            entry,
+            "it is a direct reference (a URL, a file or a path, a VCS repository or an archive); toolsmith installs packages only from the package index, where a build backend of the package's own cannot run at install",
+        )),
+    }
+}
+
+/// One pip entry: never an option; a direct reference parsed (`reference::pip`); else a
+/// PEP 508 requirement from the index.
+pub fn pip_entry(entry: &str) -> Result<Entry, SpecError> {
     let e = entry.trim();
     if e.is_empty() {
         return Err(pip_err(entry, "it is empty"));
@@ -131,21 +153,14 @@ pub fn check_pip(entry: &str) -> Result<(), SpecError> {
     if e.chars().any(|c| c.is_control()) {
         return Err(pip_err(entry, "it contains control characters"));
     }
-    let lower = e.to_ascii_lowercase();
-    let direct = e.contains('@')
-        || lower.contains("://")
-        || lower.starts_with("file:")
-        || lower.contains("git+")
-        || e.starts_with(['.', '/', '~', '\\'])
-        || [".whl", ".tar.gz", ".zip", ".tgz", ".tar.bz2"]
-            .iter()
-            .any(|x| lower.ends_with(x));
-    if direct {
-        return Err(pip_err(
-            entry,
-            "it is a direct reference (a URL, a file or a path, a VCS repository or an archive); toolsmith installs packages only from the package index, where a build backend of the package's own cannot run at install",
-        ));
+    if let Some(d) = super::reference::pip(e)? {
+        return Ok(Entry::Direct(d));
     }
+    index_requirement(entry, e).map(|()| Entry::Index)
+}
+
+/// A requirement naming a package on the index: `name[extras] (specifiers) ; marker`.
+fn index_requirement(entry: &str, e: &str) -> Result<(), SpecError> {
     let (req, marker) = match e.split_once(';') {
         Some((r, m)) => (r.trim(), Some(m.trim())),
         None => (e, None),
@@ -210,17 +225,32 @@ pub fn check_pip(entry: &str) -> Result<(), SpecError> {
     Ok(())
 }
 
-/// Check one line of a committed `requirements.lock` (comments and blank lines pass).
-pub fn check_pip_lock_line(line: &str) -> Result<(), SpecError> {
+/// One line of a committed `requirements.lock` (None for comments and blank lines).
+pub fn pip_lock_line(line: &str) -> Result<Option<Entry>, SpecError> {
     let l = line.trim();
     if l.is_empty() || l.starts_with('#') {
-        return Ok(());
+        return Ok(None);
     }
-    check_pip(l)
+    pip_entry(l).map(Some)
 }
 
-/// Check one npm dependency: the name (`name`, `@scope/name`) and its version, range or tag.
+/// Check one npm dependency from the registry: the name (`name`, `@scope/name`) and its
+/// version, range or tag.
 pub fn check_npm(name: &str, spec: &str) -> Result<(), SpecError> {
+    match npm_entry(name, spec)? {
+        Entry::Index => Ok(()),
+        Entry::Direct(_) => Err(SpecError {
+            ecosystem: "npm",
+            entry: format!("{name}@{spec}"),
+            why: "it is not a registry version (file:, link:, git+…, github:/user/repo shorthands, paths and tarball URLs are refused: they could run code from anywhere at install)".into(),
+            hint: NPM_HINT.into(),
+        }),
+    }
+}
+
+/// One npm dependency: its name checked, then a direct reference parsed
+/// (`reference::npm`), else a version, range or tag from the registry.
+pub fn npm_entry(name: &str, spec: &str) -> Result<Entry, SpecError> {
     let err = |why: &str| SpecError {
         ecosystem: "npm",
         entry: format!("{name}@{spec}"),
@@ -243,6 +273,9 @@ pub fn check_npm(name: &str, spec: &str) -> Result<(), SpecError> {
             "npm names are `name` or `@scope/name`: lowercase, no spaces",
         ));
     }
+    if let Some(d) = super::reference::npm(name, spec)? {
+        return Ok(Entry::Direct(d));
+    }
     let s = spec.trim();
     let lower = s.to_ascii_lowercase();
     if s.contains(':') || s.contains('/') || s.contains('\\') || lower.ends_with(".tgz") {
@@ -257,7 +290,7 @@ pub fn check_npm(name: &str, spec: &str) -> Result<(), SpecError> {
     {
         return Err(err("it is not a version, a range or a tag"));
     }
-    Ok(())
+    Ok(Entry::Index)
 }
 
 #[cfg(test)]
