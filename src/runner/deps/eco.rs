@@ -11,10 +11,9 @@ use super::{
 };
 use crate::hashing::sha256_bytes;
 use crate::manifest::Manifest;
+use crate::runner::contained::{Job, Network};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Stdio;
-use tokio::process::Command;
 
 /// The base interpreter of a Python tool, resolved through version-manager shims (whose
 /// trees a sandbox does not show).
@@ -31,51 +30,62 @@ pub(super) fn base_python(m: &Manifest) -> String {
         .unwrap_or(cmd)
 }
 
-/// Whether `python -m pip --python` can install into a pip-less venv (fast), else the venv
-/// gets its own pip.
-async fn host_pip(python: &str) -> bool {
-    Command::new(python)
-        .args(["-m", "pip", "--version"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .await
-        .is_ok_and(|s| s.success())
-}
+/// Makes the venv at `argv[1]` with the standard library's `venv` (no package code runs) and
+/// says whether the base interpreter has its own pip (`host-pip`: `python -m pip --python`
+/// installs into a pip-less venv, fast), else the venv gets pip from `ensurepip`'s bundled
+/// wheel (`own-pip`). `-I` keeps the working directory and PYTHON* variables off `sys.path`.
+const MAKE_VENV: &str = "import importlib.util, os, sys, venv\n\
+host = importlib.util.find_spec('pip') is not None\n\
+venv.EnvBuilder(with_pip=not host, symlinks=os.name != 'nt', clear=True).create(sys.argv[1])\n\
+print('host-pip' if host else 'own-pip')\n";
 
-/// A fresh venv at `venv` (the standard library's `venv`: no package code runs); the pip
-/// that installs into it.
-async fn make_venv(tool: &str, python: &str, venv: &Path) -> Result<install::Pip, DepsError> {
+/// A fresh venv at `venv`; the pip that installs into it. The base interpreter is the one a
+/// manifest names, so it runs contained like every install step (offline, seeing its own
+/// installation read-only and writing only the venv): it is never run on the host.
+async fn make_venv(
+    ctx: Ctx<'_>,
+    tool: &str,
+    python: &str,
+    venv: &Path,
+) -> Result<install::Pip, DepsError> {
     if venv.exists() {
         std::fs::remove_dir_all(venv).map_err(io("remove", venv))?;
     }
-    let parent = venv.parent().unwrap_or(venv);
-    std::fs::create_dir_all(parent).map_err(io("create", parent))?;
-    let host = host_pip(python).await;
-    let mut cmd = Command::new(python);
-    cmd.args(["-m", "venv"]);
-    if host {
-        cmd.arg("--without-pip");
-    }
-    let out = cmd
-        .arg(venv)
-        .current_dir(parent)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output()
-        .await
-        .map_err(|e| DepsError::Program {
-            program: python.to_string(),
-            message: e.to_string(),
-        })?;
-    if !out.status.success() {
-        return Err(DepsError::Install {
-            tool: tool.to_string(),
-            installer: "venv",
-            output: tail_text(String::from_utf8_lossy(&out.stderr).trim(), 6000),
-        });
-    }
+    std::fs::create_dir_all(venv).map_err(io("create", venv))?;
+    let (read, path) = install::toolchain(python);
+    let job = Job {
+        what: String::new(),
+        argv: vec![
+            python.to_string(),
+            "-I".into(),
+            "-c".into(),
+            MAKE_VENV.into(),
+            venv.to_string_lossy().into_owned(),
+        ],
+        env: vec![("PATH".into(), path), ("LANG".into(), "C.UTF-8".into())],
+        cwd: venv.to_path_buf(),
+        read,
+        write: vec![venv.to_path_buf()],
+        network: Network::None,
+        config: ctx.sandbox,
+    };
+    let out = install::step(tool, "venv", job).await?;
+    let host = match out.trim() {
+        "host-pip" => true,
+        "own-pip" => false,
+        other => {
+            return Err(DepsError::Install {
+                tool: tool.to_string(),
+                installer: "venv",
+                output: tail_text(
+                    &format!(
+                        "{python} is not a Python that makes virtual environments (it said {other:?})"
+                    ),
+                    6000,
+                ),
+            });
+        }
+    };
     Ok(install::Pip {
         base: python.to_string(),
         venv: venv.to_path_buf(),
@@ -126,6 +136,27 @@ async fn npm_setup(
     npm_refs::prepare(ctx, tool, direct, env).await?;
     let pkg = npm_package_json(m, &npm_refs::specs(direct))?;
     std::fs::write(env.join(NPM_MANIFEST), pkg).map_err(io("write", env))
+}
+
+/// What npm fetched, checked before any package's script runs: every package in the
+/// lockfile npm wrote is from the registry or a reference the person allowed (a package's own
+/// dependency on a URL, git or a path is not), and allowed archives are what was allowed.
+fn fetched_check<'a>(
+    ctx: Ctx<'a>,
+    tool: &'a str,
+    c: &'a Checked,
+    env: &'a Path,
+) -> impl Fn() -> Result<(), DepsError> + Send + Sync + 'a {
+    move || {
+        let lock = std::fs::read(env.join(NPM_LOCK)).map_err(io("read", env))?;
+        npm_refs::check_lock_of(
+            tool,
+            "the package-lock.json npm wrote",
+            &lock,
+            &c.npm_direct,
+        )?;
+        npm_refs::pin_urls(ctx, tool, &c.npm_direct, env)
+    }
 }
 
 /// A package ecosystem whose environment a tool may need.
@@ -192,7 +223,7 @@ impl Eco {
         match self {
             Eco::Pip => {
                 progress(format!("creating a virtual environment for {tool}"));
-                let p = make_venv(tool, &base_python(m), env).await?;
+                let p = make_venv(ctx, tool, &base_python(m), env).await?;
                 progress(format!("pip install {}", m.dependencies.pip.join(" ")));
                 let from_refs = p.install(ctx, tool, &c.pip, &c.pip_direct, false).await?;
                 let frozen = p.freeze(&from_refs)?;
@@ -219,8 +250,16 @@ impl Eco {
                     .map(|(k, v)| format!("{k}@{v}"))
                     .collect();
                 progress(format!("npm install {}", names.join(" ")));
-                install::npm(ctx, tool, "install", env, &npm_refs::hosts(&c.npm_direct)).await?;
-                npm_refs::pin_urls(ctx, tool, &c.npm_direct, env)?;
+                let check = fetched_check(ctx, tool, c, env);
+                install::npm(
+                    ctx,
+                    tool,
+                    "install",
+                    env,
+                    &npm_refs::hosts(&c.npm_direct),
+                    &check,
+                )
+                .await?;
                 let lockfile = std::fs::read(env.join(NPM_LOCK)).map_err(io("read", env))?;
                 let pkg = npm_package_json(m, &BTreeMap::new())?;
                 Ok(vec![
@@ -271,7 +310,7 @@ impl Eco {
                     "building the Python environment from requirements.lock"
                 );
                 let (reqs, direct) = pip_lock(ctx, tool, l)?;
-                let p = make_venv(tool, &base_python(m), env).await?;
+                let p = make_venv(ctx, tool, &base_python(m), env).await?;
                 p.install(ctx, tool, &reqs, &direct, true).await?;
                 std::fs::write(env.join(MARKER), sha256_bytes(l)).map_err(io("write", env))?;
             }
@@ -281,7 +320,7 @@ impl Eco {
                     tool,
                     "no requirements.lock: installing the unpinned pip requirements"
                 );
-                let p = make_venv(tool, &base_python(m), env).await?;
+                let p = make_venv(ctx, tool, &base_python(m), env).await?;
                 p.install(ctx, tool, &c.pip, &c.pip_direct, false).await?;
             }
             (Eco::Npm, _) => {
@@ -292,8 +331,15 @@ impl Eco {
                         tracing::info!(tool, "building node_modules from package-lock.json");
                         npm_refs::check_lock(tool, l, &c.npm_direct)?;
                         std::fs::write(env.join(NPM_LOCK), l).map_err(io("write", env))?;
-                        install::npm(ctx, tool, "ci", env, &hosts).await?;
-                        npm_refs::pin_urls(ctx, tool, &c.npm_direct, env)?;
+                        install::npm(
+                            ctx,
+                            tool,
+                            "ci",
+                            env,
+                            &hosts,
+                            &fetched_check(ctx, tool, c, env),
+                        )
+                        .await?;
                         std::fs::write(env.join(MARKER), sha256_bytes(l))
                             .map_err(io("write", env))?;
                     }
@@ -302,8 +348,15 @@ impl Eco {
                             tool,
                             "no package-lock.json: installing the unpinned npm dependencies"
                         );
-                        install::npm(ctx, tool, "install", env, &hosts).await?;
-                        npm_refs::pin_urls(ctx, tool, &c.npm_direct, env)?;
+                        install::npm(
+                            ctx,
+                            tool,
+                            "install",
+                            env,
+                            &hosts,
+                            &fetched_check(ctx, tool, c, env),
+                        )
+                        .await?;
                     }
                 }
             }

@@ -137,14 +137,17 @@ pub(super) fn npm_registry_host() -> String {
 }
 
 /// `npm install` / `npm ci` in `env` without running any package's scripts (fetching from
-/// the registry only, and from `extra_hosts`: the hosts of archives a person allowed), then,
-/// when a package has install scripts, `npm rebuild` offline.
+/// the registry only, and from `extra_hosts`: the hosts of archives a person allowed), then
+/// `check` on what was fetched (the lockfile npm wrote: every package from the registry or
+/// allowed, allowed archives as pinned) before any package's script runs, then, when a
+/// package has install scripts, `npm rebuild` offline.
 pub async fn npm(
     ctx: Ctx<'_>,
     tool: &str,
     command: &str,
     env: &Path,
     extra_hosts: &[String],
+    check: &(dyn Fn() -> Result<(), DepsError> + Send + Sync),
 ) -> Result<(), DepsError> {
     let NpmBase {
         read,
@@ -185,6 +188,7 @@ pub async fn npm(
         },
     )
     .await?;
+    check()?;
     let lock = std::fs::read_to_string(env.join(super::NPM_LOCK)).unwrap_or_default();
     if lock.contains("\"hasInstallScript\": true") {
         step(

@@ -218,9 +218,32 @@ pub fn pin_urls(ctx: Ctx<'_>, tool: &str, direct: &[Allowed], env: &Path) -> Res
 /// `resolved` location comes from the registry, from one of the environment's copies of an
 /// allowed local reference, or from an allowed URL with the integrity its allowance pinned.
 pub fn check_lock(tool: &str, lock: &[u8], direct: &[Allowed]) -> Result<(), DepsError> {
+    check_lock_of(tool, "the committed package-lock.json", lock, direct)
+}
+
+/// Whether `resolved` is an archive on the registry `host`: an http(s) URL of exactly that
+/// host, without user information (`https://registry.npmjs.org:@evil/…` is evil's).
+fn on_registry(resolved: &str, host: &str) -> bool {
+    url::Url::parse(resolved).is_ok_and(|u| {
+        matches!(u.scheme(), "https" | "http")
+            && u.username().is_empty()
+            && u.password().is_none()
+            && u.host_str().is_some_and(|h| h.eq_ignore_ascii_case(host))
+    })
+}
+
+/// `check_lock` of the lockfile `what` (the committed one, or the one npm just wrote: a
+/// package's own dependencies on URLs, git or paths are refused there before any of its
+/// scripts run).
+pub fn check_lock_of(
+    tool: &str,
+    what: &str,
+    lock: &[u8],
+    direct: &[Allowed],
+) -> Result<(), DepsError> {
     let bad = |why: String| DepsError::Source {
         tool: tool.to_string(),
-        what: "the committed package-lock.json".into(),
+        what: what.into(),
         message: why,
     };
     let lock: Value =
@@ -239,12 +262,7 @@ pub fn check_lock(tool: &str, lock: &[u8], direct: &[Allowed]) -> Result<(), Dep
         let Some(resolved) = p.get("resolved").and_then(Value::as_str) else {
             continue;
         };
-        let on_registry = ["https://", "http://"].iter().any(|s| {
-            resolved
-                .strip_prefix(s)
-                .and_then(|r| r.strip_prefix(host.as_str()))
-                .is_some_and(|r| r.starts_with('/') || r.starts_with(':'))
-        });
+        let on_registry = on_registry(resolved, &host);
         let name = key.rsplit("node_modules/").next().unwrap_or(key);
         let copy = copies.get(name).is_some_and(|c| c == resolved);
         let url = direct.iter().any(|a| {
@@ -255,6 +273,8 @@ pub fn check_lock(tool: &str, lock: &[u8], direct: &[Allowed]) -> Result<(), Dep
                     .as_deref()
                     .is_none_or(|d| Some(d) == p.get("integrity").and_then(Value::as_str))
         });
+        // A package the lock names with no `resolved` (a git dependency, a link) is caught
+        // above or by `link`; one resolved from elsewhere is refused here.
         if !(on_registry || copy || url) {
             return Err(bad(format!(
                 "{key} is resolved from {resolved}, which is neither the registry ({host}) nor a direct reference a person allowed for this tool"
@@ -262,4 +282,29 @@ pub fn check_lock(tool: &str, lock: &[u8], direct: &[Allowed]) -> Result<(), Dep
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod lock_tests {
+    #[test]
+    fn a_registry_url_is_its_host_exactly() {
+        let h = "registry.npmjs.org";
+        assert!(super::on_registry(
+            "https://registry.npmjs.org/a/-/a-1.0.0.tgz",
+            h
+        ));
+        assert!(super::on_registry(
+            "http://registry.npmjs.org:80/a/-/a-1.0.0.tgz",
+            h
+        ));
+        for evil in [
+            "http://registry.npmjs.org:@127.0.0.1:45992/c-1.0.0.tgz",
+            "https://registry.npmjs.org@evil.example/c.tgz",
+            "https://registry.npmjs.org.evil.example/c.tgz",
+            "git+https://registry.npmjs.org/c.git",
+            "file:///registry.npmjs.org/c.tgz",
+        ] {
+            assert!(!super::on_registry(evil, h), "{evil}");
+        }
+    }
 }
