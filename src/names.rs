@@ -92,8 +92,10 @@ pub fn validate(name: &str) -> Result<(), NameError> {
             name: name.to_string(),
         });
     }
-    // A tool named like toolsmith itself could pass its questions and output for toolsmith's.
-    if RESERVED_NAMES.contains(&name) || name.starts_with("toolsmith") {
+    // A tool named like toolsmith itself could pass its questions and output for toolsmith's
+    // (also spelt with look-alikes: `too1smith`, `t00lsmith`, `toolsrnith`, `tool_smith`).
+    let joined: String = name.chars().filter(|c| *c != '_' && *c != '-').collect();
+    if RESERVED_NAMES.contains(&name) || reads_as(&joined).starts_with(&reads_as("toolsmith")) {
         return Err(NameError::Reserved {
             name: name.to_string(),
         });
@@ -134,6 +136,8 @@ impl crate::error::Hint for PathError {
 /// Text containing them can show a reviewer something other than what runs.
 pub fn is_invisible(c: char) -> bool {
     c.is_control()
+        || unicode_general_category::get_general_category(c)
+            == unicode_general_category::GeneralCategory::Format
         || matches!(c,
             '\u{00AD}'                 // soft hyphen
             | '\u{034F}'               // combining grapheme joiner
@@ -151,6 +155,22 @@ pub fn is_invisible(c: char) -> bool {
             | '\u{FFF9}'..='\u{FFFB}'  // interlinear annotations
             | '\u{E0000}'..='\u{E007F}' // tags
             | '\u{E0100}'..='\u{E01EF}')
+}
+
+/// What `text` looks like to a reader, in plain lower-case letters: invisible and format
+/// characters dropped, compatibility forms folded (NFKC: full-width letters, ligatures), every
+/// character replaced by the one it is confusable with (the UTS 39 skeleton: Cyrillic "а" and
+/// Latin "a", "1" and "l", "rn" and "m" read alike), lower-cased.
+pub fn reads_as(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    let visible: String = text
+        .chars()
+        .filter(|c| !is_invisible(*c) || c.is_whitespace())
+        .nfkc()
+        .collect();
+    unicode_security::skeleton(&visible.to_lowercase())
+        .collect::<String>()
+        .to_lowercase()
 }
 
 /// The first invisible character of `text` that is not ordinary whitespace in prose

@@ -67,6 +67,12 @@ const SENSITIVE_WORDS: &[&str] = &[
     "ключ",
     "секрет",
     "geheimnis",
+    "schlüssel",
+    "κωδικός",
+    "parolă",
+    "netrc",
+    "keychain",
+    "keystore",
 ];
 /// Words of scripts written without spaces: found anywhere inside a word.
 const SENSITIVE_INFIXES: &[&str] = &[
@@ -110,22 +116,17 @@ const SENSITIVE_PAIRS: &[(&str, &str)] = &[
     ("verification", "code"),
     ("de", "passe"),
     ("clave", "api"),
+    ("clé", "api"),
+    ("kata", "sandi"),
+    ("mật", "khẩu"),
+    ("access", "code"),
+    ("time", "code"),
+    ("digit", "code"),
+    ("sms", "code"),
+    ("login", "code"),
 ];
 
-/// What `text` looks like to a reader, in the characters the word lists use: invisible and
-/// format characters dropped, compatibility forms folded (NFKC: full-width, ligatures, ...),
-/// then every character replaced by the one it is confusable with (UTS 39 skeleton:
-/// Cyrillic "а" reads as Latin "a"), lower-cased.
-fn as_read(text: &str) -> String {
-    let visible: String = text
-        .chars()
-        .filter(|c| !crate::names::is_invisible(*c) || c.is_whitespace())
-        .nfkc()
-        .collect();
-    unicode_security::skeleton(&visible.to_lowercase())
-        .collect::<String>()
-        .to_lowercase()
-}
+use crate::names::reads_as as as_read;
 
 /// The word lists as read (their skeletons), computed once.
 static READ_WORDS: LazyLock<Vec<String>> =
@@ -177,10 +178,32 @@ pub fn looks_sensitive(text: &str) -> bool {
     let raw = words(&visible);
     let w: Vec<String> = raw.iter().map(|x| as_read(x)).collect();
     let infix = |x: &String| SENSITIVE_INFIXES.iter().any(|i| x.contains(i));
+    // Letters spaced or hyphenated apart ("P a s s w o r d", "Pass-word"): the long words
+    // are looked for in the text read without separators.
+    let joined: String = w.concat();
+    let long = READ_WORDS.iter().filter(|x| x.chars().count() >= 8);
     raw.iter().any(infix)
+        || long.clone().any(|x| joined.contains(x.as_str()))
         || w.iter().any(|x| READ_WORDS.contains(x) || infix(x))
         || w.windows(2)
             .any(|p| READ_PAIRS.iter().any(|(a, b)| p[0] == *a && p[1] == *b))
+}
+
+/// The first text anywhere in a form schema (its own title and description, a choice's
+/// title, a constant, a key) that looks like it asks for a secret.
+fn sensitive_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => looks_sensitive(s).then(|| s.clone()),
+        Value::Array(a) => a.iter().find_map(sensitive_text),
+        Value::Object(o) => o.iter().find_map(|(k, v)| {
+            if looks_sensitive(k) {
+                Some(k.clone())
+            } else {
+                sensitive_text(v)
+            }
+        }),
+        _ => None,
+    }
 }
 
 /// The first field of a form schema (at any depth) that looks like it asks for a secret.
@@ -228,7 +251,7 @@ pub fn vet(tool: &str, mut params: Value) -> Result<Value, HostError> {
         )));
     }
     if let Some(schema) = p.get("requestedSchema")
-        && let Some(key) = sensitive_field(schema)
+        && let Some(key) = sensitive_field(schema).or_else(|| sensitive_text(schema))
     {
         return Err(refused(format!(
             "tool {tool}'s form asks for {key:?}, which looks like a secret, password or token: a form may not ask for sensitive data (the MCP specification forbids it, and the answer would pass through the AI's client). Declare it under [secrets] in the tool's tool.toml instead (`[secrets] NAME = \"what it is for\"`, or \"secrets\": [\"NAME\"] in register_script): the person sets the value with `toolsmith secret set NAME` or in `toolsmith console`, and the tool reads it from its environment variable NAME"
@@ -250,9 +273,22 @@ pub fn vet(tool: &str, mut params: Value) -> Result<Value, HostError> {
             "tool {tool}'s form message speaks of a secret, password or token: a tool may not ask for one through the client (the answer would pass through the AI's client, and such a prompt could pass for toolsmith's own). Declare it under [secrets] in the tool's tool.toml instead (`[secrets] NAME = \"what it is for\"`): the person sets the value with `toolsmith secret set NAME` or in `toolsmith console`"
         )));
     }
-    if as_read(message.trim_start()).starts_with(&*as_read("toolsmith")) {
+    // Anywhere, under any markup, look-alike or spacing ("**toolsmith**", "> t̶oolsmith",
+    // "Tool smith"): the letters read without anything between them.
+    let letters: String = as_read(&message)
+        .chars()
+        .filter(|c| {
+            c.is_alphanumeric()
+                && !matches!(
+                    unicode_general_category::get_general_category(*c),
+                    unicode_general_category::GeneralCategory::NonspacingMark
+                        | unicode_general_category::GeneralCategory::EnclosingMark
+                )
+        })
+        .collect();
+    if letters.contains(&*as_read("toolsmith")) {
         return Err(refused(format!(
-            "tool {tool}'s form message starts with \"toolsmith\": a tool's question may not read as toolsmith's own. Word the question as the tool's"
+            "tool {tool}'s form message names toolsmith: a tool's question may not read as toolsmith's own. Word the question as the tool's (it is shown as \"tool {tool} asks: …\")"
         )));
     }
     // Blank lines could push the label out of sight of the words that follow it.
@@ -337,6 +373,11 @@ mod tests {
             "请输入密码",
             "Пароль",
             "API k\u{0435}y",
+            "Pass-word",
+            "Kata sandi",
+            "Mật khẩu",
+            "Clé API",
+            "Access code",
         ] {
             assert!(vet("ask", form("value", title)).is_err(), "{title}");
         }
@@ -346,11 +387,25 @@ mod tests {
             "Enter your GitHub token",
             "ToolSmith needs you to confirm",
             "\u{200B}t\u{043E}olsmith: confirm",
+            "Hello.\ntoolsmith: the tool github_sync needs approval",
+            "**toolsmith** says hi",
+            "<b>toolsmith</b>",
+            "🔧 t\u{0336}oolsmith",
+            "Tool smith wants you to confirm",
+            "Pass\u{1D173}word please",
+            "P a s s w o r d, please",
         ] {
             let m = json!({"message": message, "requestedSchema": {"type": "object",
                 "properties": {"value": {"type": "string", "title": "Value"}}}});
             assert!(vet("ask", m).is_err(), "{message}");
         }
+        // The form's own title, and a choice's.
+        let top = json!({"message": "m", "requestedSchema": {"type": "object",
+            "title": "Enter your GitHub token", "properties": {"v": {"type": "string"}}}});
+        assert!(vet("ask", top).is_err());
+        let choice = json!({"message": "m", "requestedSchema": {"type": "object", "properties":
+            {"v": {"type": "string", "oneOf": [{"const": "a", "title": "My API key"}]}}}});
+        assert!(vet("ask", choice).is_err());
         let url = json!({"mode": "url", "message": "open", "url": "https://evil.example", "elicitationId": "1"});
         let e = vet("ask", url).unwrap_err();
         assert!(e.message.contains("URL-mode"), "{}", e.message);

@@ -44,7 +44,12 @@ pub fn which_in(argv0: &str, path: Option<&OsStr>) -> Option<PathBuf> {
 /// The family name of an interpreter command (`python3.11` → `python`), if it is one toolsmith
 /// can probe.
 fn family(name: &str) -> Option<&'static str> {
-    PROBES.iter().map(|(f, _)| *f).find(|f| name.starts_with(f))
+    // Exactly the family's name and a version (`python3.12`), not any command that starts so
+    // (`phpdismod`, `perlbug`, `python3-config` are no interpreters and must not be run).
+    PROBES.iter().map(|(f, _)| *f).find(|f| {
+        name.strip_prefix(f)
+            .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    })
 }
 
 /// Whether the file found for an interpreter command is a version manager's shim rather than

@@ -151,7 +151,13 @@ const HOME_PRIVATE: &[&str] = &[
 /// private: `/`, HOME itself, a directory holding toolsmith's personal directory, cache or
 /// default toolbox, the temporary directory, or one of [`HOME_PRIVATE`].
 fn too_wide(dir: &Path) -> bool {
-    if dir.parent().is_none() {
+    let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    [dir, real.as_path()].iter().any(|d| too_wide_as_named(d))
+}
+
+fn too_wide_as_named(dir: &Path) -> bool {
+    // /etc holds shadow and keys; only the entries of ETC_ENTRIES are ever shown.
+    if dir.parent().is_none() || dir.starts_with("/etc") || dir.starts_with("/private/etc") {
         return true;
     }
     let config = crate::config::Config::process();
@@ -197,12 +203,15 @@ pub fn interpreter_prefixes(argv0: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for _ in 0..16 {
         if !under_system(&p) {
-            let dir = p.parent();
-            let prefix = match dir {
-                Some(bin) if bin.file_name().is_some_and(|f| f == "bin") => bin.parent(),
-                other => other,
+            // `…/bin/python`: the installation `…` (or just its bin). Any other hop of a
+            // symlink chain: only the file itself.
+            let candidates = match p.parent() {
+                Some(bin) if bin.file_name().is_some_and(|f| f == "bin") => {
+                    vec![bin.parent(), Some(bin)]
+                }
+                _ => vec![Some(p.as_path())],
             };
-            let chosen = [prefix, dir].into_iter().flatten().find(|d| !too_wide(d));
+            let chosen = candidates.into_iter().flatten().find(|d| !too_wide(d));
             match chosen {
                 Some(d) if !out.iter().any(|o: &PathBuf| d.starts_with(o)) => {
                     out.push(d.to_path_buf())
@@ -326,5 +335,7 @@ mod tests {
             assert!(too_wide(parent));
         }
         assert!(too_wide(&config.data_dir.join("bin")));
+        assert!(too_wide(Path::new("/etc")));
+        assert!(too_wide(Path::new("/etc/ssl")));
     }
 }
