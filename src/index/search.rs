@@ -81,7 +81,7 @@ pub struct LexicalHit {
     pub score: f32,
     /// Bit i set: field i of `FIELDS` matched a query word.
     pub fields: u8,
-    /// The query is the tool's name (modulo case and separators).
+    /// The query is the tool's name (modulo case and separators): such a tool comes first.
     pub exact_name: bool,
 }
 
@@ -356,7 +356,7 @@ impl SearchIndex {
                 let exact_name = name_words(&self.docs[d as usize].name) == whole;
                 LexicalHit {
                     doc: d,
-                    score: score[d as usize] + if exact_name { 100.0 } else { 0.0 },
+                    score: score[d as usize],
                     fields: fields[d as usize],
                     exact_name,
                 }
@@ -364,8 +364,9 @@ impl SearchIndex {
             .filter(|h| h.score > 0.0)
             .collect();
         hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
+            b.exact_name
+                .cmp(&a.exact_name)
+                .then(b.score.total_cmp(&a.score))
                 .then_with(|| self.docs[a.doc as usize].name.cmp(&self.docs[b.doc as usize].name))
         });
         hits.truncate(limit);
