@@ -563,3 +563,42 @@ fn a_local_model_directory_runs_in_process_and_ranks_by_meaning() {
     let e = sem.check().unwrap_err();
     assert!(e.contains("config.json"), "{e}");
 }
+
+#[test]
+fn doctor_shows_the_search_source() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = toolbox(tmp.path());
+    let doctor = |env: &[(&str, &str)]| -> Value {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+        cmd.arg("--toolbox")
+            .arg(&root)
+            .args(["--json", "doctor"])
+            .env("TOOLSMITH_CACHE", tmp.path().join("cache"))
+            .env("TOOLSMITH_DATA", tmp.path().join("personal"))
+            .env_remove("TOOLSMITH_EMBEDDINGS");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        let all: Value = serde_json::from_slice(&out.stdout).unwrap();
+        all.as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == "search")
+            .cloned()
+            .expect("a search check")
+    };
+    let c = doctor(&[]);
+    assert_eq!(c["status"], "ok", "{c}");
+    assert!(c["detail"].as_str().unwrap().contains("built-in"), "{c}");
+    let c = doctor(&[("TOOLSMITH_EMBEDDINGS", "none")]);
+    assert_eq!(c["status"], "warn", "{c}");
+    assert!(c["hint"].as_str().unwrap().contains("TOOLSMITH_EMBEDDINGS"), "{c}");
+    let c = doctor(&[
+        ("TOOLSMITH_EMBEDDINGS", "endpoint"),
+        ("TOOLSMITH_EMBEDDINGS_URL", "http://127.0.0.1:9/v1"),
+    ]);
+    assert_eq!(c["status"], "warn", "{c}");
+    assert!(c["detail"].as_str().unwrap().contains("unreachable"), "{c}");
+    assert!(c["hint"].as_str().unwrap().contains("TOOLSMITH_EMBEDDINGS_URL"), "{c}");
+}

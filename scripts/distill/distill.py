@@ -105,8 +105,17 @@ def main():
 
     texts = corpus(a.corpus.split(","), a.sentences)
     log("corpus:", len(texts), "summaries")
-    teacher = (cached(f"teacher_{len(texts)}", lambda: bert.encode(texts, batch=128))
-               if a.epochs > 0 else np.zeros((len(texts), tok_vecs.shape[1]), np.float32))
+    if a.epochs > 0:
+        # The model's sentence vectors, in cached slices of 20,000 (the corpus order is fixed,
+        # so a larger corpus reuses the slices of a smaller one).
+        parts = []
+        for s in range(0, len(texts), 20000):
+            part = texts[s : s + 20000]
+            parts.append(cached(f"teacher_{s}_{len(part)}", lambda part=part: bert.encode(part, batch=128)))
+            log("teacher vectors:", s + len(part))
+        teacher = np.concatenate(parts)
+    else:
+        teacher = np.zeros((len(texts), tok_vecs.shape[1]), np.float32)
 
     enc = bert.tok.encode_batch(texts, add_special_tokens=False)
     rows, cols = [], []

@@ -343,6 +343,14 @@ impl Semantic {
         Some((sims, engine.embedder.describe(), covered))
     }
 
+    /// Why the configured source could not be loaded, once it was tried.
+    pub fn unavailable(&self) -> Option<String> {
+        match self.primary.get() {
+            Some(Err(e)) => Some(e.lines().next().unwrap_or(e).to_string()),
+            _ => None,
+        }
+    }
+
     /// Take the notice not yet given.
     fn take_notice(&self) -> Option<String> {
         self.notice.lock().ok().and_then(|mut n| n.take())
@@ -424,8 +432,9 @@ pub fn search(index: &Index, semantic: &Semantic, query: &str, limit: usize) -> 
     };
     let notice = semantic.take_notice();
     let Some((sem, source, covered)) = ranked else {
-        let why = match semantic.choice() {
-            Embeddings::None => "lexical BM25F (semantic search off)".to_string(),
+        let why = match (semantic.choice(), semantic.unavailable()) {
+            (Embeddings::None, _) => "lexical BM25F (semantic search off)".to_string(),
+            (_, Some(e)) => format!("lexical BM25F (semantic search unavailable: {e})"),
             _ => "lexical BM25F (embeddings still loading)".to_string(),
         };
         let results = lexical

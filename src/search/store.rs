@@ -195,3 +195,31 @@ fn append(file: &Path, dims: usize, records: &[u8]) -> std::io::Result<()> {
     }
     f.write_all(records)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectors_survive_a_restart_and_a_damaged_tail_is_dropped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("search/m.vec");
+        let mut s = Store::open(Some(file.clone()));
+        let (a, b) = (key("m", "alpha"), key("m", "beta"));
+        assert_ne!(a, key("other model", "alpha"));
+        s.insert(vec![(a, vec![0.6, 0.8]), (b, vec![1.0, 0.0])]);
+        let again = Store::open(Some(file.clone()));
+        assert_eq!(again.len(), 2);
+        assert!((again.get(&a).unwrap().dot(&[0.6, 0.8]) - 1.0).abs() < 0.02);
+        // A write cut short: the whole records stay, the next insert starts at a record.
+        let bytes = std::fs::read(&file).unwrap();
+        std::fs::write(&file, &bytes[..bytes.len() - 3]).unwrap();
+        let mut cut = Store::open(Some(file.clone()));
+        assert_eq!(cut.len(), 1);
+        cut.insert(vec![(key("m", "gamma"), vec![0.0, 1.0])]);
+        assert_eq!(Store::open(Some(file.clone())).len(), 2);
+        // Garbage is no store at all, never an error.
+        std::fs::write(&file, b"not a cache").unwrap();
+        assert!(Store::open(Some(file)).is_empty());
+    }
+}

@@ -89,7 +89,7 @@ pub fn definitions() -> Vec<Tool> {
         define::<SearchArgs>(
             "search_tools",
             "Find tools by what they do, in plain words or by name: ranked by meaning and words together; each result says why it matched.",
-            &["query", "results", "ranking"],
+            &["query", "results", "ranking", "notice"],
             hints(true, false, true, false),
         ),
         define::<CallArgs>(
