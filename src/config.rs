@@ -421,6 +421,7 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("https"), "{e}");
         let e = with(&[("TOOLSMITH_EMBEDDINGS", "magic")]).unwrap_err();
-        assert!(e.hint().unwrap().contains("builtin"), "{e}");
+        assert!(e.to_string().contains("builtin, none, local or endpoint"), "{e}");
+        assert!(e.hint().unwrap().contains("unset it"), "{e}");
     }
 }
