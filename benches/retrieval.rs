@@ -68,7 +68,9 @@ fn clean(s: &str, max: usize) -> String {
     let t: String = s
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
-        .filter(|c| !matches!(*c as u32, 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F | 0xFEFF))
+        .filter(
+            |c| !matches!(*c as u32, 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F | 0xFEFF),
+        )
         .collect();
     let t = t.trim();
     let mut out: String = t.chars().take(max).collect();
@@ -181,7 +183,12 @@ impl Bm25 {
             docs.push(tf);
         }
         let avg = lens.iter().sum::<f64>() / lens.len().max(1) as f64;
-        Bm25 { docs, lens, df, avg }
+        Bm25 {
+            docs,
+            lens,
+            df,
+            avg,
+        }
     }
     fn rank(&self, q: &str) -> Vec<usize> {
         let n = self.docs.len() as f64;
@@ -192,7 +199,9 @@ impl Bm25 {
             .map(|d| {
                 let mut score = 0.0;
                 for t in &terms {
-                    let Some(&f) = self.docs[d].get(t) else { continue };
+                    let Some(&f) = self.docs[d].get(t) else {
+                        continue;
+                    };
                     let df = f64::from(self.df[t]);
                     let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
                     let f = f64::from(f);
@@ -211,8 +220,8 @@ fn model_dir() -> Option<PathBuf> {
     if let Ok(d) = std::env::var("TOOLSMITH_BENCH_MODEL_DIR") {
         return (d != "none").then(|| PathBuf::from(d));
     }
-    let d = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/models/minilm/all_minilm_l6_v2/model");
+    let d =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/models/minilm/all_minilm_l6_v2/model");
     d.join("model.safetensors").exists().then_some(d)
 }
 
@@ -250,11 +259,18 @@ fn main() {
         toolbox(&set, tmp.path());
         let index = Index::build(tmp.path());
         let broken: Vec<_> = index.broken().map(|e| e.name.clone()).collect();
-        assert!(broken.is_empty(), "broken tools in {}: {broken:?}", set.name);
+        assert!(
+            broken.is_empty(),
+            "broken tools in {}: {broken:?}",
+            set.name
+        );
         let si = index.search_index();
         let names: Vec<String> = si.docs.iter().map(|d| d.name.clone()).collect();
-        let pos: HashMap<&str, usize> =
-            names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+        let pos: HashMap<&str, usize> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i))
+            .collect();
         let descs: Vec<String> = set
             .tools
             .iter()
@@ -266,7 +282,10 @@ fn main() {
             .enumerate()
             .map(|(i, t)| (t["name"].as_str().unwrap(), i))
             .collect();
-        let texts: Vec<String> = names.iter().map(|n| descs[by_name[n.as_str()]].clone()).collect();
+        let texts: Vec<String> = names
+            .iter()
+            .map(|n| descs[by_name[n.as_str()]].clone())
+            .collect();
         let row = |label: &str, score: Score, ms: f64| {
             println!(
                 "| {} | {} | {} | {label} | {} | {ms:.2} |",
@@ -309,7 +328,11 @@ fn main() {
             let t = Instant::now();
             sem.prepare(si);
             let embed_s = t.elapsed().as_secs_f64();
-            eprintln!("{}: {label}: embedded {} tools in {embed_s:.2} s", set.name, names.len());
+            eprintln!(
+                "{}: {label}: embedded {} tools in {embed_s:.2} s",
+                set.name,
+                names.len()
+            );
             let t = Instant::now();
             let mut s = Score::default();
             for (q, want) in &set.queries {
@@ -344,7 +367,11 @@ fn fusions(
         .map(|(q, want)| {
             let lex: Vec<(u32, f32)> = si.rank(q, 100).iter().map(|h| (h.doc, h.score)).collect();
             let s = sem.rank(si, q).map(|r| r.0).unwrap_or_default();
-            (lex, s, want.iter().map(|t| pos[t.as_str()] as u32).collect())
+            (
+                lex,
+                s,
+                want.iter().map(|t| pos[t.as_str()] as u32).collect(),
+            )
         })
         .collect();
     type Fuse = Box<dyn Fn(&[(u32, f32)], &[(u32, f32)]) -> Vec<u32>>;
@@ -394,6 +421,10 @@ fn fusions(
         for (l, s, want) in &lists {
             sc.add(f(l, s).iter().take(10).position(|d| want.contains(d)));
         }
-        println!("| {} | | | fusion {name}, {label} | {} | |", set.name, sc.row());
+        println!(
+            "| {} | | | fusion {name}, {label} | {} | |",
+            set.name,
+            sc.row()
+        );
     }
 }

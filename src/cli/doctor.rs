@@ -386,8 +386,7 @@ fn sandbox_checks(config: &SandboxConfig) -> Vec<Check> {
 /// The search ranking and its source of embeddings (`TOOLSMITH_EMBEDDINGS`), loaded and tried
 /// once (an endpoint gets one request).
 fn search(config: &Config) -> Check {
-    let semantic =
-        crate::search::Semantic::new(config.embeddings.clone(), &config.data_dir, None);
+    let semantic = crate::search::Semantic::new(config.embeddings.clone(), &config.data_dir, None);
     match (semantic.check(), &config.embeddings) {
         (Ok(detail), crate::config::Embeddings::None) => check(
             "search",

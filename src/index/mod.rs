@@ -9,7 +9,9 @@ pub mod rank;
 pub mod schema;
 mod search;
 
-pub use search::{Doc, FIELDS, LexicalHit, SearchIndex, embedding_text, field_names, name_words, tokens, words};
+pub use search::{
+    Doc, FIELDS, LexicalHit, SearchIndex, embedding_text, field_names, name_words, tokens, words,
+};
 
 use crate::error::Hint;
 use crate::manifest::{self, Diagnostic, Manifest, Severity};

@@ -156,7 +156,12 @@ fn schema_fields(schema: &serde_json::Map<String, Value>) -> Vec<(&str, &str)> {
 pub fn embedding_text(tool: &super::Tool) -> String {
     let m = &tool.manifest;
     let mut s = name_words(&m.name);
-    if let Some(t) = m.annotations.title.as_deref().filter(|t| !t.trim().is_empty()) {
+    if let Some(t) = m
+        .annotations
+        .title
+        .as_deref()
+        .filter(|t| !t.trim().is_empty())
+    {
         s.push_str(" (");
         s.push_str(t.trim());
         s.push(')');
@@ -255,7 +260,10 @@ impl SearchIndex {
         let mut out = Vec::new();
         if term.chars().count() >= 3 {
             let start = self.sorted.partition_point(|w| w.as_str() < term);
-            for w in self.sorted[start..].iter().take_while(|w| w.starts_with(term)) {
+            for w in self.sorted[start..]
+                .iter()
+                .take_while(|w| w.starts_with(term))
+            {
                 out.push((w.as_str(), PREFIX_FACTOR));
                 if out.len() >= 32 {
                     break;
@@ -267,8 +275,7 @@ impl SearchIndex {
             let max = if len >= 8 { 2 } else { 1 };
             for w in &self.sorted {
                 let wl = w.chars().count();
-                if wl.abs_diff(len) > max || w.chars().next() != term.chars().next() && max == 1
-                {
+                if wl.abs_diff(len) > max || w.chars().next() != term.chars().next() && max == 1 {
                     continue;
                 }
                 let d = strsim::damerau_levenshtein(term, w);
@@ -367,7 +374,11 @@ impl SearchIndex {
             b.exact_name
                 .cmp(&a.exact_name)
                 .then(b.score.total_cmp(&a.score))
-                .then_with(|| self.docs[a.doc as usize].name.cmp(&self.docs[b.doc as usize].name))
+                .then_with(|| {
+                    self.docs[a.doc as usize]
+                        .name
+                        .cmp(&self.docs[b.doc as usize].name)
+                })
         });
         hits.truncate(limit);
         hits

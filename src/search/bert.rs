@@ -121,7 +121,12 @@ impl LocalModel {
             .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(|e| fail(format!("tokenizing: {e}")))?;
-        let len = encs.iter().map(|e| e.get_ids().len()).max().unwrap_or(1).max(1);
+        let len = encs
+            .iter()
+            .map(|e| e.get_ids().len())
+            .max()
+            .unwrap_or(1)
+            .max(1);
         let mut ids = vec![0u32; texts.len() * len];
         let mut mask = vec![0u32; texts.len() * len];
         for (r, e) in encs.iter().enumerate() {

@@ -54,7 +54,10 @@ impl Endpoint {
     }
 
     pub fn describe(&self) -> String {
-        format!("embeddings endpoint {}/embeddings, model {:?}", self.url, self.model)
+        format!(
+            "embeddings endpoint {}/embeddings, model {:?}",
+            self.url, self.model
+        )
     }
 
     /// The endpoint's URL (for messages).
@@ -72,7 +75,10 @@ impl Endpoint {
             url: url.clone(),
             message,
         };
-        let mut req = self.agent.post(&url).header("Content-Type", "application/json");
+        let mut req = self
+            .agent
+            .post(&url)
+            .header("Content-Type", "application/json");
         if let Some(k) = &self.key {
             req = req.header("Authorization", &format!("Bearer {k}"));
         }

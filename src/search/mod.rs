@@ -161,9 +161,7 @@ impl Semantic {
     fn load(&self, choice: &Embeddings) -> Result<Arc<Engine>, String> {
         let embedder = match choice {
             Embeddings::None => return Err("semantic search is off".into()),
-            Embeddings::Builtin => {
-                static_table::StaticTable::builtin().map(Embedder::Builtin)
-            }
+            Embeddings::Builtin => static_table::StaticTable::builtin().map(Embedder::Builtin),
             Embeddings::Local { dir } => bert::LocalModel::load(dir).map(Embedder::Local),
             Embeddings::Endpoint { url, model, key } => {
                 let key = match key {
@@ -181,7 +179,9 @@ impl Semantic {
                 key.map(|k| Embedder::Endpoint(endpoint::Endpoint::new(url, model, k)))
             }
         }
-        .map_err(|e| crate::error::Hint::hint(&e).map_or(e.to_string(), |h| format!("{e}\nhint: {h}")))?;
+        .map_err(|e| {
+            crate::error::Hint::hint(&e).map_or(e.to_string(), |h| format!("{e}\nhint: {h}"))
+        })?;
         let file = self
             .cache
             .as_ref()
@@ -275,7 +275,9 @@ impl Semantic {
         if !self.started.load(Ordering::SeqCst) || matches!(self.choice, Embeddings::None) {
             return;
         }
-        let Ok(mut w) = self.worker.lock() else { return };
+        let Ok(mut w) = self.worker.lock() else {
+            return;
+        };
         if let Some(tx) = w.as_ref()
             && tx.send(Arc::clone(&index)).is_ok()
         {
@@ -386,13 +388,19 @@ impl Semantic {
 /// Embed the tools of `si` the engine has no vector of; drop vectors of tools gone.
 fn fill(engine: &Engine, si: &SearchIndex) -> Result<(), EmbedError> {
     let model = engine.embedder.id();
-    let keys: Vec<store::Key> = si.docs.iter().map(|d| store::key(&model, &d.text)).collect();
+    let keys: Vec<store::Key> = si
+        .docs
+        .iter()
+        .map(|d| store::key(&model, &d.text))
+        .collect();
     let missing: Vec<usize> = {
         let store = engine.store.read().map_err(|_| EmbedError::Model {
             model: model.clone(),
             message: "the vector store is poisoned".into(),
         })?;
-        (0..keys.len()).filter(|&i| !store.contains(&keys[i])).collect()
+        (0..keys.len())
+            .filter(|&i| !store.contains(&keys[i]))
+            .collect()
     };
     for part in missing.chunks(engine.embedder.batch()) {
         let texts: Vec<&str> = part.iter().map(|&i| si.docs[i].text.as_str()).collect();
@@ -413,7 +421,13 @@ fn fill(engine: &Engine, si: &SearchIndex) -> Result<(), EmbedError> {
 fn file_safe(id: &str) -> String {
     let clean: String = id
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(80)
         .collect();
     // Distinct ids that clean to the same text stay apart.
@@ -440,7 +454,15 @@ pub fn search(index: &Index, semantic: &Semantic, query: &str, limit: usize) -> 
         let results = lexical
             .iter()
             .take(limit)
-            .map(|h| hit(si, h.doc, lexical_score(h.score), field_names(h.fields), None))
+            .map(|h| {
+                hit(
+                    si,
+                    h.doc,
+                    lexical_score(h.score),
+                    field_names(h.fields),
+                    None,
+                )
+            })
             .collect();
         return Results {
             results,
@@ -472,7 +494,11 @@ pub fn search(index: &Index, semantic: &Semantic, query: &str, limit: usize) -> 
         let e = fused.entry(doc).or_insert((0.0, 0, None, false));
         e.2 = Some(sim);
         if close(sim) {
-            let norm = if top > low { (sim - low) / (top - low) } else { 1.0 };
+            let norm = if top > low {
+                (sim - low) / (top - low)
+            } else {
+                1.0
+            };
             // The worst close neighbour still counts a little.
             e.0 += (1.0 - LEXICAL_WEIGHT) * (0.05 + 0.95 * norm);
         }
