@@ -337,7 +337,7 @@ fn main() {
             let mut s = Score::default();
             for (q, want) in &set.queries {
                 let w: Vec<u32> = want.iter().map(|t| pos[t.as_str()] as u32).collect();
-                let ranked = sem.rank(si, q).map(|r| r.0).unwrap_or_default();
+                let ranked = sem.rank(si, q).map(|r| r.hits).unwrap_or_default();
                 s.add(ranked.iter().take(10).position(|(d, _)| w.contains(d)));
             }
             row(
@@ -361,12 +361,13 @@ fn fusions(
     pos: &HashMap<&str, usize>,
     label: &str,
 ) {
-    let lists: Vec<(Vec<(u32, f32)>, Vec<(u32, f32)>, Vec<u32>)> = set
+    type Ranked = Vec<(u32, f32)>;
+    let lists: Vec<(Ranked, Ranked, Vec<u32>)> = set
         .queries
         .iter()
         .map(|(q, want)| {
             let lex: Vec<(u32, f32)> = si.rank(q, 100).iter().map(|h| (h.doc, h.score)).collect();
-            let s = sem.rank(si, q).map(|r| r.0).unwrap_or_default();
+            let s = sem.rank(si, q).map(|r| r.hits).unwrap_or_default();
             (
                 lex,
                 s,

@@ -85,11 +85,12 @@ fn toolbox(tmp: &Path) -> PathBuf {
 }
 
 fn config(tmp: &Path, embeddings: Embeddings) -> Config {
-    let mut c = Config::default();
-    c.cache_dir = tmp.join("cache");
-    c.data_dir = tmp.join("personal");
-    c.embeddings = embeddings;
-    c
+    Config {
+        cache_dir: tmp.join("cache"),
+        data_dir: tmp.join("personal"),
+        embeddings,
+        ..Config::default()
+    }
 }
 
 fn app(root: &Path, config: Config) -> App {

@@ -10,7 +10,8 @@ pub mod schema;
 mod search;
 
 pub use search::{
-    Doc, FIELDS, LexicalHit, SearchIndex, embedding_text, field_names, name_words, tokens, words,
+    Doc, FIELDS, LexicalHit, SearchIndex, embedding_text, field_names, name_words, text_key,
+    tokens, words,
 };
 
 use crate::error::Hint;

@@ -52,6 +52,9 @@ pub struct Doc {
     /// What the semantic ranking embeds: the name's words, title, description, tags and
     /// field names (`embedding_text`).
     pub text: String,
+    /// The first 16 bytes of the text's sha256: its vector's key (computed once here, not per
+    /// query).
+    pub key: [u8; 16],
 }
 
 /// The BM25F index of one version of the tools.
@@ -131,6 +134,15 @@ pub fn tokens(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The key of a text's vector: the first 16 bytes of its sha256.
+pub fn text_key(text: &str) -> [u8; 16] {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(text.as_bytes());
+    let mut k = [0u8; 16];
+    k.copy_from_slice(&d[..16]);
+    k
+}
+
 /// A tool's name as words: `word_count` → "word count".
 pub fn name_words(name: &str) -> String {
     words(name).join(" ")
@@ -195,11 +207,13 @@ impl SearchIndex {
         for tool in tools {
             let id = si.docs.len() as u32;
             let m = &tool.manifest;
+            let text = embedding_text(tool);
             si.docs.push(Doc {
                 name: m.name.clone(),
                 kind: m.kind.to_string(),
                 summary: m.summary().to_string(),
-                text: embedding_text(tool),
+                key: text_key(&text),
+                text,
             });
             let fields = schema_fields(&tool.input_schema);
             let join = |it: &mut dyn Iterator<Item = &str>| it.collect::<Vec<_>>().join(" ");
@@ -233,8 +247,8 @@ impl SearchIndex {
             si.lengths.push(lens);
         }
         let n = si.docs.len().max(1) as f32;
-        for f in 0..FIELD_COUNT {
-            si.avg_len[f] = (totals[f] as f32 / n).max(1.0);
+        for (avg, total) in si.avg_len.iter_mut().zip(totals) {
+            *avg = (total as f32 / n).max(1.0);
         }
         si.sorted = si.terms.keys().cloned().collect();
         si.sorted.sort();

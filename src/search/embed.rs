@@ -10,8 +10,8 @@ use super::static_table::StaticTable;
 /// A loaded source of embeddings.
 #[derive(Debug)]
 pub enum Embedder {
-    Builtin(StaticTable),
-    Local(LocalModel),
+    Builtin(Box<StaticTable>),
+    Local(Box<LocalModel>),
     Endpoint(Endpoint),
 }
 

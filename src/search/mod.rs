@@ -97,6 +97,17 @@ pub struct Results {
     pub notice: Option<String>,
 }
 
+/// A semantic ranking of the tools.
+#[derive(Debug, Clone)]
+pub struct SemanticRanking {
+    /// (tool, cosine), best first, at most `CANDIDATES`.
+    pub hits: Vec<(u32, f32)>,
+    /// The source of the embeddings, described.
+    pub source: String,
+    /// How many tools have vectors.
+    pub covered: usize,
+}
+
 /// An embedder and the tool vectors it made.
 struct Engine {
     embedder: Embedder,
@@ -161,8 +172,12 @@ impl Semantic {
     fn load(&self, choice: &Embeddings) -> Result<Arc<Engine>, String> {
         let embedder = match choice {
             Embeddings::None => return Err("semantic search is off".into()),
-            Embeddings::Builtin => static_table::StaticTable::builtin().map(Embedder::Builtin),
-            Embeddings::Local { dir } => bert::LocalModel::load(dir).map(Embedder::Local),
+            Embeddings::Builtin => {
+                static_table::StaticTable::builtin().map(|t| Embedder::Builtin(Box::new(t)))
+            }
+            Embeddings::Local { dir } => {
+                bert::LocalModel::load(dir).map(|m| Embedder::Local(Box::new(m)))
+            }
             Embeddings::Endpoint { url, model, key } => {
                 let key = match key {
                     None => Ok(None),
@@ -304,9 +319,8 @@ impl Semantic {
         }
     }
 
-    /// The semantic ranking of `si` for `query`: (tool, cosine) best first, the source's name,
-    /// and how many tools have vectors. None when no engine is loaded yet or it is off.
-    pub fn rank(&self, si: &SearchIndex, query: &str) -> Option<(Vec<(u32, f32)>, String, usize)> {
+    /// The semantic ranking of `si` for `query`. None when no engine is loaded yet or it is off.
+    pub fn rank(&self, si: &SearchIndex, query: &str) -> Option<SemanticRanking> {
         let ready = |slot: &OnceLock<Result<Arc<Engine>, String>>| {
             slot.get().and_then(|r| r.as_ref().ok()).cloned()
         };
@@ -328,21 +342,24 @@ impl Semantic {
             self.mark_up();
         }
         let store = engine.store.read().ok()?;
-        let model = engine.embedder.id();
         let mut covered = 0;
         let mut sims: Vec<(u32, f32)> = si
             .docs
             .iter()
             .enumerate()
             .filter_map(|(i, d)| {
-                let v = store.get(&store::key(&model, &d.text))?;
+                let v = store.get(&d.key)?;
                 covered += 1;
                 (v.dims() == q.len()).then(|| (i as u32, v.dot(&q)))
             })
             .collect();
         sims.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         sims.truncate(CANDIDATES);
-        Some((sims, engine.embedder.describe(), covered))
+        Some(SemanticRanking {
+            hits: sims,
+            source: engine.embedder.describe(),
+            covered,
+        })
     }
 
     /// Why the configured source could not be loaded, once it was tried.
@@ -388,11 +405,7 @@ impl Semantic {
 /// Embed the tools of `si` the engine has no vector of; drop vectors of tools gone.
 fn fill(engine: &Engine, si: &SearchIndex) -> Result<(), EmbedError> {
     let model = engine.embedder.id();
-    let keys: Vec<store::Key> = si
-        .docs
-        .iter()
-        .map(|d| store::key(&model, &d.text))
-        .collect();
+    let keys: Vec<store::Key> = si.docs.iter().map(|d| d.key).collect();
     let missing: Vec<usize> = {
         let store = engine.store.read().map_err(|_| EmbedError::Model {
             model: model.clone(),
@@ -431,7 +444,7 @@ fn file_safe(id: &str) -> String {
         .take(80)
         .collect();
     // Distinct ids that clean to the same text stay apart.
-    let h = store::key("file", id);
+    let h = store::key(id);
     format!("{clean}-{}", hex::encode(&h[..4]))
 }
 
@@ -445,7 +458,12 @@ pub fn search(index: &Index, semantic: &Semantic, query: &str, limit: usize) -> 
         semantic.rank(si, query)
     };
     let notice = semantic.take_notice();
-    let Some((sem, source, covered)) = ranked else {
+    let Some(SemanticRanking {
+        hits: sem,
+        source,
+        covered,
+    }) = ranked
+    else {
         let why = match (semantic.choice(), semantic.unavailable()) {
             (Embeddings::None, _) => "lexical BM25F (semantic search off)".to_string(),
             (_, Some(e)) => format!("lexical BM25F (semantic search unavailable: {e})"),

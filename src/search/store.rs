@@ -5,23 +5,16 @@
 //!
 //! File: `TSVC`, u32 dimensions, then records: 16-byte key, f32 scale, dimensions × i8.
 
-use sha2::Digest;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// A text's key: the first 16 bytes of sha256(model id, 0, text).
+/// A text's key: the first 16 bytes of its sha256 (each model has its own store and file, so
+/// the model is not part of it).
 pub type Key = [u8; 16];
 
-pub fn key(model: &str, text: &str) -> Key {
-    let mut h = sha2::Sha256::new();
-    h.update(model.as_bytes());
-    h.update([0]);
-    h.update(text.as_bytes());
-    let d = h.finalize();
-    let mut k = [0u8; 16];
-    k.copy_from_slice(&d[..16]);
-    k
+pub fn key(text: &str) -> Key {
+    crate::index::text_key(text)
 }
 
 /// A normalised vector, quantised.
@@ -190,7 +183,7 @@ fn append(file: &Path, dims: usize, records: &[u8]) -> std::io::Result<()> {
         let mut head = MAGIC.to_vec();
         head.extend_from_slice(&(dims as u32).to_le_bytes());
         f.write_all(&head)?;
-    } else if (len - 8) % rec != 0 {
+    } else if !(len - 8).is_multiple_of(rec) {
         f.set_len((8 + (len - 8) / rec * rec) as u64)?;
     }
     f.write_all(records)
@@ -205,8 +198,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let file = tmp.path().join("search/m.vec");
         let mut s = Store::open(Some(file.clone()));
-        let (a, b) = (key("m", "alpha"), key("m", "beta"));
-        assert_ne!(a, key("other model", "alpha"));
+        let (a, b) = (key("alpha"), key("beta"));
+        assert_ne!(a, b);
         s.insert(vec![(a, vec![0.6, 0.8]), (b, vec![1.0, 0.0])]);
         let again = Store::open(Some(file.clone()));
         assert_eq!(again.len(), 2);
@@ -216,7 +209,7 @@ mod tests {
         std::fs::write(&file, &bytes[..bytes.len() - 3]).unwrap();
         let mut cut = Store::open(Some(file.clone()));
         assert_eq!(cut.len(), 1);
-        cut.insert(vec![(key("m", "gamma"), vec![0.0, 1.0])]);
+        cut.insert(vec![(key("gamma"), vec![0.0, 1.0])]);
         assert_eq!(Store::open(Some(file.clone())).len(), 2);
         // Garbage is no store at all, never an error.
         std::fs::write(&file, b"not a cache").unwrap();
