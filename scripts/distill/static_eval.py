@@ -1,4 +1,7 @@
-"""Score a static table (static.bin) alone, and plain BM25, on the retrieval sets."""
+"""Score a static table (static.bin) alone, and plain BM25, on the retrieval sets.
+
+Usage: static_eval.py MODEL_DIR TABLE.bin SET... (sets of benches/retrieval/data, by name)
+"""
 import math, re, struct, sys, collections
 import numpy as np
 from tokenizers import Tokenizer
@@ -48,5 +51,4 @@ if __name__ == "__main__":
         Q = embed(tok, row_of, M, [q["text"] for q in queries])
         s = Q @ T.T
         print(name, "static R@1 %.3f R@5 %.3f MRR %.3f" % evalsets.score(s, tools, queries), flush=True)
-        if "--bm25" in sys.argv[1:2] or True:
-            print(name, "bm25   R@1 %.3f R@5 %.3f MRR %.3f" % evalsets.score(bm25(tools, queries), tools, queries), flush=True)
+        print(name, "bm25   R@1 %.3f R@5 %.3f MRR %.3f" % evalsets.score(bm25(tools, queries), tools, queries), flush=True)
