@@ -353,8 +353,13 @@ impl Semantic {
                 (v.dims() == q.len()).then(|| (i as u32, v.dot(&q)))
             })
             .collect();
-        sims.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        sims.truncate(CANDIDATES);
+        let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        // Only the best CANDIDATES are sorted (10,000 tools: a partition, then 100 sorted).
+        if sims.len() > CANDIDATES {
+            sims.select_nth_unstable_by(CANDIDATES, order);
+            sims.truncate(CANDIDATES);
+        }
+        sims.sort_by(order);
         Some(SemanticRanking {
             hits: sims,
             source: engine.embedder.describe(),
