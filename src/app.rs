@@ -176,6 +176,7 @@ impl App {
             toolbox: &self.toolbox,
             personal: &self.personal,
             roots: &self.config.roots,
+            wait: std::time::Duration::from_secs(self.config.approval_wait_secs as u64),
         }
     }
 

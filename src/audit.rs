@@ -162,6 +162,25 @@ impl Log {
     }
 }
 
+/// Seconds since the epoch of a time given as RFC 3339 (2026-01-31T12:00:00Z) or an age (30m,
+/// 2h, 7d); None when it is neither.
+pub fn parse_since(s: &str) -> Option<u64> {
+    let s = s.trim();
+    if let Ok(t) = s.parse::<jiff::Timestamp>() {
+        return Some(t.as_second().max(0) as u64);
+    }
+    let (num, unit) = s.split_at(s.len().saturating_sub(1));
+    let n: u64 = num.parse().ok()?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86400,
+        _ => return None,
+    };
+    Some(crate::personal::now_secs().saturating_sub(secs))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,6 +54,9 @@ pub struct Config {
     pub cargo: PathBuf,
     /// `TOOLSMITH_GIST_BASE`: where Gists are fetched from; default https://gist.github.com.
     pub gist_base: Option<String>,
+    /// `TOOLSMITH_APPROVAL_WAIT`: seconds a call waits for the person to decide (or set a
+    /// secret) in the console after its client opened the console's link; default 120.
+    pub approval_wait_secs: usize,
     /// `TOOLSMITH_CONFORMANCE_FIXTURES`: serve the MCP conformance suite's fixtures (tests only).
     pub conformance_fixtures: bool,
     /// How script processes are isolated.
@@ -310,6 +313,7 @@ impl Config {
             max_workers: count("TOOLSMITH_MAX_WORKERS", DEFAULT_MAX_WORKERS, 1)?,
             cargo: path("TOOLSMITH_CARGO").unwrap_or_else(|| PathBuf::from("cargo")),
             gist_base: text("TOOLSMITH_GIST_BASE")?,
+            approval_wait_secs: count("TOOLSMITH_APPROVAL_WAIT", 120, 0)?,
             conformance_fixtures: flag("TOOLSMITH_CONFORMANCE_FIXTURES")?,
             sandbox: SandboxConfig {
                 allow_unsandboxed: flag("TOOLSMITH_ALLOW_UNSANDBOXED")?,

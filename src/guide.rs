@@ -439,8 +439,9 @@ const CONVENTIONS: &str = r#"## How to use this toolbox
   (`network = ["api.github.com"]`, reached through the proxy in `HTTPS_PROXY`) rather than
   `network = true`: a person approves a short list more readily. Limits (`timeout_ms`, `memory_mb`, `output_bytes`) have safe defaults.
 - Anything beyond the defaults (capabilities, secrets, higher limits, `sandbox = "none"`) waits
-  for the person's approval on their machine: they are asked through the client when it
-  supports elicitation, or approve with `toolsmith approve NAME`. Any change asks again.
+  for the person's approval on their machine, given outside the MCP client: in their terminal
+  (`toolsmith console`, a page in their browser, or `toolsmith approve NAME`). An answer
+  through the client never approves. Any change asks again.
   Examples run before the commit with the defaults only.
 - Never put an API key or token in a tool's files (the commit is refused): declare it in
   `[secrets]` (`register_script` takes `secrets`), read it from the environment variable of

@@ -9,7 +9,7 @@ pub mod build;
 pub mod cli;
 pub mod compose;
 pub mod config;
-pub mod deps;
+pub mod console;
 pub mod error;
 pub mod examples;
 pub mod git;

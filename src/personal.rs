@@ -63,3 +63,116 @@ pub fn now_secs() -> u64 {
 pub fn rfc3339(secs: u64) -> String {
     crate::git::format_utc(secs as i64)
 }
+
+/// The person's own settings on this machine: `config.toml` in the private directory, which
+/// no tool and no meta-tool can write.
+///
+/// ```toml
+/// [approvals]
+/// # Kinds of grant an answer given through the MCP client's elicitation may approve.
+/// # Off (empty) by default: only `toolsmith approve` and `toolsmith console` approve.
+/// elicitation = ["env", "limits"]
+/// ```
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct Settings {
+    #[serde(default)]
+    pub approvals: ApprovalSettings,
+}
+
+/// `[approvals]` of the personal settings.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct ApprovalSettings {
+    /// Kinds of grant an elicitation answer may approve (`ELICITATION_KINDS`, or "all").
+    #[serde(default)]
+    pub elicitation: Vec<String>,
+}
+
+/// The kinds of grant `[approvals] elicitation` may name.
+pub const ELICITATION_KINDS: &[&str] = &[
+    "network",
+    "env",
+    "read",
+    "write",
+    "secrets",
+    "unsandboxed",
+    "limits",
+    "all",
+];
+
+/// The settings file of the private directory `dir`.
+pub fn settings_path(dir: &Path) -> std::path::PathBuf {
+    dir.join("config.toml")
+}
+
+impl Settings {
+    /// Read `config.toml` of `dir` (the defaults when there is none). An unreadable file or an
+    /// unknown kind is an error: the caller then keeps the defaults (fail closed).
+    pub fn load(dir: &Path) -> Result<Settings, String> {
+        let path = settings_path(dir);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        let s: Settings =
+            toml::from_str(&text).map_err(|e| format!("{} is not valid: {e}", path.display()))?;
+        if let Some(bad) = s
+            .approvals
+            .elicitation
+            .iter()
+            .find(|k| !ELICITATION_KINDS.contains(&k.as_str()))
+        {
+            return Err(format!(
+                "{}: [approvals] elicitation names {bad:?}, which is not a kind of grant (one of {})",
+                path.display(),
+                ELICITATION_KINDS.join(", ")
+            ));
+        }
+        Ok(s)
+    }
+
+    /// Whether an elicitation answer may approve a grant of `kind`.
+    pub fn elicitation_approves(&self, kind: &str) -> bool {
+        self.approvals
+            .elicitation
+            .iter()
+            .any(|k| k == "all" || k == kind)
+    }
+}
+
+/// Where a running `toolsmith console` of this private directory records its address.
+fn console_file(dir: &Path) -> std::path::PathBuf {
+    dir.join("console.json")
+}
+
+/// Record the address of the console this process serves (removed by `forget_console`).
+pub fn record_console(dir: &Path, url: &str) -> std::io::Result<()> {
+    let v = serde_json::json!({"url": url, "pid": std::process::id()});
+    write_private(&console_file(dir), v.to_string().as_bytes())
+}
+
+/// Remove the record, if it is this process's.
+pub fn forget_console(dir: &Path) {
+    let path = console_file(dir);
+    let mine = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .is_some_and(|v| v["pid"].as_u64() == Some(u64::from(std::process::id())));
+    if mine {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// The address of a console running for this private directory (it answers on its port), if
+/// one does. The address carries no credential: the console's pages need the person's session.
+pub fn console_address(dir: &Path) -> Option<String> {
+    let bytes = std::fs::read(console_file(dir)).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    let url = v["url"].as_str()?.to_string();
+    let addr: std::net::SocketAddr = url.strip_prefix("http://")?.parse().ok()?;
+    if !addr.ip().is_loopback() {
+        return None;
+    }
+    std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_millis(300)).ok()?;
+    Some(url)
+}

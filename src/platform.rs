@@ -180,3 +180,31 @@ pub fn release_free_memory() {
         libc::malloc_trim(0);
     }
 }
+
+/// What identifies a directory rather than its path: a directory replaced by another (a
+/// commit swaps a tool's directory for a new one) has another identity. On Unix its device,
+/// inode and modification time; None where it cannot be told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DirId(u64, u64, i64, i64);
+
+/// The identity of the directory at `path` (None when it cannot be read, or off Unix).
+pub fn dir_id(path: &Path) -> Option<DirId> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let md = std::fs::metadata(path).ok()?;
+        Some(DirId(md.dev(), md.ino(), md.mtime(), md.mtime_nsec()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+/// `bytes` random bytes from the operating system, as hex (tokens, ids).
+pub fn random_hex(bytes: usize) -> io::Result<String> {
+    let mut b = vec![0u8; bytes];
+    getrandom::fill(&mut b).map_err(|e| io::Error::other(e.to_string()))?;
+    Ok(hex::encode(b))
+}

@@ -4,11 +4,11 @@
 //! any step fails.
 
 use crate::app::App;
-use crate::deps::{self, DepsError, Progress};
 use crate::index::Tool;
 use crate::manifest::{
     self, Declared, Dependencies, Example, Kind, LANGUAGES, Manifest, Protocol, Run, SandboxMode,
 };
+use crate::runner::deps::{self, DepsError, Progress};
 use crate::runner::script::Host;
 use crate::toolbox::{Actor, FileSpec, WriteOutcome};
 use schemars::JsonSchema;
@@ -48,11 +48,6 @@ pub struct ScriptSpec {
     /// Schemas, annotations, limits, capabilities (as `build_tool` takes them).
     #[serde(flatten)]
     pub declared: Declared,
-    // Secrets the tool needs: NAME (an environment variable name) → what it is for. Never
-    // values: a person sets those (`toolsmith secret set NAME`; the guide says so). The
-    // description is short: every meta-tool definition is sent to the model.
-    #[serde(default)]
-    pub secrets: Option<std::collections::BTreeMap<String, String>>,
     #[serde(default)]
     pub examples: Vec<ExampleSpec>,
     #[serde(default)]
@@ -272,7 +267,12 @@ pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
             .unwrap_or_default(),
         limits: spec.declared.limits.clone().unwrap_or_default(),
         capabilities: spec.declared.capabilities.clone().unwrap_or_default(),
-        secrets: spec.secrets.clone().unwrap_or_default(),
+        secrets: spec
+            .declared
+            .secrets
+            .as_ref()
+            .map(manifest::SecretsSpec::to_map)
+            .unwrap_or_default(),
         examples: spec.examples.iter().map(ExampleSpec::to_manifest).collect(),
         hashes: Default::default(),
         origin: None,
@@ -352,9 +352,16 @@ pub async fn register(
         warnings.push("`dependencies.crates` is for wasm tools; a script ignores it".into());
     }
     warnings.extend(crate::approval::request::notice(&m));
+    // Every pip and npm entry is a package from a registry, checked before pip or npm runs.
+    deps::check(&m)?;
 
     // Dependencies first: a failed install commits nothing.
-    let lockfiles = deps::resolve(tb.root(), &m, progress).await?;
+    let config = app.config();
+    let ctx = deps::Ctx {
+        sandbox: &config.sandbox,
+        cache: &config.cache_dir,
+    };
+    let lockfiles = deps::resolve(ctx, tb.root(), &m, progress).await?;
 
     let mut files = vec![FileSpec::new(
         entry.clone(),
@@ -397,6 +404,7 @@ pub async fn register(
         warnings: parsed.warnings,
         validator: Default::default(),
         secrets: Default::default(),
+        admitted: None,
     };
     let failures = crate::examples::check(app, &staging, &tool, host).await;
     let total = tool.manifest.examples.len();

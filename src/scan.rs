@@ -71,64 +71,77 @@ fn line_of(text: &[u8], offset: usize) -> usize {
         + 1
 }
 
-/// Scan one file's bytes. `stored` are (name, value) of the secrets stored on this machine.
-pub fn scan_bytes(path: &str, bytes: &[u8], stored: &[(String, String)]) -> Vec<Finding> {
-    let mut out = Vec::new();
-    for (name, value) in stored {
-        if value.len() < MIN_STORED_LEN {
-            continue;
+/// The scan of one change: the stored values' forms searched for with one automaton, made
+/// once for every file of the change.
+pub struct Scanner {
+    stored: crate::secrets::redact::Finder,
+}
+
+impl Scanner {
+    /// A scanner for the secrets stored on this machine, `stored` (name, value).
+    pub fn new(stored: &[(String, String)]) -> Scanner {
+        let long: Vec<(String, String)> = stored
+            .iter()
+            .filter(|(_, v)| v.len() >= MIN_STORED_LEN)
+            .cloned()
+            .collect();
+        Scanner {
+            stored: crate::secrets::redact::Finder::new(&long),
         }
-        if let Some(at) = memchr_find(bytes, value.as_bytes()) {
+    }
+
+    /// Scan one file's bytes.
+    pub fn bytes(&self, path: &str, bytes: &[u8]) -> Vec<Finding> {
+        let mut out = Vec::new();
+        let text = String::from_utf8_lossy(bytes);
+        // Every form a script reaches first (base64, hex, URL-encoded, reversed), also split
+        // across lines, as the redaction of results searches for.
+        for (at, name, encoding) in self.stored.find(&text) {
             out.push(Finding {
                 path: path.to_string(),
-                line: line_of(bytes, at),
-                what: format!("the value of the secret {name} stored on this machine"),
+                line: line_of(text.as_bytes(), at),
+                what: format!(
+                    "the {}value of the secret {name} stored on this machine",
+                    encoding.describe()
+                ),
             });
         }
-    }
-    let head = &bytes[..bytes.len().min(8192)];
-    if bytes.len() <= MAX_TEXT_BYTES && !head.contains(&0) {
-        let text = String::from_utf8_lossy(bytes);
-        for (re, what) in formats() {
-            if let Some(m) = re.find(&text) {
-                out.push(Finding {
-                    path: path.to_string(),
-                    line: line_of(text.as_bytes(), m.start()),
-                    what: (*what).to_string(),
-                });
+        let head = &bytes[..bytes.len().min(8192)];
+        if bytes.len() <= MAX_TEXT_BYTES && !head.contains(&0) {
+            for (re, what) in formats() {
+                if let Some(m) = re.find(&text) {
+                    out.push(Finding {
+                        path: path.to_string(),
+                        line: line_of(text.as_bytes(), m.start()),
+                        what: (*what).to_string(),
+                    });
+                }
             }
         }
+        out
     }
-    out
-}
 
-fn memchr_find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() || needle.len() > hay.len() {
-        return None;
-    }
-    hay.windows(needle.len()).position(|w| w == needle)
-}
-
-/// Scan every file under `dir` (except environments and build output), naming each as
-/// `prefix/<relative path>`.
-pub fn scan_dir(dir: &Path, prefix: &str, stored: &[(String, String)]) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let walker = crate::hashing::walk_tool_dir(dir);
-    for entry in walker.flatten() {
-        if !entry.file_type().is_file() {
-            continue;
+    /// Scan every file under `dir` (except environments and build output), naming each as
+    /// `prefix/<relative path>`.
+    pub fn dir(&self, dir: &Path, prefix: &str) -> Vec<Finding> {
+        let mut out = Vec::new();
+        let walker = crate::hashing::walk_tool_dir(dir);
+        for entry in walker.flatten() {
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(entry.path()) else {
+                continue;
+            };
+            let rel = entry
+                .path()
+                .strip_prefix(dir)
+                .map(|r| r.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_default();
+            out.extend(self.bytes(&format!("{prefix}/{rel}"), &bytes));
         }
-        let Ok(bytes) = std::fs::read(entry.path()) else {
-            continue;
-        };
-        let rel = entry
-            .path()
-            .strip_prefix(dir)
-            .map(|r| r.to_string_lossy().replace('\\', "/"))
-            .unwrap_or_default();
-        out.extend(scan_bytes(&format!("{prefix}/{rel}"), &bytes, stored));
+        out
     }
-    out
 }
 
 /// The secrets stored on this machine (in the process's personal directory, `Config::process`),
@@ -148,7 +161,7 @@ mod tests {
     fn formats_and_stored_values_are_found_with_their_line() {
         let key = format!("ghp_{}", "a1B2".repeat(9));
         let src = format!("import os\nTOKEN = \"{key}\"\n");
-        let f = scan_bytes("tools/t/main.py", src.as_bytes(), &[]);
+        let f = Scanner::new(&[]).bytes("tools/t/main.py", src.as_bytes());
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!((f[0].line, f[0].what.as_str()), (2, "a GitHub token"));
         for (text, what) in [
@@ -165,13 +178,35 @@ mod tests {
             ("-----BEGIN OPENSSH PRIVATE KEY-----", "a private key block"),
             ("-----BEGIN RSA PRIVATE KEY-----", "a private key block"),
         ] {
-            let f = scan_bytes("x", text.as_bytes(), &[]);
+            let f = Scanner::new(&[]).bytes("x", text.as_bytes());
             assert_eq!(f.first().map(|f| f.what.as_str()), Some(what), "{text}");
         }
         let stored = vec![("MY_KEY".to_string(), "plain-looking-value".to_string())];
-        let f = scan_bytes("x", b"a\nb\nv = plain-looking-value\n", &stored);
+        let f = Scanner::new(&stored).bytes("x", b"a\nb\nv = plain-looking-value\n");
         assert_eq!(f[0].line, 3);
         assert!(f[0].what.contains("MY_KEY"));
-        assert!(scan_bytes("x", b"print('hello sk-short')\n", &stored).is_empty());
+        assert!(
+            Scanner::new(&stored)
+                .bytes("x", b"print('hello sk-short')\n")
+                .is_empty()
+        );
+        // Its base64 (at any alignment, URL-safe too), hex and reversal are refused as well.
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD.encode("x=plain-looking-value");
+        for (text, what) in [
+            (format!("a\nb = '{b64}'\n"), "base64 of the value"),
+            (
+                format!("h = '{}'\n", hex::encode_upper("plain-looking-value")),
+                "hex of the value",
+            ),
+            ("r = 'eulav-gnikool-nialp'\n".to_string(), "reversed value"),
+            ("s = 'plain-looking-\nvalue'\n".to_string(), "value of"),
+        ] {
+            let f = Scanner::new(&stored).bytes("x", text.as_bytes());
+            assert!(
+                f.first().is_some_and(|f| f.what.contains(what)),
+                "{text}: {f:?}"
+            );
+        }
     }
 }

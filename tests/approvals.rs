@@ -111,7 +111,7 @@ fn stdout(o: &Output) -> String {
 }
 
 /// Reads the secret and prints it (or, with `fail`, writes it to stderr and exits 1).
-const ECHO_TOKEN: &str = "import json, os, sys\nargs = json.load(sys.stdin)\ntok = os.environ.get('DEMO_TOKEN')\nif args.get('fail'):\n    sys.stderr.write('bad token ' + str(tok) + '\\n')\n    sys.exit(1)\nprint(json.dumps({'token': tok, 'len': len(tok or '')}))\n";
+const ECHO_TOKEN: &str = "import base64, json, os, sys, urllib.parse\nargs = json.load(sys.stdin)\ntok = os.environ.get('DEMO_TOKEN')\nif args.get('encode'):\n    t = tok.encode()\n    print(json.dumps({'b64': base64.b64encode(b'x:' + t).decode(), 'b64url': base64.urlsafe_b64encode(b'ab' + t).decode(), 'hex': t.hex(), 'HEX': t.hex().upper(), 'url': urllib.parse.quote('q=' + tok + '&'), 'rev': tok[::-1], 'split': tok[:7] + '\\n' + tok[7:]}))\n    sys.exit(0)\nif args.get('fail'):\n    sys.stderr.write('bad token ' + str(tok) + '\\n')\n    sys.exit(1)\nprint(json.dumps({'token': tok, 'len': len(tok or '')}))\n";
 
 #[test]
 fn a_person_approves_on_the_command_line_and_secrets_stay_out_of_output() {
@@ -187,6 +187,18 @@ fn a_person_approves_on_the_command_line_and_secrets_stay_out_of_output() {
         stderr(&out)
     );
     assert!(!stderr(&out).contains(VALUE));
+    // Encoded, reversed or split across lines, the value is still redacted (issue 25).
+    let out = e.call("tok", json!({"encode": true}));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for k in ["b64", "b64url", "hex", "HEX", "url", "rev", "split"] {
+        assert!(
+            v["structured"][k]
+                .as_str()
+                .is_some_and(|s| s.contains("[secret DEMO_TOKEN]")),
+            "{k}: {v}"
+        );
+    }
     let list = e.json(&["secret", "list"]);
     assert_eq!(
         list,
@@ -251,6 +263,7 @@ fn a_person_approves_on_the_command_line_and_secrets_stay_out_of_output() {
         ("call", "pending"),
         ("call", "ok"),
         ("call", "error"),
+        ("call", "ok"),
         ("call", "pending"),
         ("denied", ""),
         ("call", "ok"),
@@ -268,7 +281,7 @@ fn a_person_approves_on_the_command_line_and_secrets_stay_out_of_output() {
     assert!(ok["commit"].as_str().is_some_and(|c| c.len() == 40), "{ok}");
     assert!(ok["bytes_in"].as_u64() == Some(2) && ok["bytes_out"].as_u64() > Some(0));
     assert!(
-        log[7].get("grants").is_none(),
+        log[8].get("grants").is_none(),
         "a denied call used no grant"
     );
     let raw = std::fs::read_to_string(e.personal.join("audit.log")).unwrap();
@@ -370,9 +383,17 @@ fn an_ai_pasting_a_key_into_source_is_stopped_before_the_commit() {
     assert_clean(&e.root);
 }
 
-/// tests/py/approvals.py in one protocol era: the SDK's elicitation callback plays the person.
-fn elicitation_scenario(mode: &str, scenario: &str) -> Value {
+/// tests/py/approvals.py in one protocol era: the SDK's elicitation callback plays the person,
+/// who opted the kinds `opt_in` in (`[approvals] elicitation` in their personal config.toml):
+/// without it an answer through the client approves nothing (tests/console.rs).
+fn elicitation_scenario(mode: &str, scenario: &str, opt_in: &str) -> Value {
     let e = Env::new();
+    std::fs::create_dir_all(&e.personal).unwrap();
+    std::fs::write(
+        e.personal.join("config.toml"),
+        format!("[approvals]\nelicitation = [{opt_in}]\n"),
+    )
+    .unwrap();
     let out = Command::new(python())
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/approvals.py"))
         .args([
@@ -401,14 +422,14 @@ fn elicitation_scenario(mode: &str, scenario: &str) -> Value {
 #[test]
 fn a_person_answers_the_elicitation_form_in_both_protocol_eras() {
     for mode in ["legacy", "auto"] {
-        let s = elicitation_scenario(mode, "form");
+        let s = elicitation_scenario(mode, "form", "\"env\"");
         assert_eq!(s["asked"], 3, "{s}");
         assert_eq!(
             s["decisions"],
             json!([
-                ["denied", "elicitation"],
-                ["approved once", "elicitation"],
-                ["approved", "elicitation"]
+                ["denied", "elicitation (personal setting)"],
+                ["approved once", "elicitation (personal setting)"],
+                ["approved", "elicitation (personal setting)"]
             ]),
             "{s}"
         );
@@ -430,22 +451,51 @@ fn a_person_answers_the_elicitation_form_in_both_protocol_eras() {
 }
 
 #[test]
-fn a_missing_secret_is_entered_on_the_one_time_page_in_a_real_browser() {
+fn a_missing_secret_is_set_in_the_console_in_a_real_browser() {
     for mode in ["legacy", "auto"] {
-        let s = elicitation_scenario(mode, "page");
+        let s = elicitation_scenario(mode, "page", "\"secrets\"");
         assert_eq!(
             s["modes"],
             json!(["form", "url"]),
-            "approval form, then the page: {s}"
+            "approval form, then the console's page: {s}"
         );
-        assert_eq!(s["other_origin"], 403, "{s}");
-        assert_eq!(s["cross_site"], 403, "{s}");
+        let url = s["url"].as_str().unwrap();
+        assert!(url.ends_with("/secrets#secret-PAGE_TOKEN"), "{url}");
+        // The link the client was given opens nothing without the person's session, and a
+        // post without it sets nothing.
+        assert!(
+            s["stranger_text"]
+                .as_str()
+                .unwrap()
+                .contains("Not signed in"),
+            "{s}"
+        );
+        assert_eq!(s["other_origin"], 401, "{s}");
+        assert_eq!(s["cross_site"], 401, "{s}");
         if mode == "legacy" {
-            // A 2025 session waits for the page within the call, and hears it was submitted.
+            // A 2025 session waits for the secret within the call, hears why, and hears it
+            // was set.
             assert_eq!(s["offered"].as_array().map(Vec::len), Some(1), "{s}");
             assert_eq!(
                 s["completed"], s["offered"],
                 "notifications/elicitation/complete names the offered elicitation: {s}"
+            );
+            assert_eq!(s["waited_note"], true, "{s}");
+            // The person set it seconds after the link was accepted: meanwhile the call sent
+            // progress notifications saying what it waits for.
+            let progress = s["progress"].as_array().unwrap();
+            assert!(
+                progress.len() >= 2
+                    && progress.iter().all(|m| m
+                        .as_str()
+                        .unwrap()
+                        .starts_with("waiting for the person to set the secret PAGE_TOKEN in the toolsmith console")),
+                "{s}"
+            );
+            assert_eq!(
+                s["loggers"],
+                json!([["tool page_tok", true], ["toolsmith", false]]),
+                "a tool's log lines are labelled as the tool's: {s}"
             );
         }
         assert!(
@@ -456,16 +506,11 @@ fn a_missing_secret_is_entered_on_the_one_time_page_in_a_real_browser() {
             s["saved_text"]
                 .as_str()
                 .unwrap()
-                .contains("PAGE_TOKEN is saved"),
+                .contains("PAGE_TOKEN is set."),
             "{s}"
         );
-        assert!(
-            s["reopened_text"]
-                .as_str()
-                .unwrap()
-                .contains("This page is gone"),
-            "the page cannot be reused: {s}"
-        );
+        assert_eq!(s["value_shown"], false, "never shown back: {s}");
+        assert_eq!(s["set_by"], json!(["PAGE_TOKEN"]), "{s}");
         // The tool saw the value; the result shows only its name.
         assert_eq!(
             s["result"],

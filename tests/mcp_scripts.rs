@@ -54,7 +54,34 @@ fn script_tools_over_mcp_in_both_protocol_eras() {
         legacy["ask"]["structured"],
         serde_json::json!({"name": "Ada", "said": "Hello, Ada!"})
     );
-    assert_eq!(legacy["seen"]["elicit"][0], "What is your name?");
+    // Shown as the tool's own question, never as toolsmith's.
+    assert_eq!(
+        legacy["seen"]["elicit"][0],
+        "tool ask_legacy asks: What is your name?"
+    );
+    // A tool cannot speak as toolsmith: no URL-mode elicitation, no secret-looking field.
+    for k in ["forged_url", "forged_token"] {
+        assert_eq!(legacy[k]["is_error"], true, "{k}: {legacy}");
+    }
+    assert!(
+        legacy["forged_url"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("may not send URL-mode elicitation"),
+        "{legacy}"
+    );
+    assert!(
+        legacy["forged_token"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("[secrets]"),
+        "{legacy}"
+    );
+    assert_eq!(
+        legacy["seen"]["elicit"].as_array().map(Vec::len),
+        Some(1),
+        "{legacy}"
+    );
     assert_eq!(legacy["seen"]["sample"][0], "Greet Ada");
     assert_eq!(legacy["memory"]["value"], "Ada", "{legacy}");
 
@@ -70,7 +97,7 @@ fn script_tools_over_mcp_in_both_protocol_eras() {
         "{modern}"
     );
     assert_eq!(
-        modern["seen"]["elicit"][0], "What is your name?",
+        modern["seen"]["elicit"][0], "tool ask_auto asks: What is your name?",
         "{modern}"
     );
     assert_eq!(modern["seen"]["sample"][0], "Greet Ada", "{modern}");

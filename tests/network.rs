@@ -303,12 +303,20 @@ fn a_domain_entry_that_is_not_a_host_is_refused_with_a_hint() {
     );
 }
 
-/// tests/py/network_mcp.py: approval through elicitation, and calls through spares keep the
-/// proxy (each process has its own, started with it).
+/// tests/py/network_mcp.py: approval through elicitation (the person opted network grants in
+/// with `[approvals] elicitation` in their personal config.toml), and calls through spares keep
+/// the proxy (each process has its own, started with it).
 #[test]
 fn over_mcp_the_person_approves_the_domains_and_every_call_is_filtered() {
     let srv = server();
     let e = Env::new(true);
+    let personal = e.tmp.path().join("personal");
+    std::fs::create_dir_all(&personal).unwrap();
+    std::fs::write(
+        personal.join("config.toml"),
+        "[approvals]\nelicitation = [\"network\"]\n",
+    )
+    .unwrap();
     let out = Command::new(common::python())
         .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/network_mcp.py"))
         .args(["--toolsmith", env!("CARGO_BIN_EXE_toolsmith"), "--toolbox"])

@@ -229,6 +229,39 @@ async fn pip_dependency_is_locked_committed_and_rebuilt_after_a_clone() {
     );
     let lock = std::fs::read_to_string(root.join("tools/six_version/requirements.lock")).unwrap();
     assert!(lock.lines().any(|l| l == "six==1.16.0"), "{lock}");
+
+    // A registration of another version asking for other packages (which the AI chooses)
+    // never rewrites the environment the committed version runs in — here one whose examples
+    // fail, so the committed version stays: its environment is as it was, and it runs.
+    let env = env_of(&root, "six_version", "py").expect("an environment");
+    std::fs::write(env.join("sentinel"), "untouched").unwrap();
+    let other = spec(json!({
+        "name": "six_version", "language": "python", "description": "The version of six",
+        "dependencies": {"pip": ["six==1.15.0"]},
+        "code": py("import six\ndef run(args, ctx):\n    return {\"six\": six.__version__}\n"),
+        "examples": [{"input": {}, "output": {"six": "0"}}],
+    }));
+    let refused = register::register(
+        &app,
+        &other,
+        &Actor::from("test"),
+        &Recorder::default(),
+        &|_, _, _| {},
+    )
+    .await;
+    assert!(refused.is_err(), "the examples fail");
+    assert!(
+        env.join("sentinel").exists(),
+        "the committed version's environment was rewritten"
+    );
+    assert_eq!(
+        structured(
+            app.call("six_version", json!({}), &Recorder::default())
+                .await
+        ),
+        json!({"six": "1.16.0"})
+    );
+
     assert!(git(&root, &["ls-files"]).contains("tools/six_version/requirements.lock"));
     assert_clean(&root); // the venv lives under the ignored .toolsmith/
 
@@ -254,8 +287,9 @@ async fn pip_dependency_is_locked_committed_and_rebuilt_after_a_clone() {
     );
     assert_eq!(got, json!({"six": "1.16.0"}));
     assert!(
-        clone
-            .join(".toolsmith/env/six_version/py/bin/python")
+        env_of(&clone, "six_version", "py")
+            .expect("an environment")
+            .join("bin/python")
             .exists()
     );
     assert_clean(&clone);
@@ -413,12 +447,11 @@ async fn a_fork_bomb_is_contained_and_cleaned_up() {
     let (_tmp, app) = app();
     let contained = toolsmith::runner::sandbox::PidsCgroup::new(8, &app.config().sandbox).is_some()
         || unsafe { libc::geteuid() } != 0;
-    if !contained {
-        eprintln!(
-            "skipped: running as root without a usable pids cgroup, nothing would stop a fork bomb"
-        );
-        return;
-    }
+    assert!(
+        contained,
+        "running as root without a usable pids cgroup: nothing would stop a fork bomb, so this \
+         property cannot be checked here (a writable pids cgroup is needed; CI runs as root with one)"
+    );
     let s = spec(
         json!({"name": "bomb", "language": "bash", "protocol": "plain", "description": "A fork bomb",
         "limits": {"timeout_ms": 3000},
@@ -514,29 +547,14 @@ async fn the_sandbox_denies_network_and_writes_unless_granted() {
     let code = format!(
         "import json, socket\nok = True\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2).close()\nexcept OSError:\n    ok = False\nwrote = True\ntry:\n    open('/usr/toolsmith-escape-4711', 'w').write('x')\nexcept OSError:\n    wrote = False\nprint(json.dumps({{'connected': ok, 'wrote_outside': wrote}}))\n"
     );
-    if toolsmith::runner::sandbox::choose(
+    // The property needs a sandbox: a machine without one cannot check it (setup.sh installs
+    // bubblewrap; Landlock is in the kernel). Refusing to run without one is tested in
+    // tests/sandbox.rs.
+    if let Err(e) = toolsmith::runner::sandbox::choose(
         toolsmith::manifest::SandboxMode::Required,
         &app.config().sandbox,
-    )
-    .is_err()
-    {
-        // Without bubblewrap a tool that requires the sandbox must fail, never run unsandboxed.
-        plain_py(&app, "needs_sandbox", "print('{}')\n", json!({})).await;
-        let tb = app.toolbox.root().join("tools/needs_sandbox/tool.toml");
-        let t = std::fs::read_to_string(&tb)
-            .unwrap()
-            .replace("[run]\n", "[run]\nsandbox = \"required\"\n");
-        std::fs::write(&tb, t).unwrap();
-        app.refresh();
-        let err = app
-            .call("needs_sandbox", json!({}), &Recorder::default())
-            .await
-            .unwrap_err();
-        assert!(
-            err.to_string().contains("no sandbox can be applied"),
-            "{err}"
-        );
-        return;
+    ) {
+        panic!("no sandbox on this machine, so this test cannot check anything: {e}");
     }
     plain_py(&app, "offline", &code, json!({"sandbox": "required"})).await;
     plain_py(

@@ -435,3 +435,64 @@ async fn exit_statuses_and_late_output_through_spares() {
     }
     app.scripts().spares.stop_all();
 }
+
+/// An approved tool's directory replaced after the approval was checked (a commit landing
+/// between `approval::admit` and the process start): nothing of the new code runs with the
+/// grants given to the old, through a spare or a fresh process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_call_whose_directory_was_replaced_meanwhile_runs_nothing() {
+    let _turn = TURN.lock().await;
+    let (tmp, app) = app();
+    // SAFETY: this binary's other tests do not read this variable; set before any call.
+    unsafe { std::env::set_var("SPARE_TEST_SWAPPED", "granted") };
+    add(&app, json!({"name": "swapped", "language": "python", "protocol": "plain", "description": "prints a variable",
+        "capabilities": {"env": ["SPARE_TEST_SWAPPED"]},
+        "code": "import os, json\nprint(json.dumps({'v': 1, 'env': os.environ.get('SPARE_TEST_SWAPPED')}))\n"})).await;
+    approve(&app, "swapped");
+    let d = dir(&app, "swapped");
+    let admitted = |app: &App| {
+        let mut t = app.tool("swapped").unwrap();
+        t.admitted = toolsmith::platform::dir_id(&d);
+        t
+    };
+    let swap = |n: u32| {
+        // What a commit does: a new directory renamed into place.
+        let new = tmp.path().join(format!("new-{n}"));
+        std::fs::create_dir_all(&new).unwrap();
+        for f in ["tool.toml", "main.py"] {
+            std::fs::copy(d.join(f), new.join(f)).unwrap();
+        }
+        std::fs::write(
+            new.join("main.py"),
+            "import os, json\nprint(json.dumps({'v': 2, 'env': os.environ.get('SPARE_TEST_SWAPPED')}))\n",
+        )
+        .unwrap();
+        std::fs::rename(&d, tmp.path().join(format!("old-{n}"))).unwrap();
+        std::fs::rename(&new, &d).unwrap();
+    };
+    for spares in [false, true] {
+        app.scripts().spares.set_enabled(spares);
+        let t = admitted(&app);
+        let out = app.scripts().call(&d, &t, &json!({}), &NoHost).await;
+        assert_eq!(
+            out.expect("the approved directory runs").structured,
+            Some(json!({"v": 1, "env": "granted"})),
+        );
+        app.scripts().spares.settled().await;
+        assert_eq!(
+            app.scripts().spares.idle_pids(&d).len(),
+            usize::from(spares),
+            "spares: {spares}"
+        );
+        let t = admitted(&app);
+        swap(u32::from(spares));
+        match app.scripts().call(&d, &t, &json!({}), &NoHost).await {
+            Err(RunError::Replaced { tool }) => assert_eq!(tool, "swapped"),
+            other => panic!("spares: {spares}: {other:?}"),
+        }
+        // Put back what git has, for the next round.
+        std::fs::remove_dir_all(&d).unwrap();
+        std::fs::rename(tmp.path().join(format!("old-{}", u32::from(spares))), &d).unwrap();
+    }
+    app.scripts().spares.stop_all();
+}

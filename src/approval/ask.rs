@@ -1,7 +1,18 @@
-//! Asking the person: an MCP elicitation form (through the call's host, so both protocol eras
-//! work: a 2025 `elicitation/create` request, a 2026 input-required round) that names the
-//! tool, each requested capability, a short summary of its code and what changed since the
-//! last approved version. The form never asks for a secret value.
+//! Telling the person that a tool waits, through the MCP client (the call's host, so both
+//! protocol eras work: a 2025 `elicitation/create` request, a 2026 input-required round).
+//!
+//! The client is driven by the AI (an agent loop, an auto-accepting harness), so its answer
+//! never approves: an accepted elicitation only means the person was told. The person approves
+//! where the client has no hand — `toolsmith approve` in a terminal, or the console
+//! (`toolsmith console`), whose pages need a session the person opened from their terminal.
+//! When a console runs, the question is a URL-mode elicitation with the console's approvals
+//! page (the link holds no credential), and the call waits for the decision made there
+//! (`wait`: with progress notifications, ended by the decision, a change of the tool or the
+//! console stopping); else a form that says how to approve. Declining denies this version (it
+//! then runs with the defaults), which takes nothing the AI could want. Only the personal
+//! setting `[approvals] elicitation` (off by default) lets a form answer approve the kinds it
+//! names. A missing secret is asked for the same way (`secret`): the console's Secrets page,
+//! or how to set it. No form asks for a secret value.
 
 use super::{Decision, Gate, Item, Record, request};
 use crate::index::Tool;
@@ -104,27 +115,166 @@ pub struct Question<'a> {
     pub diff: Option<String>,
 }
 
-/// Ask the person through the client. Records "this version" approvals and declines.
-pub async fn person(gate: &Gate<'_>, q: &Question<'_>, host: &dyn Host) -> Answer {
-    let (name, tool, items, content) = (q.name, q.tool, q.items, q.content);
-    let (changed, diff) = (q.changed, q.diff.as_deref());
+/// The request in words, with the code's summary and what changed (the start of every
+/// message to the person).
+fn describe(q: &Question<'_>) -> String {
     let mut message = format!(
-        "toolsmith: the tool \"{name}\" asks for capabilities beyond the defaults.\n\nIt is {}.\n\nIt asks for:\n{}\n",
-        summary(q.dir, tool),
-        request::lines(items)
+        "toolsmith: the tool \"{}\" asks for capabilities beyond the defaults.\n\nIt is {}.\n\nIt asks for:\n{}\n",
+        q.name,
+        summary(q.dir, q.tool),
+        request::lines(q.items)
             .iter()
             .map(|l| format!("- {l}"))
             .collect::<Vec<_>>()
             .join("\n")
     );
-    if let Some(c) = changed {
+    if let Some(c) = q.changed {
         message.push_str(&format!("\nThe tool {c}.\n"));
     }
-    if let Some(d) = diff {
+    if let Some(d) = &q.diff {
         message.push_str(&format!(
             "\nWhat changed since the version you approved:\n{d}\n"
         ));
     }
+    message
+}
+
+fn key(prefix: &str, q: &Question<'_>) -> String {
+    format!(
+        "{prefix}-{}-{}",
+        q.name,
+        q.content
+            .trim_start_matches("sha256:")
+            .get(..16)
+            .unwrap_or("")
+    )
+}
+
+/// Tell the person (and, only where their personal setting allows it, ask them) through the
+/// client.
+pub async fn person(gate: &Gate<'_>, q: &Question<'_>, host: &dyn Host) -> Answer {
+    let settings = crate::personal::Settings::load(gate.personal).unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "personal settings ignored: elicitation approves nothing");
+        crate::personal::Settings::default()
+    });
+    if q.items
+        .iter()
+        .all(|i| settings.elicitation_approves(i.kind()))
+    {
+        return approve_by_form(gate, q, host).await;
+    }
+    if let Some(console) = crate::personal::console_address(gate.personal) {
+        // None: no URL-mode elicitation here; tell it in a form.
+        if let Some(answer) = in_console(gate, q, host, &console).await {
+            return answer;
+        }
+    }
+    tell_by_form(gate, q, host).await
+}
+
+/// Whether the host's refusal means "asked; the answer comes on the call's retry" (2026).
+fn asked_for_retry(e: &crate::error::HostError) -> bool {
+    e.message.starts_with("input required")
+}
+
+/// A URL-mode elicitation with the console's approvals page; on accept, wait for the person's
+/// decision there. None when the client cannot take URL mode.
+async fn in_console(
+    gate: &Gate<'_>,
+    q: &Question<'_>,
+    host: &dyn Host,
+    console: &str,
+) -> Option<Answer> {
+    let id = random_id();
+    let message = format!(
+        "{}\nOnly you can approve this, outside this chat: open the toolsmith console (the browser where you opened its login link from your terminal) and approve or deny {} there; this call waits for your decision. Decline here to run it with the default grants only.",
+        describe(q),
+        q.name
+    );
+    let params = json!({
+        "mode": "url",
+        "message": message,
+        "url": format!("{console}/approvals#tool-{}", q.name),
+        "elicitationId": id,
+    });
+    match host.ask_person(&key("console", q), params).await {
+        Ok(a) => match a.get("action").and_then(Value::as_str) {
+            Some("accept") => {
+                let identity = crate::platform::dir_id(q.dir);
+                let waiting = super::wait::Waiting {
+                    host,
+                    personal: gate.personal,
+                    wait: gate.wait,
+                    what: format!("approve or deny {}", q.name),
+                };
+                let decided = || match gate.store().get(q.name) {
+                    Ok(Some(r)) if r.content == q.content => Some(match r.decision {
+                        Decision::Approved => Answer::Approved,
+                        Decision::Denied => Answer::Denied,
+                    }),
+                    _ => None,
+                };
+                let changed = || crate::platform::dir_id(q.dir) != identity;
+                match waiting.until(decided, changed).await {
+                    Ok(answer) => {
+                        host.elicitation_complete(&id);
+                        Some(answer)
+                    }
+                    Err(_) => Some(Answer::Unanswered),
+                }
+            }
+            Some("decline") => Some(record_denial(gate, q, "elicitation (declined)")),
+            _ => Some(Answer::Unanswered),
+        },
+        Err(e) if asked_for_retry(&e) => Some(Answer::Unanswered),
+        Err(e) => {
+            tracing::debug!(tool = q.name, %e, "no URL-mode elicitation");
+            None
+        }
+    }
+}
+
+/// A random id for an elicitation (16 hex digits).
+fn random_id() -> String {
+    crate::platform::random_hex(8)
+        .unwrap_or_else(|_| format!("{:016x}", crate::personal::now_secs()))
+}
+
+fn record_denial(gate: &Gate<'_>, q: &Question<'_>, via: &str) -> Answer {
+    if let Err(e) = gate.decide(q.name, q.content, q.items, Decision::Denied, via) {
+        tracing::warn!(tool = q.name, error = %e, "cannot record the person's decision");
+    }
+    Answer::Denied
+}
+
+/// A form that tells what waits and how the person approves it; its only choice is to decline.
+async fn tell_by_form(gate: &Gate<'_>, q: &Question<'_>, host: &dyn Host) -> Answer {
+    let message = format!(
+        "{}\nOnly you can approve this, outside this chat: run `toolsmith console` in a terminal (a page in your browser), or `toolsmith approve {name}` (`toolsmith pending` shows the diff). Then call the tool again. Decline here to run it with the default grants only; accepting changes nothing.",
+        describe(q),
+        name = q.name
+    );
+    let params = json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {"type": "object", "properties": {}}
+    });
+    match host.ask_person(&key("tell", q), params).await {
+        Ok(a) if a.get("action").and_then(Value::as_str) == Some("decline") => {
+            record_denial(gate, q, "elicitation (declined)")
+        }
+        Ok(_) => Answer::Unanswered,
+        Err(why) => {
+            tracing::debug!(tool = q.name, %why, "cannot tell the person through the client");
+            Answer::Unanswered
+        }
+    }
+}
+
+/// The form whose answer approves: only for the kinds the person's setting names.
+async fn approve_by_form(gate: &Gate<'_>, q: &Question<'_>, host: &dyn Host) -> Answer {
+    let (name, items, content) = (q.name, q.items, q.content);
+    let mut message = describe(q);
     message.push_str("\nApprove it? Decline to run it with the default grants only.");
     let params = json!({
         "mode": "form",
@@ -142,25 +292,14 @@ pub async fn person(gate: &Gate<'_>, q: &Question<'_>, host: &dyn Host) -> Answe
             "required": ["approve_for"]
         }
     });
-    let key = format!(
-        "approve-{name}-{}",
-        content
-            .trim_start_matches("sha256:")
-            .get(..16)
-            .unwrap_or("")
-    );
-    let answer = match host.ask_person(&key, params).await {
+    let answer = match host.ask_person(&key("approve", q), params).await {
         Ok(a) => a,
         Err(why) => {
             tracing::debug!(tool = name, %why, "cannot ask the person through the client");
             return Answer::Unanswered;
         }
     };
-    let record = |d: Decision| {
-        if let Err(e) = gate.decide(name, content, items, d, "elicitation") {
-            tracing::warn!(tool = name, error = %e, "cannot record the person's decision");
-        }
-    };
+    let via = "elicitation (personal setting)";
     match answer.get("action").and_then(Value::as_str) {
         Some("accept") => {
             let scope = answer
@@ -172,70 +311,84 @@ pub async fn person(gate: &Gate<'_>, q: &Question<'_>, host: &dyn Host) -> Answe
                     gate.toolbox.root(),
                     name,
                     "approved once",
-                    "elicitation",
+                    via,
                     request::lines(items),
                 ));
-            } else {
-                record(Decision::Approved);
+            } else if let Err(e) = gate.decide(name, content, items, Decision::Approved, via) {
+                tracing::warn!(tool = name, error = %e, "cannot record the person's decision");
             }
             Answer::Approved
         }
-        Some("decline") => {
-            record(Decision::Denied);
-            Answer::Denied
-        }
+        Some("decline") => record_denial(gate, q, via),
         _ => Answer::Unanswered,
     }
 }
 
-/// How long a call waits for the person to submit the secret page after accepting it.
-pub const PAGE_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
-
-/// Offer the one-time page for a missing secret through URL-mode elicitation (never a form:
-/// a form would pass the value through the client). True when the person submitted it.
-pub async fn secret_page(
+/// Tell the person that the approved tool `name` needs `secret`, which is not set. A console
+/// running: a URL-mode elicitation with its Secrets page, and on accept the call waits until
+/// the value is set there (or with the CLI). Else a form saying how to set it. The value never
+/// passes through the client: no form asks for it, and the console's pages need the person's
+/// session. True when the secret is set now.
+pub async fn secret(
     gate: &Gate<'_>,
     name: &str,
     secret: &str,
     purpose: &str,
     host: &dyn Host,
 ) -> bool {
-    let offer = match crate::secrets::page::offer(gate.personal, secret) {
-        Ok(o) => o,
-        Err(e) => {
-            tracing::debug!(%e, "no secret page");
-            return false;
-        }
+    let purpose = if purpose.is_empty() {
+        String::new()
+    } else {
+        format!(" ({purpose})")
     };
-    let params = json!({
-        "mode": "url",
-        "message": format!(
-            "toolsmith: the tool \"{name}\" needs the secret {secret} ({purpose}). Open this one-time page on this computer to enter it: the value is stored by toolsmith on this machine and never passes through the AI."
-        ),
-        "url": offer.url,
-        "elicitationId": offer.id,
-    });
-    let answer = host.ask_person(&format!("secret-{secret}"), params).await;
-    match &answer {
-        Ok(a) if a.get("action").and_then(Value::as_str) == Some("accept") => {}
-        Ok(_) => {
-            // Declined or cancelled: the page is withdrawn.
-            offer.cancel();
-            return false;
-        }
-        // Not asked (no URL elicitation), or asked and the call ends here (a 2026
-        // input-required round): the page stays valid until it expires.
-        Err(_) => return false,
-    }
-    // Submitted already (or while the client was answering), or within the wait.
-    let stored = || {
+    let is_set = || {
         crate::secrets::Store::new(gate.personal)
             .load()
             .is_ok_and(|all| all.contains_key(secret))
+            .then_some(())
     };
-    let done = stored() || (offer.wait(PAGE_WAIT).await && stored());
-    if done {
-        host.elicitation_complete(&offer.id);
+    if let Some(console) = crate::personal::console_address(gate.personal) {
+        let id = random_id();
+        let params = json!({
+            "mode": "url",
+            "message": format!(
+                "toolsmith: the tool \"{name}\" needs the secret {secret}{purpose}, which is not set on this machine. Only you can set it, outside this chat: on the Secrets page of the toolsmith console (the browser where you opened its login link from your terminal); this call waits for it. The value is stored by toolsmith on this machine and never passes through the AI. Decline here to leave it unset."
+            ),
+            "url": format!("{console}/secrets#secret-{secret}"),
+            "elicitationId": id,
+        });
+        match host.ask_person(&format!("secret-{secret}"), params).await {
+            Ok(a) if a.get("action").and_then(Value::as_str) == Some("accept") => {
+                let waiting = super::wait::Waiting {
+                    host,
+                    personal: gate.personal,
+                    wait: gate.wait,
+                    what: format!("set the secret {secret}"),
+                };
+                let set = waiting.until(is_set, || false).await.is_ok();
+                if set {
+                    host.elicitation_complete(&id);
+                }
+                return set;
+            }
+            // Declined or cancelled; or asked, with the answer on the call's retry (2026).
+            Ok(_) => return false,
+            Err(e) if asked_for_retry(&e) => return false,
+            Err(e) => tracing::debug!(tool = name, %e, "no URL-mode elicitation"),
+        }
     }
-    done
+    let params = json!({
+        "mode": "form",
+        "message": format!(
+            "toolsmith: the tool \"{name}\" needs the secret {secret}{purpose}, which is not set on this machine. Only you can set it, outside this chat: run `toolsmith console` in a terminal (a page in your browser) or `toolsmith secret set {secret}`; the value is stored on this machine and never passes through the AI. Then call the tool again."
+        ),
+        "requestedSchema": {"type": "object", "properties": {}}
+    });
+    if let Err(why) = host
+        .ask_person(&format!("secret-tell-{secret}"), params)
+        .await
+    {
+        tracing::debug!(tool = name, %why, "cannot tell the person through the client");
+    }
+    is_set().is_some()
 }

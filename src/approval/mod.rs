@@ -5,10 +5,13 @@
 //! nothing beyond the defaults (`request::requested` is empty) runs at once. Otherwise the
 //! person's decision for the tool's *exact content* (`content_hash`: the requests, tool.toml,
 //! source, lockfiles, artifact) decides: approved → the manifest as written, plus the values of
-//! its declared secrets; denied → the defaults only (with a warning); none → the person is
-//! asked through MCP elicitation when the client supports it (accept, accept for this call
-//! only, decline), and otherwise the call is refused with what waits and how to approve it.
-//! Decisions live in the personal directory (`store`), never in git; no meta-tool writes them.
+//! its declared secrets; denied → the defaults only (with a warning); none → the person is told
+//! through MCP elicitation when the client supports it (`ask`: the console's link, or how to
+//! approve; declining denies), and the call is refused with what waits and how to approve it.
+//! An answer through the MCP client never approves (the AI drives that client), except for
+//! the kinds of grant the person's own setting `[approvals] elicitation` names. Decisions are
+//! made with `toolsmith approve`/`deny` or in the console (`status::decide`), live in the
+//! personal directory (`store`), never in git; no meta-tool writes them.
 //!
 //! Calls from a build's or registration's work directory (examples before the commit) run
 //! with the defaults, unless the same content is already approved. After the call, `Call`
@@ -16,14 +19,18 @@
 //! log.
 
 mod ask;
+mod host;
 pub mod request;
+pub mod status;
 pub mod store;
+mod wait;
 
+pub use host::Redacting;
 pub use request::{Item, requested};
+pub use status::{DecideError, Status};
 pub use store::{Decision, Record, Store};
 
 use crate::audit;
-use crate::error::HostError;
 use crate::index::Tool;
 use crate::runner::CallOutput;
 use crate::runner::script::Host;
@@ -80,10 +87,10 @@ impl crate::error::Hint for GateError {
     fn hint(&self) -> Option<String> {
         match self {
             GateError::Pending { name, .. } => Some(format!(
-                "only a person can approve this, never the AI: in a terminal, `toolsmith pending` shows what waits (and the diff since the last approved version), `toolsmith approve {name}` approves this version, `toolsmith deny {name}` denies it (the tool then runs with the default grants); an MCP client that supports elicitation asks the person directly"
+                "only a person can approve this, in their own terminal, never the AI or its MCP client: `toolsmith console` opens a page in the browser with what waits (its source and the diff since the last approved version) to approve or deny; or `toolsmith pending` shows it, `toolsmith approve {name}` approves this version, `toolsmith deny {name}` denies it (the tool then runs with the default grants). Then call the tool again"
             )),
             GateError::MissingSecret { secret, .. } => Some(format!(
-                "a person sets it in a terminal with `toolsmith secret set {secret}` (the value is read without echo and never stored in git), or on the one-time page an MCP client with URL elicitation offers; then call the tool again"
+                "a person sets it in a terminal with `toolsmith secret set {secret}` (the value is read without echo and never stored in git), or on the Secrets page of `toolsmith console`; then call the tool again"
             )),
             GateError::Unreadable { dir, .. } => Some(format!(
                 "check the files under {} (they must be readable by you)",
@@ -120,6 +127,9 @@ pub struct Gate<'a> {
     pub personal: &'a Path,
     /// Directories tools may be granted (`Config::roots`).
     pub roots: &'a [PathBuf],
+    /// How long a call waits for the person's decision in the console once the client
+    /// opened its link (`Config::approval_wait_secs`).
+    pub wait: std::time::Duration,
 }
 
 impl Gate<'_> {
@@ -186,13 +196,15 @@ pub fn describe(gate: &Gate<'_>, tool: &Tool) -> Value {
     serde_json::json!({
         "state": state,
         "requested": request::lines(&items),
-        "how": format!("only the person approves: the client asks them at a call when it supports elicitation, or they run `toolsmith approve {name}`"),
+        "how": format!("only the person approves, outside the MCP client: `toolsmith console` or `toolsmith approve {name}` in their terminal"),
     })
 }
 
 /// An admitted call: the tool as it runs (effective grants, secrets), and what `finish` needs.
 pub struct Call {
     redactor: Redactor,
+    /// The tool called.
+    tool: String,
     grants: Vec<String>,
     started: Instant,
     bytes_in: usize,
@@ -225,6 +237,7 @@ pub async fn admit(
         .map_err(|e| unreadable(&e))?;
     let mut call = Call {
         redactor: Redactor::new(&all_secrets),
+        tool: name.clone(),
         grants: Vec::new(),
         started: Instant::now(),
         bytes_in: args.to_string().len(),
@@ -243,6 +256,9 @@ pub async fn admit(
     if items.is_empty() {
         return Ok((tool, call));
     }
+    // Read before the content is: a directory replaced from here on (a commit swaps in a new
+    // one) is not what was hashed, and the runner stops its process before the code runs.
+    let identity = crate::platform::dir_id(dir);
     let content = content_hash(dir, &tool, &items).map_err(|e| unreadable(&e))?;
     let record = gate.store().get(&name).map_err(|e| unreadable(&e))?;
     let current = record.as_ref().filter(|r| r.content == content);
@@ -311,7 +327,7 @@ pub async fn admit(
     let mut env = Vec::new();
     for (secret, purpose) in &tool.manifest.secrets {
         let mut value = all_secrets.get(secret).cloned();
-        if value.is_none() && ask::secret_page(gate, &name, secret, purpose, host).await {
+        if value.is_none() && ask::secret(gate, &name, secret, purpose, host).await {
             value = secrets::Store::new(gate.personal)
                 .load()
                 .ok()
@@ -337,6 +353,7 @@ pub async fn admit(
         }
     }
     tool.secrets = SecretEnv::new(env);
+    tool.admitted = identity;
     call.grants = request::lines(&items);
     Ok((tool, call))
 }
@@ -373,10 +390,7 @@ fn outside_private(personal: &Path, roots: &[PathBuf], tool: &Tool) -> Result<()
 impl Call {
     /// A host that redacts what the tool logs or reports before it reaches `inner`.
     pub fn host<'a>(&'a self, inner: &'a dyn Host) -> Redacting<'a> {
-        Redacting {
-            inner,
-            redactor: &self.redactor,
-        }
+        Redacting::new(inner, &self.redactor, &self.tool)
     }
 
     fn record_refusal(&mut self, e: &GateError) {
@@ -399,12 +413,18 @@ impl Call {
         let r = &self.redactor;
         let out = match out {
             Ok(mut o) => {
-                r.in_place(&mut o.text);
-                if let Some(v) = o.structured.as_mut() {
-                    r.json(v);
+                r.result(&mut o.text, o.structured.as_mut());
+                // Lines as a whole: a value split across them is found too.
+                let mut logs = secrets::lines::Window::new(r.clone());
+                let mut lines: Vec<String> = Vec::with_capacity(o.logs.len());
+                for l in &o.logs {
+                    lines.extend(logs.push((), l).into_iter().map(|(_, l)| l));
                 }
-                o.logs.iter_mut().for_each(|l| r.in_place(l));
-                o.warnings.iter_mut().for_each(|l| r.in_place(l));
+                lines.extend(logs.flush().into_iter().map(|(_, l)| l));
+                o.logs = lines;
+                o.warnings.iter_mut().for_each(|l| {
+                    r.in_place(l);
+                });
                 o.warnings.extend(self.warnings.iter().cloned());
                 Ok(o)
             }
@@ -433,8 +453,9 @@ impl Call {
                     entry.outcome = "ok".into();
                     entry.bytes_out = o.text.len() as u64;
                     if let Some(seen) = &o.network {
-                        entry.hosts_reached = seen.allowed.iter().cloned().collect();
-                        entry.hosts_refused = seen.denied.iter().cloned().collect();
+                        // A host name can carry a value too (`<hex>.example.com`).
+                        entry.hosts_reached = seen.allowed.iter().map(|h| r.text(h)).collect();
+                        entry.hosts_refused = seen.denied.iter().map(|h| r.text(h)).collect();
                     }
                 }
                 Err(e) => {
@@ -449,42 +470,76 @@ impl Call {
     }
 }
 
-/// The host a call's tool talks to, with secret values redacted from its logs and progress.
-pub struct Redacting<'a> {
-    inner: &'a dyn Host,
-    redactor: &'a Redactor,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::collections::BTreeMap;
 
-impl Host for Redacting<'_> {
-    fn log(&self, level: &str, message: &str) {
-        self.inner.log(level, &self.redactor.text(message));
-    }
-    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        self.inner
-            .progress(progress, total, message.map(|m| self.redactor.text(&m)));
-    }
-    fn request<'a>(
-        &'a self,
-        method: &'a str,
-        mut params: Value,
-    ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
-        // What a tool sends out (a question to the person, a prompt) is redacted too.
-        if method != "tools/call" && !method.starts_with("memory/") {
-            self.redactor.json(&mut params);
+    const VALUE: &str = "tok-7f3a\"9c1e\\5b2d4680";
+
+    fn call(personal: &Path) -> Call {
+        Call {
+            redactor: Redactor::new(&BTreeMap::from([("T".to_string(), VALUE.to_string())])),
+            tool: "t".into(),
+            grants: Vec::new(),
+            started: Instant::now(),
+            bytes_in: 0,
+            audit: Some((
+                audit::Log::new(personal),
+                audit::Entry::call(personal, "t", "test".into(), None),
+            )),
+            warnings: Vec::new(),
+            note: None,
         }
-        self.inner.request(method, params)
     }
-    fn actor(&self) -> Option<(String, Option<String>)> {
-        self.inner.actor()
+
+    fn finish(out: CallOutput, personal: &Path) -> CallOutput {
+        call(personal)
+            .finish::<GateError>(Ok(out), |e| (e.to_string(), None))
+            .unwrap()
     }
-    fn ask_person<'a>(
-        &'a self,
-        key: &'a str,
-        params: Value,
-    ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
-        self.inner.ask_person(key, params)
+
+    #[test]
+    fn a_results_text_made_from_json_holds_no_escaped_or_split_value() {
+        let tmp = tempfile::tempdir().unwrap();
+        // The text of JSON escapes what the value holds (`\"`, `\\`, `\n`, `\u0074`): the text
+        // search alone would not see it there.
+        let split = "tok-7f3a\"9c1e\n\\5b2d4680";
+        let escaped = r#"{"t": "\u0074ok-7f3a\"9c1e\\5b2d4680"}"#;
+        for out in [
+            CallOutput::from_value(json!({"t": VALUE}), vec![]),
+            CallOutput::from_value(json!({"t": split, "n": 1}), vec![]),
+            CallOutput::from_stdout(escaped.as_bytes(), b""),
+            CallOutput::from_stdout(
+                serde_json::to_string_pretty(&json!({"t": [split]}))
+                    .unwrap()
+                    .as_bytes(),
+                b"",
+            ),
+        ] {
+            let o = finish(out, tmp.path());
+            assert!(
+                !o.text.contains("9c1e") && o.text.contains("[secret T]"),
+                "{}",
+                o.text
+            );
+            assert!(!o.structured.unwrap().to_string().contains("9c1e"));
+        }
     }
-    fn elicitation_complete(&self, elicitation_id: &str) {
-        self.inner.elicitation_complete(elicitation_id);
+
+    #[test]
+    fn host_names_in_the_audit_log_hold_no_value() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut out = CallOutput::from_value(json!({}), vec![]);
+        let label = hex::encode(VALUE);
+        out.network = Some(crate::runner::proxy::Seen {
+            allowed: Default::default(),
+            denied: [format!("{label}.evil.example")].into(),
+        });
+        finish(out, tmp.path());
+        let log = audit::Log::new(tmp.path()).read(None, None).unwrap();
+        let refused = &log[0].hosts_refused;
+        assert_eq!(refused, &["[secret T].evil.example"], "{refused:?}");
     }
 }

@@ -36,6 +36,22 @@ pub enum Item {
     },
 }
 
+impl Item {
+    /// The kind of grant, as the personal setting `[approvals] elicitation` names it
+    /// (`personal::ELICITATION_KINDS`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Item::Network { .. } => "network",
+            Item::Env { .. } => "env",
+            Item::Read { .. } => "read",
+            Item::Write { .. } => "write",
+            Item::Secret { .. } => "secrets",
+            Item::Unsandboxed => "unsandboxed",
+            Item::Limit { .. } => "limits",
+        }
+    }
+}
+
 impl std::fmt::Display for Item {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -127,7 +143,7 @@ pub fn notice(m: &Manifest) -> Option<String> {
     let items = requested(m);
     (!items.is_empty()).then(|| {
         format!(
-            "{} wait(s) for the person's approval on their machine: they are asked at the first call when the client supports elicitation, or approve with `toolsmith approve {}`; examples run with the default grants until then",
+            "{} wait(s) for the person's approval on their machine, outside the MCP client (`toolsmith console` or `toolsmith approve {}` in their terminal); examples run with the default grants until then",
             lines(&items).join("; "),
             m.name
         )

@@ -3,23 +3,29 @@
 //! messages, and the whole process group killed on cancellation.
 
 use super::BuildError;
+use super::toolchain::{CargoHome, Toolchain};
+use crate::config::SandboxConfig;
+use crate::runner::contained::{self, Job, Network};
 use crate::runner::script::Host;
 use serde::Serialize;
 use serde_json::Value;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
-/// The compilation target of WASM tools.
-pub const TARGET: &str = "wasm32-wasip1";
+pub use super::toolchain::TARGET;
 /// The longest a single cargo run may take.
 pub const BUILD_TIMEOUT: Duration = Duration::from_secs(20 * 60);
 /// How many compiler errors a failed build reports in full.
 const MAX_ERRORS: usize = 10;
 /// How many cargo status lines a report keeps.
-const MAX_LOG: usize = 200;
+pub const MAX_LOG: usize = 200;
+/// The longest line of cargo's output kept (a build script's panic message can be long).
+const MAX_LINE: usize = 2000;
+/// The longest rendering of one diagnostic kept.
+const MAX_RENDERED: usize = 4000;
 
 /// One compiler diagnostic, located in the tool's own source where possible.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -61,8 +67,12 @@ impl std::fmt::Display for Diagnostic {
 /// What a successful cargo run produced.
 #[derive(Debug, Clone)]
 pub struct Report {
-    /// The built module in the shared target directory.
+    /// Where the built module was (in the build's own target directory, removed after it).
     pub wasm: PathBuf,
+    /// The built module.
+    pub bytes: Vec<u8>,
+    /// The sandbox the build ran in ("bubblewrap", "landlock", "seatbelt", "none").
+    pub mechanism: &'static str,
     /// Packages cargo compiled (not fresh) in this run, e.g. ["serde_json", "tool-x"].
     pub compiled: Vec<String>,
     /// cargo's status lines ("Compiling serde_json v1.0.1", "Finished ...").
@@ -71,95 +81,217 @@ pub struct Report {
     pub elapsed: Duration,
 }
 
-/// Build the crate in `work` into `target_dir`. Tries `--offline` first (fast, no network,
-/// and it reuses the versions already compiled); when that cannot resolve the crates, once more
-/// online.
-pub async fn build(
-    cargo: &Path,
+/// What a build step needs: the tool chain, the cache, the sandbox settings, who hears about
+/// progress and who may cancel.
+pub struct Cx<'a> {
+    pub toolchain: &'a Toolchain,
+    pub cache: &'a Path,
+    pub sandbox: &'a SandboxConfig,
+    pub host: &'a dyn Host,
+    pub cancel: &'a CancellationToken,
+}
+
+/// A cargo run while a tool is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Compile the dependencies of a dependency set (`artifacts.rs`), offline.
+    Dependencies,
+    /// Compile the tool, offline.
+    Tool,
+}
+
+/// The environment of a cargo process: only what the tool chain needs.
+fn cargo_env(cx: &Cx<'_>, home: &CargoHome, target: Option<&Path>) -> Vec<(String, OsString)> {
+    let path = contained::path_with(cx.toolchain.bin.as_slice());
+    let mut env: Vec<(String, OsString)> = vec![
+        ("PATH".into(), path),
+        ("CARGO_HOME".into(), home.path().into()),
+        ("CARGO_TERM_PROGRESS_WHEN".into(), "never".into()),
+        ("CARGO_TERM_COLOR".into(), "never".into()),
+        ("LANG".into(), "C.UTF-8".into()),
+    ];
+    if let Some(rustc) = &cx.toolchain.rustc {
+        env.push(("RUSTC".into(), rustc.into()));
+    }
+    if let Some(t) = target {
+        env.push(("CARGO_TARGET_DIR".into(), t.into()));
+    }
+    env
+}
+
+/// Fetch the crates `work` needs into the registry cache and write its Cargo.lock: offline
+/// first (what is cached already), then from the registries (through the proxy, which lets
+/// only their hosts through). cargo runs no package code while fetching.
+pub async fn fetch(
+    cx: &Cx<'_>,
     tool: &str,
     work: &Path,
-    target_dir: &Path,
-    host: &dyn Host,
-    cancel: &CancellationToken,
-) -> Result<Report, BuildError> {
-    let run = |offline| run(cargo, tool, work, target_dir, offline, host, cancel);
-    match run(true).await {
-        Err(BuildError::Cargo { output, .. }) if output.contains("offline") => {
-            host.log(
-                "info",
-                "cargo: the crates are not all cached locally; resolving them online",
-            );
-            run(false).await
+    home: &CargoHome,
+) -> Result<(), BuildError> {
+    let manifest = work.join("Cargo.toml").to_string_lossy().into_owned();
+    let job = |online: bool| {
+        let mut argv = vec![
+            cx.toolchain.cargo.to_string_lossy().into_owned(),
+            "fetch".to_string(),
+            "--target".into(),
+            TARGET.into(),
+            "--manifest-path".into(),
+            manifest.clone(),
+            "--color".into(),
+            "never".into(),
+        ];
+        if !online {
+            argv.push("--offline".into());
         }
-        other => other,
+        let mut read = cx.toolchain.visible.clone();
+        read.extend(home.sources.iter().cloned());
+        Job {
+            what: format!("dependency fetch of tool {tool:?}"),
+            argv,
+            env: cargo_env(cx, home, None),
+            cwd: work.to_path_buf(),
+            read,
+            write: vec![
+                work.to_path_buf(),
+                home.path().to_path_buf(),
+                home.registry.clone(),
+            ],
+            network: if online {
+                Network::Registries(home.hosts.clone())
+            } else {
+                Network::None
+            },
+            config: cx.sandbox,
+        }
+    };
+    let run = |online: bool| async move {
+        let job = job(online);
+        tokio::select! {
+            _ = cx.cancel.cancelled() => Err(BuildError::Cancelled { tool: tool.to_string() }),
+            out = contained::output(&job, BUILD_TIMEOUT) => out.map_err(|e| contain_error(tool, e)),
+        }
+    };
+    // Fetches write the person's registry cache: one at a time (cargo's own lock is in the
+    // step's private cargo home).
+    let lock_path = cx.cache.join("cargo-fetch.lock");
+    std::fs::create_dir_all(cx.cache).map_err(BuildError::io("create", cx.cache))?;
+    let _guard = tokio::task::spawn_blocking(move || {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(BuildError::io("open", &lock_path))?;
+        f.lock().map_err(BuildError::io("lock", &lock_path))?;
+        Ok::<_, BuildError>(f)
+    })
+    .await
+    .map_err(|e| BuildError::Internal {
+        message: e.to_string(),
+    })??;
+    let out = run(false).await?;
+    if out.success {
+        return Ok(());
+    }
+    if !out.stderr.contains("offline") {
+        return Err(fetch_failed(tool, &out));
+    }
+    cx.host.log(
+        "info",
+        "cargo: the crates are not all cached locally; fetching them from the registries",
+    );
+    cx.host.progress(
+        0.0,
+        None,
+        Some("fetching crates from the registries".into()),
+    );
+    let out = run(true).await?;
+    if out.success {
+        Ok(())
+    } else {
+        Err(fetch_failed(tool, &out))
     }
 }
 
-/// Environment a surrounding cargo (e.g. `cargo test`) sets that must not leak into a tool
-/// build: it would redirect the target, change flags or profiles.
-fn scrub(cmd: &mut tokio::process::Command) {
-    for (k, _) in std::env::vars_os() {
-        let k = k.to_string_lossy();
-        let drop = [
-            "CARGO_TARGET_DIR",
-            "CARGO_BUILD_TARGET",
-            "CARGO_BUILD_TARGET_DIR",
-            "CARGO_BUILD_RUSTFLAGS",
-            "CARGO_ENCODED_RUSTFLAGS",
-            "RUSTFLAGS",
-            "CARGO_MAKEFLAGS",
-            "MAKEFLAGS",
-            "MFLAGS",
-            "CARGO_PRIMARY_PACKAGE",
-            "CARGO_MANIFEST_DIR",
-            "CARGO_MANIFEST_PATH",
-        ]
-        .contains(&k.as_ref())
-            || [
-                "CARGO_PROFILE_",
-                "CARGO_PKG_",
-                "CARGO_CFG_",
-                "CARGO_BIN_",
-                "CARGO_CRATE_",
-            ]
-            .iter()
-            .any(|p| k.starts_with(p));
-        if drop {
-            cmd.env_remove(k.as_ref());
-        }
+fn fetch_failed(tool: &str, out: &contained::Output) -> BuildError {
+    let message = out
+        .stderr
+        .lines()
+        .find(|l| l.trim_start().starts_with("error"))
+        .map(|l| l.trim().to_string())
+        .unwrap_or_else(|| format!("cargo fetch ended with {}", out.status));
+    BuildError::Cargo {
+        tool: tool.to_string(),
+        message,
+        output: tail(&out.stderr, 40),
     }
 }
 
-async fn run(
-    cargo: &Path,
+fn contain_error(tool: &str, e: contained::ContainError) -> BuildError {
+    use crate::error::Hint;
+    BuildError::Sandbox {
+        tool: tool.to_string(),
+        hint: e.hint().unwrap_or_default(),
+        message: e.to_string(),
+    }
+}
+
+/// Run `cargo build` for the crate in `work` into `target_dir`, offline and contained: the
+/// crate's directory read-only, the target directory writable, nothing else of HOME.
+pub async fn run(
+    cx: &Cx<'_>,
     tool: &str,
     work: &Path,
     target_dir: &Path,
-    offline: bool,
-    host: &dyn Host,
-    cancel: &CancellationToken,
+    home: &CargoHome,
+    step: Step,
 ) -> Result<Report, BuildError> {
     let started = Instant::now();
-    let mut cmd = tokio::process::Command::new(cargo);
-    cmd.args(["build", "--release", "--target", TARGET])
-        .args(["--message-format", "json", "--color", "never"])
-        .arg("--manifest-path")
-        .arg(work.join("Cargo.toml"));
-    if offline {
-        cmd.arg("--offline");
+    let host = cx.host;
+    let cancel = cx.cancel;
+    let manifest = work.join("Cargo.toml").to_string_lossy().into_owned();
+    let mut argv = vec![
+        cx.toolchain.cargo.to_string_lossy().into_owned(),
+        "build".into(),
+        "--release".into(),
+        "--target".into(),
+        TARGET.into(),
+        "--message-format".into(),
+        "json".into(),
+        "--color".into(),
+        "never".into(),
+        "--manifest-path".into(),
+        manifest,
+        "--offline".into(),
+    ];
+    // The tool's lock is what was fetched; a dependency crate's may lose the tool's own path
+    // crates (cargo prunes them, offline).
+    if step == Step::Tool {
+        argv.push("--locked".into());
     }
-    scrub(&mut cmd);
-    cmd.env("CARGO_TARGET_DIR", target_dir)
-        .env("CARGO_TERM_PROGRESS_WHEN", "never")
-        .current_dir(work)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    // cargo, rustc and the linkers are one tree, killed together on a stop or a drop.
-    let mut child = crate::platform::ProcessTree::spawn(cmd).map_err(|e| BuildError::NoCargo {
-        command: cargo.display().to_string(),
-        message: e.to_string(),
-    })?;
+    let mut read = cx.toolchain.visible.clone();
+    read.extend(home.sources.iter().cloned());
+    read.push(home.registry.clone());
+    read.push(home.path().to_path_buf());
+    read.push(work.to_path_buf());
+    let job = Job {
+        what: format!("build of tool {tool:?}"),
+        argv,
+        env: cargo_env(cx, home, Some(target_dir)),
+        cwd: work.to_path_buf(),
+        read,
+        // A dependency crate is toolsmith's own (its entry's), rewritten lock and all.
+        write: match step {
+            Step::Tool => vec![target_dir.to_path_buf()],
+            Step::Dependencies => vec![target_dir.to_path_buf(), work.to_path_buf()],
+        },
+        network: Network::None,
+        config: cx.sandbox,
+    };
+    // cargo, rustc, build scripts and linkers are one tree, killed together on a stop or a drop.
+    let mut started_job = contained::spawn(&job).map_err(|e| contain_error(tool, e))?;
+    let child = &mut started_job.child;
     let (Some(stdout), Some(stderr)) = (child.stdout().take(), child.stderr().take()) else {
         return Err(BuildError::Internal {
             message: "cargo's output pipes are missing".into(),
@@ -172,16 +304,20 @@ async fn run(
     tokio::pin!(deadline);
 
     let mut log: Vec<String> = Vec::new();
-    let mut stderr_text = String::new();
+    let mut stderr_text = contained::Bounded::default();
     let mut errors: Vec<Diagnostic> = Vec::new();
     let mut warnings: Vec<Diagnostic> = Vec::new();
     let mut compiled: Vec<String> = Vec::new();
     let mut wasm: Option<PathBuf> = None;
     let mut steps = 0u32;
+    let what = match step {
+        Step::Dependencies => "the dependencies",
+        Step::Tool => "the tool",
+    };
     host.progress(
         0.0,
         None,
-        Some(format!("cargo build --release --target {TARGET}")),
+        Some(format!("cargo build --release --target {TARGET} ({what})")),
     );
     while out_open || err_open {
         tokio::select! {
@@ -194,7 +330,7 @@ async fn run(
                 return Err(BuildError::Cargo {
                     tool: tool.to_string(),
                     message: format!("cargo ran longer than {} s and was stopped", BUILD_TIMEOUT.as_secs()),
-                    output: tail(&stderr_text, 40),
+                    output: tail(&stderr_text.text(), 40),
                 });
             }
             line = out_lines.next_line(), if out_open => match line {
@@ -203,8 +339,9 @@ async fn run(
             },
             line = err_lines.next_line(), if err_open => match line {
                 Ok(Some(l)) => {
-                    stderr_text.push_str(&l);
-                    stderr_text.push('\n');
+                    let l = clip(&l, MAX_LINE);
+                    stderr_text.push(l.as_bytes());
+                    stderr_text.push(b"\n");
                     let status = l.trim();
                     if !status.is_empty() {
                         if status.starts_with("Compiling") || status.starts_with("Finished") || status.starts_with("Locking")
@@ -232,6 +369,7 @@ async fn run(
     let status = status.map_err(|e| BuildError::Internal {
         message: format!("waiting for cargo: {e}"),
     })?;
+    let stderr_text = stderr_text.text();
 
     let missing_target = errors
         .iter()
@@ -240,7 +378,8 @@ async fn run(
     if missing_target {
         return Err(BuildError::NoTarget);
     }
-    if !status.success() || wasm.is_none() {
+    let finished = status.success() && (step == Step::Dependencies || wasm.is_some());
+    if !finished {
         if !errors.is_empty() {
             let total = errors.len();
             errors.truncate(MAX_ERRORS);
@@ -261,16 +400,27 @@ async fn run(
             output: tail(&stderr_text, 40),
         });
     }
-    let wasm = wasm.ok_or_else(|| BuildError::Internal {
-        message: "cargo reported no .wasm file".into(),
-    })?;
     Ok(Report {
-        wasm,
+        wasm: wasm.unwrap_or_default(),
+        bytes: Vec::new(),
         compiled,
         log,
         warnings,
         elapsed: started.elapsed(),
+        mechanism: started_job.mechanism.as_str(),
     })
+}
+
+/// At most `n` bytes of a line (cut at a character boundary).
+fn clip(s: &str, n: usize) -> String {
+    if s.len() <= n {
+        return s.to_string();
+    }
+    let mut end = n;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes left out)", &s[..end], s.len() - end)
 }
 
 /// The last `n` lines of a text.
@@ -355,11 +505,14 @@ fn diagnostic(m: &Value) -> Option<Diagnostic> {
     Some(Diagnostic {
         level,
         code: m["code"]["code"].as_str().map(str::to_string),
-        message,
+        message: clip(&message, MAX_LINE),
         file: primary.and_then(|p| p["file_name"].as_str().map(str::to_string)),
         line: primary.and_then(|p| p["line_start"].as_u64()),
         column: primary.and_then(|p| p["column_start"].as_u64()),
-        rendered: m["rendered"].as_str().unwrap_or("").trim_end().to_string(),
+        rendered: clip(
+            m["rendered"].as_str().unwrap_or("").trim_end(),
+            MAX_RENDERED,
+        ),
     })
 }
 

@@ -168,6 +168,10 @@ pub fn manifest_text(
     set("annotations", as_json(&req.declared.annotations));
     set("limits", as_json(&req.declared.limits));
     set("capabilities", as_json(&req.declared.capabilities));
+    set(
+        "secrets",
+        req.declared.secrets.as_ref().map(|s| json!(s.to_map())),
+    );
     set("examples", as_json(&req.examples));
     if req.declared.input_schema.is_some() {
         m.remove("input_schema_file");

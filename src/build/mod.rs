@@ -1,13 +1,23 @@
 //! Building Rust tools to WebAssembly: scaffold, compile with cargo, check examples, commit.
 //!
 //! Invariant: nothing half-built is ever visible. The build happens in a per-tool work
-//! directory under the toolsmith cache (never inside `tools/`), with one cargo target directory
-//! shared by all tools; only a build that compiled and passed its examples (or was told to
-//! commit anyway) reaches the toolbox, through `Toolbox::write_tool`, as one commit. A tool
-//! whose source hash is unchanged (and whose artifact is intact) is not compiled again.
+//! directory under the toolsmith cache (never inside `tools/`); only a build that compiled and
+//! passed its examples (or was told to commit anyway) reaches the toolbox, through
+//! `Toolbox::write_tool`, as one commit. A tool whose source hash is unchanged (and whose
+//! artifact is intact) is not compiled again.
+//!
+//! Invariant: a build is as contained as a call. Its files are checked first (`checks`: no
+//! cargo configuration, no tool-chain override, no manifest reaching outside the tool); cargo
+//! runs in the sandbox's build mode (`runner::contained`) — fetching from the registries only,
+//! then compiling offline, seeing the tool chain and the registry cache read-only and no HOME,
+//! toolbox or personal directory — and every build gets a target directory of its own, seeded
+//! with compiled dependencies that only dependency builds write (`artifacts`).
 
+mod artifacts;
 mod cargo;
+mod checks;
 mod files;
+mod toolchain;
 
 pub use cargo::{Diagnostic, TARGET};
 pub use files::{package_name, target_dir};
@@ -114,6 +124,10 @@ pub struct BuildOutcome {
     pub warnings: Vec<String>,
     /// cargo's status lines.
     pub cargo_output: Vec<String>,
+    /// The sandbox cargo ran in ("bubblewrap", "landlock", "seatbelt", "none"; absent when
+    /// nothing was compiled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<&'static str>,
     pub examples_run: usize,
     /// Examples that failed (only when committed anyway).
     pub example_failures: Vec<ExampleFailure>,
@@ -132,6 +146,14 @@ pub enum BuildError {
     NotWasm { name: String, kind: String },
     #[error("tool {name:?} has an invalid tool.toml:\n{errors}")]
     Manifest { name: String, errors: String },
+    #[error("{message}")]
+    Refused { message: String },
+    #[error("the build of {tool:?} was not run: {message}")]
+    Sandbox {
+        tool: String,
+        message: String,
+        hint: String,
+    },
     #[error("cannot run cargo ({command}): {message}")]
     NoCargo { command: String, message: String },
     #[error("the Rust standard library for {} is not installed", cargo::TARGET)]
@@ -208,6 +230,8 @@ impl crate::error::Hint for BuildError {
             BuildError::NoSuchTool { .. } => "give `source` and `description` to create it, or `toolsmith new NAME --lang rust`".into(),
             BuildError::NotWasm { .. } => "script tools need no build; to turn it into a wasm tool, delete it first".into(),
             BuildError::Manifest { .. } => "fix tool.toml at the lines shown (fields: toolsmith://guide)".into(),
+            BuildError::Refused { .. } => "nothing was built; change the files as the message says and build again".into(),
+            BuildError::Sandbox { hint, .. } => hint.clone(),
             BuildError::NoCargo { .. } => format!("install Rust with rustup (https://rustup.rs), then `rustup target add {}`; or set TOOLSMITH_CARGO to the cargo binary", cargo::TARGET),
             BuildError::NoTarget => format!("run `rustup target add {}`", cargo::TARGET),
             BuildError::Compile { .. } => "fix the errors at the lines shown and build again; the previous version stays active".into(),
@@ -416,6 +440,7 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
     }
     let artifact = parsed.manifest.artifact().to_string();
     files::check_rel(&artifact)?;
+    checks::check_files(&plan.files)?;
 
     let cache = opts
         .cache
@@ -438,12 +463,20 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
             (bytes, None)
         }
         None => {
-            let target = target_dir(&cache);
-            let cargo = &app.config().cargo;
-            let report =
-                cargo::build(cargo, &name, &work.path, &target, host, &opts.cancel).await?;
-            let bytes =
-                std::fs::read(&report.wasm).map_err(BuildError::io("read", &report.wasm))?;
+            let config = app.config();
+            let toolchain = {
+                let cargo = config.cargo.clone();
+                blocking(move || toolchain::resolve(&cargo)).await?
+            };
+            let cx = cargo::Cx {
+                toolchain: &toolchain,
+                cache: &cache,
+                sandbox: &config.sandbox,
+                host,
+                cancel: &opts.cancel,
+            };
+            let mut report = compile(&cx, &name, &work.path).await?;
+            let bytes = std::mem::take(&mut report.bytes);
             (bytes, Some(report))
         }
     };
@@ -507,10 +540,30 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
         artifact_hash,
         artifact_bytes: bytes.len() as u64,
         warnings,
+        sandbox: report.as_ref().map(|r| r.mechanism),
         cargo_output: report.map(|r| r.log).unwrap_or_default(),
         examples_run: n,
         example_failures: failures,
     })
+}
+
+/// Build the crate in `work`: fetch what is missing (the registries only, no package code
+/// runs), compile the dependencies once per dependency set, then the tool in a target
+/// directory of its own — every step contained, the compiling ones offline.
+async fn compile(cx: &cargo::Cx<'_>, tool: &str, work: &Path) -> Result<cargo::Report, BuildError> {
+    let home = toolchain::CargoHome::new(cx.cache)?;
+    cargo::fetch(cx, tool, work, &home).await?;
+    let seeded = artifacts::prepare(cx, tool, work, &home).await?;
+    let mut report = cargo::run(cx, tool, work, &seeded.dir, &home, cargo::Step::Tool).await?;
+    report.bytes = std::fs::read(&report.wasm).map_err(BuildError::io("read", &report.wasm))?;
+    let mut compiled = seeded.compiled.clone();
+    compiled.append(&mut report.compiled);
+    report.compiled = compiled;
+    let mut log = seeded.log.clone();
+    log.append(&mut report.log);
+    log.truncate(cargo::MAX_LOG);
+    report.log = log;
+    Ok(report)
 }
 
 /// A `Tool` for a directory not in the index (the work directory of a build).
@@ -549,5 +602,6 @@ fn load_tool(dir: &Path, name: &str, text: &str) -> Result<Tool, BuildError> {
         warnings: parsed.warnings,
         validator: Default::default(),
         secrets: Default::default(),
+        admitted: None,
     })
 }

@@ -4,7 +4,7 @@
 
 use super::output::{self, UserError};
 use crate::app::App;
-use crate::approval::{self, Decision, Item};
+use crate::approval::{self, Decision, Status};
 use crate::audit;
 use crate::error::Hint;
 use crate::index::Tool;
@@ -38,6 +38,17 @@ pub struct AuditArgs {
     pub limit: usize,
 }
 
+/// `toolsmith console`
+#[derive(Debug, clap::Args)]
+pub struct ConsoleArgs {
+    /// The port on 127.0.0.1 (default: any free port).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Do not open the browser: only print the login link.
+    #[arg(long)]
+    pub no_open: bool,
+}
+
 impl From<secrets::SecretError> for UserError {
     fn from(e: secrets::SecretError) -> Self {
         UserError {
@@ -57,54 +68,8 @@ fn io_error(app: &App, what: &str, e: std::io::Error) -> anyhow::Error {
     )
 }
 
-/// One tool's request and its state on this machine.
-struct Status {
-    name: String,
-    items: Vec<Item>,
-    content: String,
-    record: Option<approval::Record>,
-}
-
-impl Status {
-    fn decided(&self) -> Option<Decision> {
-        self.record
-            .as_ref()
-            .filter(|r| r.content == self.content)
-            .map(|r| r.decision)
-    }
-}
-
-fn status(app: &App, tool: &Tool) -> Result<Option<Status>> {
-    let name = tool.manifest.name.clone();
-    let items = approval::requested(&tool.manifest);
-    if items.is_empty() {
-        return Ok(None);
-    }
-    let dir = app.toolbox.tools_dir().join(&name);
-    let content = approval::content_hash(&dir, tool, &items)
-        .map_err(|e| io_error(app, &format!("cannot hash tools/{name}"), e))?;
-    let record = app
-        .gate()
-        .store()
-        .get(&name)
-        .map_err(|e| io_error(app, "cannot read the approvals", e))?;
-    Ok(Some(Status {
-        name,
-        items,
-        content,
-        record,
-    }))
-}
-
-/// The diff since the last approved version (empty when there was none).
 fn diff_since(app: &App, s: &Status) -> String {
-    let Some(commit) = s.record.as_ref().and_then(|r| r.approved_commit.clone()) else {
-        return String::new();
-    };
-    match crate::history::diff_tool(&app.toolbox, &s.name, &commit, "HEAD") {
-        Ok(d) => d.unified,
-        Err(e) => format!("(no diff: {e})"),
-    }
+    approval::status::diff_since_approved(&app.gate(), s)
 }
 
 fn tool(app: &App, name: &str) -> Result<Tool> {
@@ -114,14 +79,8 @@ fn tool(app: &App, name: &str) -> Result<Tool> {
 
 /// `toolsmith pending`
 pub fn pending(app: &App, as_json: bool) -> Result<i32> {
-    let mut out = Vec::new();
-    for t in app.index().tools() {
-        if let Some(s) = status(app, t)?
-            && s.decided().is_none()
-        {
-            out.push(s);
-        }
-    }
+    let out = approval::status::pending(&app.gate(), &app.index())
+        .map_err(|e| io_error(app, "cannot read the approvals", e))?;
     if as_json {
         let v: Vec<Value> = out
             .iter()
@@ -175,15 +134,8 @@ pub fn pending(app: &App, as_json: bool) -> Result<i32> {
 /// `toolsmith approve NAME` / `toolsmith deny NAME`
 pub fn decide(app: &App, name: &str, decision: Decision, as_json: bool) -> Result<i32> {
     let t = tool(app, name)?;
-    let Some(s) = status(app, &t)? else {
-        return Err(UserError::new(
-            format!("{name} asks for nothing beyond the defaults: there is nothing to approve"),
-            "it runs with the default grants (no network, no environment, its own scratch directory)",
-        ));
-    };
-    app.gate()
-        .decide(name, &s.content, &s.items, decision, "cli")
-        .map_err(|e| io_error(app, "cannot record the decision", e))?;
+    let s = approval::status::decide(&app.gate(), &t, None, decision, "cli")
+        .map_err(|e| UserError::new(e.to_string(), e.hint().unwrap_or_default()))?;
     let word = match decision {
         Decision::Approved => "approved",
         Decision::Denied => "denied",
@@ -267,22 +219,12 @@ pub fn secret(app: &App, cmd: &SecretCommand, as_json: bool) -> Result<i32> {
             }
         }
         SecretCommand::List => {
-            let set = store.names().map_err(UserError::from)?;
-            let idx = app.index();
-            let mut names: std::collections::BTreeMap<String, Vec<String>> =
-                set.iter().map(|n| (n.clone(), Vec::new())).collect();
-            for t in idx.tools() {
-                for s in t.manifest.secrets.keys() {
-                    names
-                        .entry(s.clone())
-                        .or_default()
-                        .push(t.manifest.name.clone());
-                }
-            }
-            let rows: Vec<(String, bool, Vec<String>)> = names
-                .into_iter()
-                .map(|(n, tools)| (n.clone(), set.contains(&n), tools))
-                .collect();
+            let rows: Vec<(String, bool, Vec<String>)> =
+                approval::status::secrets_listing(&store, &app.index())
+                    .map_err(UserError::from)?
+                    .into_iter()
+                    .map(|u| (u.name, u.set, u.tools))
+                    .collect();
             if as_json {
                 output::json(&Value::Array(
                     rows.iter()
@@ -311,25 +253,12 @@ pub fn secret(app: &App, cmd: &SecretCommand, as_json: bool) -> Result<i32> {
 
 /// Seconds since the epoch of `--since`.
 fn parse_since(s: &str) -> Result<u64> {
-    let bad = || {
+    audit::parse_since(s).ok_or_else(|| {
         UserError::new(
             format!("--since {s:?} is not a time"),
             "give an RFC 3339 time (2026-01-31T12:00:00Z) or an age such as 30m, 2h or 7d",
         )
-    };
-    if let Ok(t) = s.parse::<jiff::Timestamp>() {
-        return Ok(t.as_second().max(0) as u64);
-    }
-    let (num, unit) = s.split_at(s.len().saturating_sub(1));
-    let n: u64 = num.parse().map_err(|_| bad())?;
-    let secs = match unit {
-        "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86400,
-        _ => return Err(bad()),
-    };
-    Ok(crate::personal::now_secs().saturating_sub(secs))
+    })
 }
 
 /// `toolsmith audit`
@@ -401,4 +330,68 @@ pub fn audit(app: &App, a: &AuditArgs, as_json: bool) -> Result<i32> {
         )
     );
     Ok(0)
+}
+
+/// `toolsmith console`: serve the console until Ctrl-C. The login link goes to stdout (with
+/// `--json`, `{"url", "login"}`), what to do with it to stderr.
+pub fn console(app: App, a: &ConsoleArgs, as_json: bool) -> Result<i32> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let opts = crate::console::Options {
+        port: a.port,
+        no_open: a.no_open,
+    };
+    rt.block_on(async move {
+        let personal = app.personal_dir().display().to_string();
+        let started = crate::console::start(app, &opts).await.map_err(|e| {
+            UserError::new(
+                format!("cannot listen on 127.0.0.1:{}: {e}", opts.port),
+                "pick another port with --port, or leave it out for any free port",
+            )
+        })?;
+        if as_json {
+            output::json(&json!({"url": started.url, "login": started.login}));
+        } else {
+            println!("{}", started.login);
+        }
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        let opened = !opts.no_open && crate::console::open_browser(&started.login);
+        eprintln!(
+            "toolsmith console for {personal} at {}\n{}\nThe link works once and opens a session in that browser; keep it to yourself. Ctrl-C stops the console.",
+            started.url,
+            if opened {
+                "opened the login link above in your browser"
+            } else {
+                "open the login link above in your browser"
+            },
+        );
+        started
+            .run(async {
+                #[cfg(unix)]
+                {
+                    use tokio::signal::unix::{SignalKind, signal};
+                    if let Ok(mut term) = signal(SignalKind::terminate()) {
+                        tokio::select! {
+                            _ = tokio::signal::ctrl_c() => {}
+                            _ = term.recv() => {}
+                        }
+                        return;
+                    }
+                }
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await
+            .map_err(|e| io_error_text(&personal, "the console stopped", e))?;
+        Ok::<i32, anyhow::Error>(0)
+    })
+}
+
+fn io_error_text(personal: &str, what: &str, e: std::io::Error) -> anyhow::Error {
+    UserError::new(
+        format!("{what}: {e}"),
+        format!("check the files under {personal} (mode 0700/0600, owned by you)"),
+    )
 }

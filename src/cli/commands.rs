@@ -135,6 +135,9 @@ pub fn run(cli: Cli, mut config: Config) -> Result<i32> {
         Command::Audit(a) => {
             super::approvals::audit(&app(open(explicit, &location)?), &a, cli.json)
         }
+        Command::Console(a) => {
+            super::approvals::console(app(open(explicit, &location)?), &a, cli.json)
+        }
         Command::Call { name, args } => {
             call(app(open(explicit, &location)?), &name, &args, cli.json)
         }

@@ -53,8 +53,10 @@ pub(super) fn run(
     checks.extend(interpreters());
     checks.push(wasm_target(&config.cargo));
     checks.extend(sandbox_checks(&config.sandbox));
+    checks.push(builds_check(&config.sandbox));
     checks.push(disk(&config.cache_dir));
     checks.push(search(config));
+    checks.extend(approval_checks(&config.data_dir));
 
     if as_json {
         output::json(&serde_json::to_value(&checks)?);
@@ -72,6 +74,49 @@ pub(super) fn run(
         }
     }
     Ok(i32::from(checks.iter().any(|c| c.status == Status::Fail)))
+}
+
+/// Who approves (the personal setting `[approvals] elicitation`) and whether a console runs.
+fn approval_checks(personal: &Path) -> Vec<Check> {
+    let path = crate::personal::settings_path(personal);
+    let approvals = match crate::personal::Settings::load(personal) {
+        Ok(s) if s.approvals.elicitation.is_empty() => check(
+            "approvals",
+            Status::Ok,
+            "only you approve, outside the MCP client (`toolsmith console`, `toolsmith approve`); elicitation only tells you what waits",
+            Some(format!(
+                "to let an answer in the MCP client approve some kinds of grant, set [approvals] elicitation = [\"env\", ...] in {} (kinds: {}); the AI drives that client",
+                path.display(),
+                crate::personal::ELICITATION_KINDS.join(", ")
+            )),
+        ),
+        Ok(s) => check(
+            "approvals",
+            Status::Warn,
+            format!(
+                "an answer in the MCP client approves {} ([approvals] elicitation in {})",
+                s.approvals.elicitation.join(", "),
+                path.display()
+            ),
+            Some("an auto-accepting client or agent loop then grants these itself; remove the setting to approve only in `toolsmith console` or with `toolsmith approve`".into()),
+        ),
+        Err(e) => check(
+            "approvals",
+            Status::Warn,
+            format!("{e}; elicitation approves nothing"),
+            Some(format!("fix or remove {}", path.display())),
+        ),
+    };
+    let console = match crate::personal::console_address(personal) {
+        Some(url) => check("console", Status::Ok, format!("running at {url}"), None),
+        None => check(
+            "console",
+            Status::Ok,
+            "not running",
+            Some("`toolsmith console` opens your page for approvals, held tools, secrets, the audit log and history (127.0.0.1 only, a one-time login link)".into()),
+        ),
+    };
+    vec![approvals, console]
 }
 
 fn toolbox_checks(dir: &Path, out: &mut Vec<Check>) {
@@ -305,6 +350,40 @@ fn wasm_target(cargo: &Path) -> Check {
             Some(format!(
                 "make sure the Rust standard library for {target} is installed"
             )),
+        ),
+    }
+}
+
+/// How builds and dependency installs are contained here.
+fn builds_check(config: &SandboxConfig) -> Check {
+    let d = sandbox::describe_builds(config);
+    match d["mechanism"].as_str().unwrap_or_default() {
+        "refused" => check(
+            "builds",
+            if config.allow_unsandboxed {
+                Status::Warn
+            } else {
+                Status::Fail
+            },
+            format!(
+                "builds and installs are refused: {}",
+                d["error"].as_str().unwrap_or_default()
+            ),
+            d["hint"].as_str().map(String::from),
+        ),
+        "none" => check(
+            "builds",
+            Status::Warn,
+            "builds and installs run UNSANDBOXED (--allow-unsandboxed): build scripts, proc macros and install hooks have your full rights",
+            None,
+        ),
+        m => check(
+            "builds",
+            Status::Ok,
+            format!(
+                "builds and installs run under {m}: the tool chain and package caches read-only, the build's own directories writable, no HOME, toolbox or personal directory; fetching only from the package registries through the filtering proxy, compiling and install scripts offline"
+            ),
+            None,
         ),
     }
 }

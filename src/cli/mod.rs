@@ -156,6 +156,10 @@ pub enum Command {
     Secret(approvals::SecretCommand),
     /// The audit log: calls, approvals and denials.
     Audit(approvals::AuditArgs),
+    /// Your own page in the browser, on 127.0.0.1: approve or deny what tools ask for (with
+    /// their source and diff), trust held tools, set secrets, read the audit log, roll back.
+    /// Prints a one-time login link; the MCP client never gets a session.
+    Console(approvals::ConsoleArgs),
     /// Build or catch up the history memo, then exit: a server runs this in a child process
     /// at start, so the memory a fresh clone's build takes goes away with the child.
     #[command(name = "__history-memo", hide = true)]

@@ -128,7 +128,10 @@ struct CountingHost<'a> {
 
 impl Host for CountingHost<'_> {
     fn log(&self, level: &str, message: &str) {
-        self.outer.log(level, message);
+        self.outer.tool_log("execute_code", level, message);
+    }
+    fn tool_log(&self, tool: &str, level: &str, message: &str) {
+        self.outer.tool_log(tool, level, message);
     }
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         self.outer.progress(progress, total, message);
@@ -147,12 +150,26 @@ impl Host for CountingHost<'_> {
     fn elicitation_complete(&self, elicitation_id: &str) {
         self.outer.elicitation_complete(elicitation_id);
     }
+    fn tool_question<'b>(
+        &'b self,
+        tool: &'b str,
+        params: Value,
+    ) -> BoxFuture<'b, Result<Value, HostError>> {
+        self.outer.tool_question(tool, params)
+    }
+    fn redact(&self, value: &mut Value) {
+        self.outer.redact(value);
+    }
     fn request<'b>(
         &'b self,
         method: &'b str,
         params: Value,
     ) -> BoxFuture<'b, Result<Value, HostError>> {
         Box::pin(async move {
+            if method == "elicitation/create" {
+                // The code's own question: shown as execute_code's, never as toolsmith's.
+                return self.outer.tool_question("execute_code", params).await;
+            }
             if method != "tools/call" {
                 return self.outer.request(method, params).await;
             }
@@ -252,6 +269,7 @@ pub async fn run(
         warnings: vec![],
         validator: Default::default(),
         secrets: Default::default(),
+        admitted: None,
     };
     let calls = AtomicUsize::new(0);
     let counting = CountingHost {

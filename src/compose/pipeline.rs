@@ -216,6 +216,7 @@ pub async fn create(
         warnings: vec![],
         validator: Default::default(),
         secrets: Default::default(),
+        admitted: None,
     };
     let dir = app.toolbox.tools_dir();
     let failures = crate::examples::check(app, &dir, &tool, host).await;

@@ -41,6 +41,10 @@ pub struct Tool {
     /// Secret values for this call's environment: set only by `approval::admit`, for a tool a
     /// person approved; empty in the index.
     pub secrets: crate::secrets::SecretEnv,
+    /// The identity of the tool's directory whose content a person approved for this call:
+    /// set only by `approval::admit` when the call gets grants beyond the defaults; a script
+    /// whose directory was replaced since is stopped before its code runs. None in the index.
+    pub admitted: Option<crate::platform::DirId>,
 }
 
 /// The state of one tool directory.
@@ -432,6 +436,7 @@ fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Status {
             warnings: parsed.warnings,
             validator: Default::default(),
             secrets: Default::default(),
+            admitted: None,
         })),
         (i, o) => Status::Broken(i.err().into_iter().chain(o.err()).collect()),
     }

@@ -393,12 +393,40 @@ pub struct Declared {
     pub limits: Option<Limits>,
     #[serde(default)]
     pub capabilities: Option<Capabilities>,
+    // Secrets the tool needs: names, or NAME -> what it is for; never values (a person sets
+    // those outside the client). No doc comment: every meta-tool definition, descriptions
+    // included, is sent to the model.
+    #[serde(default)]
+    pub secrets: Option<SecretsSpec>,
+}
+
+// The secrets a registration or build declares: NAME (an environment variable name) → what
+// it is for, or only the names. (Not a doc comment: it would be the schema's description,
+// sent to the model with every meta-tool definition.)
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SecretsSpec {
+    /// `{"GITHUB_TOKEN": "read access to the repositories"}`
+    Purposes(BTreeMap<String, String>),
+    /// `["GITHUB_TOKEN"]`
+    Names(Vec<String>),
+}
+
+impl SecretsSpec {
+    /// The `[secrets]` table: names only get an empty purpose.
+    pub fn to_map(&self) -> BTreeMap<String, String> {
+        match self {
+            SecretsSpec::Purposes(m) => m.clone(),
+            SecretsSpec::Names(n) => n.iter().map(|n| (n.clone(), String::new())).collect(),
+        }
+    }
 }
 
 impl Declared {
     /// Whether anything is declared.
     pub fn any(&self) -> bool {
-        self.input_schema.is_some()
+        self.secrets.is_some()
+            || self.input_schema.is_some()
             || self.output_schema.is_some()
             || self.annotations.is_some()
             || self.limits.is_some()

@@ -240,6 +240,25 @@ impl McpHost {
     }
 }
 
+impl McpHost {
+    /// A `notifications/message` from `logger`, at or above the client's level.
+    fn send_log(&self, logger: &str, level: &str, message: &str) {
+        let level = parse_level(level);
+        let Some(threshold) = self.log_level else {
+            return;
+        };
+        if rank(level) < rank(threshold) {
+            return;
+        }
+        let peer = self.peer.clone();
+        let param = LoggingMessageNotificationParam::new(level, Value::String(message.to_string()))
+            .with_logger(logger);
+        self.notes.send(async move {
+            let _ = peer.notify_logging_message(param).await;
+        });
+    }
+}
+
 impl Host for McpHost {
     fn ask_person<'a>(
         &'a self,
@@ -270,6 +289,17 @@ impl Host for McpHost {
         })
     }
 
+    fn tool_question<'a>(
+        &'a self,
+        tool: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, HostError>> {
+        Box::pin(async move {
+            let vetted = super::tool_asks::vet(tool, params)?;
+            self.elicit(vetted).await
+        })
+    }
+
     fn actor(&self) -> Option<(String, Option<String>)> {
         self.actor
             .as_ref()
@@ -277,19 +307,12 @@ impl Host for McpHost {
     }
 
     fn log(&self, level: &str, message: &str) {
-        let level = parse_level(level);
-        let Some(threshold) = self.log_level else {
-            return;
-        };
-        if rank(level) < rank(threshold) {
-            return;
-        }
-        let peer = self.peer.clone();
-        let param = LoggingMessageNotificationParam::new(level, Value::String(message.to_string()))
-            .with_logger("toolsmith");
-        self.notes.send(async move {
-            let _ = peer.notify_logging_message(param).await;
-        });
+        self.send_log("toolsmith", level, message);
+    }
+
+    fn tool_log(&self, tool: &str, level: &str, message: &str) {
+        // A tool's words are labelled as its own: it cannot speak as toolsmith here either.
+        self.send_log(&format!("tool {tool}"), level, message);
     }
 
     fn elicitation_complete(&self, elicitation_id: &str) {
@@ -367,7 +390,9 @@ impl Host for McpHost {
                         None => Err(HostError::new(HostCode::ResourceNotFound, format!("no resource {uri}"))),
                     }
                 }
-                "elicitation/create" => self.elicit(params).await,
+                // Reached without a tool's name (every stored tool's requests come through the
+                // approval gate's host, which names it): labelled all the same.
+                "elicitation/create" => self.tool_question("(unnamed)", params).await,
                 "sampling/createMessage" => self.sample(params).await,
                 m if m.starts_with("memory/") => Err(HostError::new(
                     HostCode::MethodNotFound,

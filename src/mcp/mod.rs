@@ -16,6 +16,7 @@ pub(crate) mod hub;
 mod resources;
 pub(crate) mod rounds;
 mod tasks;
+mod tool_asks;
 mod tools;
 mod watch;
 

@@ -10,6 +10,12 @@ use serde_json::Value;
 pub trait Host: Send + Sync {
     /// A log line from the tool.
     fn log(&self, level: &str, message: &str);
+    /// A log line from the stored tool `tool`, sent as that tool's (the MCP layer names the
+    /// tool as the logger, never toolsmith). Default: `log`.
+    fn tool_log(&self, tool: &str, level: &str, message: &str) {
+        let _ = tool;
+        self.log(level, message);
+    }
     /// A progress report from the tool.
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>);
     /// A request from the tool (`memory/get`, `tools/call`, ...): its result, or a JSON-RPC
@@ -28,7 +34,27 @@ pub trait Host: Send + Sync {
     fn elicitation_complete(&self, elicitation_id: &str) {
         let _ = elicitation_id;
     }
-    /// toolsmith's own question to the person (an approval, a secret page): an elicitation
+    /// Take secret values out of what a tool stores (a memory write): `[secret NAME]` instead.
+    /// No-op for a host that knows no secrets.
+    fn redact(&self, value: &mut Value) {
+        let _ = value;
+    }
+    /// A tool's question to the person (`elicitation/create` from `tool`'s script), shown as
+    /// the tool's, never as toolsmith's. Refused by default.
+    fn tool_question<'a>(
+        &'a self,
+        tool: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, HostError>> {
+        let _ = (tool, params);
+        Box::pin(async move {
+            Err(HostError::new(
+                HostCode::MethodNotFound,
+                "the host does not offer elicitation/create here",
+            ))
+        })
+    }
+    /// toolsmith's own question to the person (an approval, a missing secret): an elicitation
     /// under a `key` of its own, which a tool's requests (always `request`) cannot use.
     fn ask_person<'a>(
         &'a self,

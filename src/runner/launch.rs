@@ -8,11 +8,11 @@
 use super::stubs::Stub;
 use super::{RunError, sandbox};
 use crate::config::{Config, SandboxConfig};
-use crate::deps;
 use crate::error::Hint;
 use crate::index::Tool;
 use crate::manifest::SandboxMode;
 use crate::platform::ProcessTree;
+use crate::runner::deps;
 use std::ffi::OsString;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -98,6 +98,19 @@ pub(crate) struct Recipe {
     pub is_node: bool,
     /// How a spare of this recipe waits for its call; None: only direct starts.
     pub stub: Option<Stub>,
+    /// The tool directory and the identity a person's approval was checked against
+    /// (`Tool::admitted`): the process must see that very directory (`Pool::acquire`).
+    pub admitted: Option<(PathBuf, crate::platform::DirId)>,
+}
+
+impl Recipe {
+    /// Whether the tool's directory is still the one the approval was checked against (true
+    /// for a call without grants beyond the defaults).
+    pub fn still_admitted(&self) -> bool {
+        self.admitted
+            .as_ref()
+            .is_none_or(|(dir, id)| crate::platform::dir_id(dir).as_ref() == Some(id))
+    }
 }
 
 impl Recipe {
@@ -118,7 +131,11 @@ impl Recipe {
         let mut interp = m.interpreter().ok_or_else(|| {
             start_err("no interpreter: set run.language or run.interpreter".into())
         })?;
-        let env = deps::ensure(&state_root(dir, config), m, dir)
+        let ctx = deps::Ctx {
+            sandbox: &config.sandbox,
+            cache: &config.cache_dir,
+        };
+        let env = deps::ensure(ctx, &state_root(dir, config), m, dir)
             .await
             .map_err(|e| {
                 start_err(format!(
@@ -166,7 +183,7 @@ impl Recipe {
             vars.push(("TOOLSMITH_WORKER".into(), "1".into()));
         }
         let mut visible = vec![dir.to_path_buf()];
-        visible.extend(env.dir.clone());
+        visible.extend(env.dirs.iter().cloned());
         // A spare learns its entry from one line: a path with a newline starts directly.
         // (Unix: a spare moves its descriptors, see `stubs.rs`.)
         let stub = (cfg!(unix) && !worker && !entry.to_string_lossy().contains('\n'))
@@ -187,6 +204,7 @@ impl Recipe {
             memory_mb: m.limits.memory_mb(),
             is_node,
             stub,
+            admitted: tool.admitted.map(|id| (dir.to_path_buf(), id)),
         })
     }
 

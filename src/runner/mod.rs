@@ -3,6 +3,8 @@
 //! Invariant: runners know nothing of git or MCP. They get a tool (its directory and parsed
 //! manifest) and arguments, and return a `CallOutput` or a `RunError` that says what to do.
 
+pub mod contained;
+pub mod deps;
 pub mod host;
 pub mod interp;
 pub(crate) mod launch;
@@ -191,6 +193,10 @@ pub enum RunError {
     WrongKind { kind: String },
     #[error("call of {tool:?} was cancelled")]
     Cancelled { tool: String },
+    #[error(
+        "tool {tool:?} was not run: its directory was replaced (a new version was committed) while the call was starting, after its approval was checked; nothing of it ran"
+    )]
+    Replaced { tool: String },
 }
 
 impl crate::error::Hint for RunError {
@@ -210,6 +216,7 @@ impl crate::error::Hint for RunError {
             RunError::Start { .. } => "check that the interpreter is installed and on PATH".into(),
             RunError::Sandbox { hint, .. } => hint.clone(),
             RunError::Denied { .. } => "declare it under [capabilities] in tool.toml, inside the allowed roots (TOOLSMITH_ROOTS)".into(),
+            RunError::Replaced { .. } => "call it again: the version now committed runs if a person approved it, else it waits for their approval".into(),
             RunError::WrongKind { .. } | RunError::Cancelled { .. } => return None,
         })
     }

@@ -36,6 +36,8 @@ pub struct Seen {
 struct Ctx {
     tool: String,
     domains: Vec<String>,
+    /// A dependency fetch while a tool is made (only the package registries), not a call.
+    registries: bool,
     seen: Mutex<Seen>,
 }
 
@@ -57,9 +59,29 @@ impl Proxy {
     /// Start a proxy for `tool`, letting through only `domains`: on a unix socket in a new
     /// private directory (`unix`), else on a free port of 127.0.0.1.
     pub fn start(tool: &str, domains: &[String], unix: bool) -> std::io::Result<Proxy> {
+        Proxy::start_with(tool, domains, unix, false)
+    }
+
+    /// Start a proxy for a dependency fetch (`what`: "cargo fetch for tool x"), letting
+    /// through only the package registries' hosts.
+    pub fn start_for_registries(
+        what: &str,
+        hosts: &[String],
+        unix: bool,
+    ) -> std::io::Result<Proxy> {
+        Proxy::start_with(what, hosts, unix, true)
+    }
+
+    fn start_with(
+        tool: &str,
+        domains: &[String],
+        unix: bool,
+        registries: bool,
+    ) -> std::io::Result<Proxy> {
         let ctx = Arc::new(Ctx {
             tool: tool.to_string(),
             domains: domains.to_vec(),
+            registries,
             seen: Mutex::default(),
         });
         #[cfg(unix)]
@@ -287,14 +309,23 @@ async fn handle<S: AsyncRead + AsyncWrite + Unpin>(
     let Some(entry) = domain::allowing(&ctx.domains, &target.host) else {
         seen(false);
         tracing::info!(tool = %ctx.tool, host = %target.host, "network: refused a host the tool does not list");
-        let body = format!(
-            "toolsmith: tool {:?} may reach only {}; {} is not listed.\nA person can add it to capabilities.network in tools/{}/tool.toml; the changed tool then waits for their approval (`toolsmith approve {}`).",
-            ctx.tool,
-            ctx.domains.join(", "),
-            target.host,
-            ctx.tool,
-            ctx.tool
-        );
+        let body = if ctx.registries {
+            format!(
+                "toolsmith: the {} may reach only the package registries ({}); {} is not one of them.\nA dependency is fetched only from a registry; a person can configure another registry in the package manager's own settings (cargo: ~/.cargo/config.toml [registries]/[source]; pip: PIP_INDEX_URL; npm: its registry setting).",
+                ctx.tool,
+                ctx.domains.join(", "),
+                target.host,
+            )
+        } else {
+            format!(
+                "toolsmith: tool {:?} may reach only {}; {} is not listed.\nA person can add it to capabilities.network in tools/{}/tool.toml; the changed tool then waits for their approval (`toolsmith approve {}`).",
+                ctx.tool,
+                ctx.domains.join(", "),
+                target.host,
+                ctx.tool,
+                ctx.tool
+            )
+        };
         return reply(client, "403 Forbidden", &body).await;
     };
     let host = target

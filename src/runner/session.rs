@@ -35,8 +35,10 @@ pub(crate) struct Session<'a> {
 }
 
 impl Session<'_> {
-    async fn answer(&self, method: &str, params: Value) -> Result<Value, HostError> {
+    async fn answer(&self, method: &str, mut params: Value) -> Result<Value, HostError> {
         if method.starts_with("memory/") {
+            // What a tool stores is read back by the AI (the memory meta-tool): no secret in it.
+            self.host.redact(&mut params);
             return match self.memory {
                 Some(mem) => {
                     let (mem, tool, method) =

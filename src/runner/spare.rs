@@ -127,6 +127,28 @@ async fn send_entry(l: &mut Launched, entry: &Path) -> Result<(), String> {
         .map_err(|e| format!("writing the entry: {e}"))
 }
 
+/// The call of an approved tool whose directory was replaced after the approval was checked.
+fn replaced(r: &Recipe) -> RunError {
+    RunError::Replaced {
+        tool: r.name.clone(),
+    }
+}
+
+/// Read a stub's "r" (its interpreter is up, inside its sandbox).
+async fn read_ready(child: &mut ProcessTree) -> Result<(), String> {
+    let stdout = child.stdout().as_mut().ok_or("no stdout")?;
+    let mut b = [0u8; 1];
+    match stdout.read(&mut b).await {
+        Ok(1) if b[0] == b'r' => Ok(()),
+        Ok(1) => Err(format!(
+            "it printed {:?} before the tool started",
+            b[0] as char
+        )),
+        Ok(_) => Err("it exited before the tool started".into()),
+        Err(e) => Err(format!("reading its stdout: {e}")),
+    }
+}
+
 /// Read a stub's "g" (after its "r" unless `ready`): Ok when the process now runs the tool's
 /// entry; Err when it ended first (killed, or it failed to start) or printed something else.
 pub(crate) async fn read_go(child: &mut ProcessTree, mut ready: bool) -> Result<(), String> {
@@ -180,6 +202,10 @@ impl Pool {
         r: &Recipe,
     ) -> Result<(Launched, Option<bool>), RunError> {
         let Some(stub) = r.stub else {
+            // No stub to wait in: checked as late as can be, just before the start.
+            if !r.still_admitted() {
+                return Err(replaced(r));
+            }
             return start(r, false).await.map(|l| (l, None));
         };
         let key = r.key();
@@ -188,6 +214,11 @@ impl Pool {
                 tracing::info!(tool = %r.name, "a spare had exited (killed from outside?); skipping it");
                 discard(vec![s]);
                 continue;
+            }
+            // Its sandbox holds the directory it was started with, which its key names.
+            if !r.still_admitted() {
+                discard(vec![s]);
+                return Err(replaced(r));
             }
             let ready = s.ready;
             let sent = send_entry(&mut s.launched, &r.entry).await;
@@ -205,13 +236,22 @@ impl Pool {
             }
         }
         let mut l = start(r, true).await?;
+        let mut ready = false;
+        if r.admitted.is_some() {
+            // The stub's "r": its sandbox is set up, the directory bound. Still the one the
+            // person's approval was checked against? Else nothing of the tool's runs.
+            ready = read_ready(&mut l.child).await.is_ok();
+            if !r.still_admitted() {
+                return Err(replaced(r));
+            }
+        }
         // A fresh process that fails here (a missing interpreter, a bad flag) reports it
         // through its exit status and stderr, read by the call as for any process.
         let _ = send_entry(&mut l, &r.entry).await;
         if stub.pipelined() {
-            return Ok((l, Some(false)));
+            return Ok((l, Some(ready)));
         }
-        if let Err(why) = read_go(&mut l.child, false).await {
+        if let Err(why) = read_go(&mut l.child, ready).await {
             tracing::debug!(tool = %r.name, why, "the process ended before the tool started");
         }
         Ok((l, None))

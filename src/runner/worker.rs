@@ -38,7 +38,7 @@ fn stamp(dir: &Path, tool: &Tool) -> Stamp {
         m.run.entry.clone().unwrap_or_default(),
     ];
     files.extend(
-        [crate::deps::PIP_LOCK, crate::deps::NPM_LOCK]
+        [crate::runner::deps::PIP_LOCK, crate::runner::deps::NPM_LOCK]
             .iter()
             .map(|s| s.to_string()),
     );
@@ -211,6 +211,13 @@ impl Pool {
         let m = &tool.manifest;
         let slot = self.slot(dir);
         let mut guard = slot.worker.lock().await;
+        // The directory a person's approval was checked against, still (a worker starts on
+        // its entry directly: this is as late as it can be checked).
+        if tool.admitted.is_some() && crate::platform::dir_id(dir) != tool.admitted {
+            return Err(RunError::Replaced {
+                tool: m.name.clone(),
+            });
+        }
         let current = stamp(dir, tool);
         if let Some(w) = guard.as_mut() {
             let reason = if w.busy {

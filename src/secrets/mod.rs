@@ -1,11 +1,12 @@
 //! Secrets: values a tool needs (API keys, tokens) that must never reach git, a tool result or
 //! the model. A tool declares them by name in `[secrets]`; a person sets the values
-//! (`toolsmith secret set NAME`, or the one-time page); they are stored in the personal
+//! (`toolsmith secret set NAME`, or the Secrets page of `toolsmith console`); they are stored in the personal
 //! directory (`secrets.json`, mode 0600), injected only into the environment of a tool that
 //! declared them and was approved on this machine, and replaced by `[secret NAME]` wherever
 //! they show up in what a tool returns, logs or fails with (`Redactor`).
 
-pub mod page;
+pub mod forms;
+pub mod lines;
 pub mod redact;
 
 pub use redact::Redactor;

@@ -311,7 +311,7 @@ impl Toolbox {
         changes: &[(String, Change)],
         dir_of: &dyn Fn(&str) -> Option<PathBuf>,
     ) -> Result<(), ToolboxError> {
-        let stored = crate::scan::stored_secrets();
+        let scanner = crate::scan::Scanner::new(&crate::scan::stored_secrets());
         let mut findings = Vec::new();
         for (name, change) in changes {
             let dir = match change {
@@ -321,7 +321,7 @@ impl Toolbox {
             };
             if let Some(dir) = dir {
                 let prefix = format!("{TOOLS_DIR}/{name}");
-                findings.extend(crate::scan::scan_dir(&dir, &prefix, &stored));
+                findings.extend(scanner.dir(&dir, &prefix));
             }
         }
         if findings.is_empty() {

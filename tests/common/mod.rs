@@ -97,12 +97,24 @@ pub fn approve(app: &toolsmith::app::App, name: &str) {
 /// call returned. A call's processes are killed (SIGKILL) before its result returns; the kernel
 /// finishes their exit right after, so one that is still there after two seconds survived.
 pub fn leftover(marker: &str) -> bool {
+    // pgrep exits 0 when it found a process, 1 when it found none; anything else (or no pgrep
+    // at all) means it could not look, and "nothing left" would then be a guess.
     let running = || {
-        std::process::Command::new("pgrep")
+        let out = std::process::Command::new("pgrep")
             .args(["-f", marker])
             .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false)
+            .unwrap_or_else(|e| {
+                panic!("pgrep could not run ({e}), so no survivor can be looked for: install procps (scripts/setup.sh does)")
+            });
+        match out.status.code() {
+            Some(0) => true,
+            Some(1) => false,
+            _ => panic!(
+                "pgrep -f {marker:?} failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        }
     };
     for _ in 0..40 {
         if !running() {
@@ -127,4 +139,23 @@ pub fn python() -> std::path::PathBuf {
         p.display()
     );
     p
+}
+
+/// The newest environment of `tool` for an ecosystem (`py`, `node`): its generations are
+/// `<toolbox>/.toolsmith/env/<tool>/<sub>-<id>/`.
+#[allow(dead_code)]
+pub fn env_of(root: &std::path::Path, tool: &str, sub: &str) -> Option<std::path::PathBuf> {
+    let dir = root.join(".toolsmith/env").join(tool);
+    let mut found: Vec<(std::time::SystemTime, std::path::PathBuf)> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(&format!("{sub}-")))
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    found.sort();
+    found.pop().map(|(_, p)| p)
 }

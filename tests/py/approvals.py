@@ -2,8 +2,9 @@
 Python SDK's elicitation callback playing the person: decline, accept for this call only,
 accept for this version; a client without elicitation gets an isError naming the command.
 
-Scenario "page": a missing secret is entered on the one-time page, offered through URL-mode
-elicitation and filled in by headless Chromium (tests/py/browser.py).
+Scenario "page": a missing secret is set on the Secrets page of `toolsmith console`, which the
+URL-mode elicitation points to, by the person logged in there in headless Chromium
+(tests/py/browser.py); the link alone (another browser, no session) opens nothing.
 
 Usage: approvals.py --toolsmith BIN --toolbox DIR --mode legacy|auto [--scenario form|page]
 Prints one JSON summary line on stdout; exits non-zero when an expectation fails.
@@ -34,51 +35,85 @@ PAGE_VALUE = "page-secret-5c1d9e7a"
 PAGE_CODE = "import json, os, sys\njson.load(sys.stdin)\nv = os.environ.get('PAGE_TOKEN')\nsys.stderr.write('using ' + str(v) + '\\n')\nprint(json.dumps({'token': v, 'len': len(v or '')}))\n"
 
 
-def drive_page(url, summary):
-    """The person at the browser: other origins are refused, the form saves the value once."""
+def start_console(a, env):
+    """The person runs `toolsmith console` in their terminal: its address and login link."""
+    console = subprocess.Popen([a.toolsmith, "--toolbox", a.toolbox, "--json", "console", "--no-open"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    buf = ""
+    while True:
+        line = console.stdout.readline()
+        expect(line, f"the console printed its link: {buf}")
+        buf += line
+        if line.startswith("}"):
+            break
+    started = json.loads(buf)
+    return console, started["url"], started["login"]
+
+
+def drive_page(url, base, person, stranger, summary):
+    """The person at the browser, on the console's Secrets page; the link alone opens nothing."""
     import urllib.error
     import urllib.request
     from urllib.parse import urlsplit
-    from browser import Browser
 
     def post(headers):
-        req = urllib.request.Request(url, data=b"value=stolen-value-1234", method="POST", headers=headers)
+        req = urllib.request.Request(base + "/secrets/set", data=b"name=PAGE_TOKEN&value=stolen-value-1234&csrf=x",
+                                     method="POST", headers=headers)
         try:
             return urllib.request.urlopen(req).status
         except urllib.error.HTTPError as e:
             return e.code
 
+    summary["url"] = url
+    expect(urlsplit(url).hostname == "127.0.0.1", f"the page is on loopback: {url}")
+    summary["stranger_text"] = stranger.open(url)
     summary["other_origin"] = post({"Origin": "http://evil.example"})
     summary["cross_site"] = post({"Sec-Fetch-Site": "cross-site"})
-    expect(urlsplit(url).hostname == "127.0.0.1", f"the page is on loopback: {url}")
-    b = Browser()
-    try:
-        summary["page_text"] = b.open(url)
-        summary["saved_text"] = b.fill_and_submit("value", PAGE_VALUE)
-        summary["reopened_text"] = b.open(url)
-    finally:
-        b.close()
+    summary["page_text"] = person.open(url)
+    form = "form[action='/secrets/set']:has(input[name=name][value=PAGE_TOKEN])"
+    person.eval(f"document.querySelector({json.dumps(form + ' input[name=value]')}).value = {json.dumps(PAGE_VALUE)}; true")
+    summary["saved_text"] = person.click(form + " button")
+    summary["value_shown"] = PAGE_VALUE in person.eval("document.documentElement.outerHTML")
     print("page:", json.dumps(summary), file=sys.stderr, flush=True)
 
 
 async def page(a, env, summary):
+    from browser import Browser
     modes = []
+    driving = []
+    progress = []
 
-    async def person(ctx, params):
+    async def on_progress(value, total, message):
+        progress.append(message or "")
+
+    console, base, login = start_console(a, env)
+    person, stranger = Browser(), Browser()
+    person.open(login)
+
+    async def answer(ctx, params):
         mode = getattr(params, "mode", None) or "form"
         modes.append(mode)
         if mode == "url":
             expect("PAGE_TOKEN" in params.message, f"the page names the secret: {params.message}")
-            await asyncio.to_thread(drive_page, params.url, summary)
+            if a.mode == "legacy":
+                # The person gets to it a few seconds later: the call waits, and says so.
+                import threading
+                helper = threading.Timer(3.0, drive_page, (params.url, base, person, stranger, summary))
+                helper.start()
+                driving.append(helper)
+            else:
+                await asyncio.to_thread(drive_page, params.url, base, person, stranger, summary)
             return types.ElicitResult(action="accept")
         props = params.requested_schema["properties"]
         expect(list(props) == ["approve_for"], f"a form never asks for a secret: {props}")
         return types.ElicitResult(action="accept", content={"approve_for": "this version"})
 
     logs = []
+    loggers = []
 
     async def on_log(params):
         logs.append(json.dumps(params.data) if not isinstance(params.data, str) else params.data)
+        loggers.append(params.logger)
 
     offered = []
     completed = []
@@ -86,34 +121,49 @@ async def page(a, env, summary):
     async def person_url(ctx, params):
         if (getattr(params, "mode", None) or "form") == "url":
             offered.append(params.elicitation_id)
-        return await person(ctx, params)
+        return await answer(ctx, params)
 
     async def on_message(message):
-        # notifications/elicitation/complete: the page was submitted (URL-mode elicitation).
+        # notifications/elicitation/complete: the secret was set (URL-mode elicitation).
         root = getattr(message, "root", message)
         if getattr(root, "method", None) == "notifications/elicitation/complete":
             params = root.params
             completed.append(getattr(params, "elicitation_id", None) or (params or {}).get("elicitationId"))
 
     server = StdioServerParameters(command=a.toolsmith, args=["--toolbox", a.toolbox, "serve"], env=env)
-    async with Client(server, mode=a.mode, cache=None, read_timeout_seconds=120,
-                      elicitation_callback=person_url, logging_callback=on_log,
-                      message_handler=on_message) as client:
-        r = await client.call_tool("register_script", {
-            "name": "page_tok", "description": "Reports its token", "language": "python",
-            "protocol": "plain", "source": PAGE_CODE, "secrets": {"PAGE_TOKEN": "a token for the test"}})
-        expect(not r.is_error, f"register: {text_of(r)}")
-        r = await client.call_tool("page_tok", {})
-        expect(not r.is_error, f"the call runs once the page was filled in: {text_of(r)}")
-        summary["result"] = r.structured_content
-        summary["modes"] = modes
-        summary["offered"] = offered
-        summary["completed"] = completed
-        summary["value_in_result"] = PAGE_VALUE in text_of(r)
-        r = await client.call_tool("page_tok", {})
-        summary["asked_again"] = len(modes) > 2
-        summary["log_redacted"] = any("using [secret PAGE_TOKEN]" in l for l in logs)
-        summary["value_in_logs"] = any(PAGE_VALUE in l for l in logs)
+    try:
+        async with Client(server, mode=a.mode, cache=None, read_timeout_seconds=120,
+                          elicitation_callback=person_url, logging_callback=on_log,
+                          message_handler=on_message) as client:
+            r = await client.call_tool("register_script", {
+                "name": "page_tok", "description": "Reports its token", "language": "python",
+                "protocol": "plain", "source": PAGE_CODE, "secrets": {"PAGE_TOKEN": "a token for the test"}})
+            expect(not r.is_error, f"register: {text_of(r)}")
+            r = await client.call_tool("page_tok", {}, progress_callback=on_progress)
+            for helper in driving:
+                helper.join()
+            expect(not r.is_error, f"the call runs once the secret was set in the console: {text_of(r)}")
+            summary["progress"] = progress
+            summary["result"] = r.structured_content
+            summary["modes"] = modes
+            summary["offered"] = offered
+            summary["completed"] = completed
+            summary["value_in_result"] = PAGE_VALUE in text_of(r)
+            r = await client.call_tool("page_tok", {})
+            summary["asked_again"] = len(modes) > 2
+            summary["log_redacted"] = any("using [secret PAGE_TOKEN]" in l for l in logs)
+            summary["value_in_logs"] = any(PAGE_VALUE in l for l in logs)
+            summary["waited_note"] = any("waiting up to" in l and "set the secret PAGE_TOKEN" in l for l in logs)
+            # The tool's own lines come as the tool's, toolsmith's as toolsmith's.
+            summary["loggers"] = sorted({(g, "using" in l) for g, l in zip(loggers, logs)})
+    finally:
+        person.close()
+        stranger.close()
+        console.terminate()
+        console.wait(timeout=10)
+    listing = json.loads(subprocess.run([a.toolsmith, "--toolbox", a.toolbox, "--json", "secret", "list"],
+                                        check=True, capture_output=True, env=env, text=True).stdout)
+    summary["set_by"] = [s["name"] for s in listing if s["set"]]
     print(json.dumps(summary))
 
 

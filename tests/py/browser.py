@@ -86,7 +86,18 @@ class Browser:
         self.events.clear()
         self.call("Page.navigate", {"url": url}, session=True)
         self.wait_load()
+        self.settle()
         return self.text()
+
+    def settle(self, timeout=10.0):
+        """Until the document has loaded (a load event can be an earlier page's)."""
+        import time
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.call("Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True},
+                         session=True)["result"].get("value") == "complete":
+                return
+            time.sleep(0.05)
 
     def text(self):
         r = self.call("Runtime.evaluate", {"expression": "document.body ? document.body.innerText : ''",
@@ -100,6 +111,46 @@ class Browser:
         self.call("Runtime.evaluate", {"expression": expr, "returnByValue": True}, session=True)
         self.wait_load()
         return self.text()
+
+    def eval(self, expression):
+        r = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True)
+        return r["result"].get("value")
+
+    def click(self, selector):
+        """Click the element (a real mouse click at its centre), then wait for the next page."""
+        import time
+        end = time.monotonic() + 10
+        while True:
+            box = self.eval("(() => { const e = document.querySelector(SEL); if (!e) return null;"
+                            " e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
+                            " return [r.x + r.width / 2, r.y + r.height / 2]; })()".replace("SEL", json.dumps(selector)))
+            if box or time.monotonic() > end:
+                break
+            time.sleep(0.1)
+        if not box:
+            raise RuntimeError(f"no element {selector} on {self.eval('location.href')}: {self.eval('document.documentElement.outerHTML')[:600]}")
+        self.events.clear()
+        for kind in ("mousePressed", "mouseReleased"):
+            self.call("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1],
+                                                   "button": "left", "clickCount": 1}, session=True)
+        self.wait_load()
+        self.settle()
+        return self.text()
+
+    def rect(self, selector):
+        return self.eval("(() => { const e = document.querySelector(SEL); if (!e) return null;"
+                         " const r = e.getBoundingClientRect(); return {x: r.x, y: r.y, width: r.width, height: r.height,"
+                         " viewport: [innerWidth, innerHeight]}; })()".replace("SEL", json.dumps(selector)))
+
+    def screenshot(self, path, width=1100, height=900):
+        """A PNG of the page as shown at that window size."""
+        import base64
+        self.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
+                                                        "deviceScaleFactor": 1, "mobile": False}, session=True)
+        data = self.call("Page.captureScreenshot", {"format": "png"}, session=True)["data"]
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))
+        return path
 
     def close(self):
         try:

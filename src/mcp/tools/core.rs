@@ -271,6 +271,7 @@ fn get_tool(shared: &Shared, a: GetArgs) -> Result<CallToolResult, CallToolResul
             "examples": t.manifest.examples,
             "exposed_as_mcp_tool": shared.exposure.exposes(&idx, name),
             "sandbox": crate::runner::sandbox::describe_tool(&t.manifest, &shared.app.config().sandbox),
+            "builds": crate::runner::sandbox::describe_builds(&shared.app.config().sandbox),
             "approval": crate::approval::describe(&shared.app.gate(), t),
             "warnings": t.warnings.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
         }),

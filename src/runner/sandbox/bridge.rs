@@ -14,6 +14,9 @@ use std::process::Command;
 
 /// The first argument that makes the binary a bridge.
 pub const ARG: &str = "__net-bridge";
+/// Before `--`: refuse the program unix sockets (the in-process sandbox, where the host's
+/// file system, and so its pathname sockets, stays visible; the bridge itself needs one).
+pub const NO_UNIX: &str = "--no-unix";
 
 /// Connections forwarded at once (each takes two small threads).
 const MAX_CONNECTIONS: usize = 16;
@@ -26,11 +29,18 @@ fn fail(code: i32, msg: String) -> ! {
 
 /// Run as the bridge (`args` follow `__net-bridge`); never returns.
 pub fn main(args: &[OsString]) -> ! {
-    let (socket, program) = match args {
-        [socket, sep, program @ ..] if sep == "--" && !program.is_empty() => (socket, program),
+    let (socket, no_unix, program) = match args {
+        [socket, sep, program @ ..] if sep == "--" && !program.is_empty() => {
+            (socket, false, program)
+        }
+        [socket, flag, sep, program @ ..]
+            if flag == NO_UNIX && sep == "--" && !program.is_empty() =>
+        {
+            (socket, true, program)
+        }
         _ => fail(
             125,
-            "usage: toolsmith __net-bridge SOCKET -- PROGRAM [ARGS…]".into(),
+            "usage: toolsmith __net-bridge SOCKET [--no-unix] -- PROGRAM [ARGS…]".into(),
         ),
     };
     let listener = TcpListener::bind(("127.0.0.1", BRIDGE_PORT)).unwrap_or_else(|e| {
@@ -39,8 +49,12 @@ pub fn main(args: &[OsString]) -> ! {
             format!("cannot listen on 127.0.0.1:{BRIDGE_PORT}: {e}"),
         )
     });
-    let mut child = Command::new(&program[0])
-        .args(&program[1..])
+    let mut cmd = Command::new(&program[0]);
+    cmd.args(&program[1..]);
+    if no_unix {
+        refuse_unix(&mut cmd);
+    }
+    let mut child = cmd
         .spawn()
         .unwrap_or_else(|e| fail(127, format!("cannot run {:?}: {e}", program[0])));
     release_stdio();
@@ -73,6 +87,23 @@ pub fn main(args: &[OsString]) -> ! {
         .wait()
         .unwrap_or_else(|e| fail(125, format!("waiting for the program: {e}")));
     exit_like(status)
+}
+
+/// The program gets the sandbox's seccomp program without unix sockets, on top of the one
+/// the bridge runs under (filters only add up).
+fn refuse_unix(cmd: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        let prog = super::linux::seccomp_cached(true, false)
+            .unwrap_or_else(|e| fail(125, format!("seccomp: {e}")));
+        // SAFETY: the closure makes one prctl on the program prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || super::linux::load_seccomp(&prog));
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
 }
 
 /// Copy both ways until both sides are done.

@@ -73,11 +73,10 @@ pub fn status(program: &Path) -> Result<String, String> {
     r
 }
 
-/// A file descriptor holding the seccomp program (memfd, close-on-exec: the child clears
-/// that flag on this one descriptor only).
-fn seccomp_fd(network: bool) -> Result<OwnedFd, SandboxError> {
-    let prog = super::linux::seccomp_cached(network)
-        .map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
+/// A file descriptor holding a seccomp program (memfd, close-on-exec: the child clears
+/// that flag on these descriptors only).
+fn seccomp_fd(prog: Result<seccompiler::BpfProgram, String>) -> Result<OwnedFd, SandboxError> {
+    let prog = prog.map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
     let bytes = super::linux::seccomp_bytes(&prog);
     // SAFETY: memfd_create with a static name; the returned fd is owned here.
     let fd = unsafe { libc::memfd_create(c"toolsmith-seccomp".as_ptr(), libc::MFD_CLOEXEC) };
@@ -96,15 +95,19 @@ fn seccomp_fd(network: bool) -> Result<OwnedFd, SandboxError> {
         .map_err(|e| SandboxError::Setup(format!("moving the seccomp descriptor: {e}")))
 }
 
-/// Wrap `argv` in bwrap for the grants: the command line and the seccomp descriptor the
-/// child must inherit.
+/// Wrap `argv` in bwrap for the grants: the command line and the seccomp descriptors the
+/// child must inherit. Unix sockets stay allowed: the mount view holds only what the grants
+/// name, so no host socket is there to reach.
 pub fn wrap(
     argv: Vec<String>,
     g: &Grants,
     program: &Path,
-) -> Result<(Vec<String>, OwnedFd), SandboxError> {
+) -> Result<(Vec<String>, Vec<OwnedFd>), SandboxError> {
     let prog = status(program).map_err(SandboxError::Setup)?;
-    let fd = seccomp_fd(g.network.inet())?;
+    let fds = vec![
+        seccomp_fd(super::linux::seccomp_cached(g.network.inet(), true))?,
+        seccomp_fd(super::linux::clone3_cached())?,
+    ];
     let s = |p: &Path| p.to_string_lossy().into_owned();
     let mut a: Vec<String> = vec![prog];
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(|x| x.to_string()));
@@ -144,8 +147,12 @@ pub fn wrap(
     if g.network == super::Net::Any {
         push(&["--share-net"]);
     }
-    let fd_s = fd.as_raw_fd().to_string();
-    push(&["--seccomp", &fd_s, "--chdir", &scratch, "--"]);
+    for fd in &fds {
+        let fd_s = fd.as_raw_fd().to_string();
+        push(&["--add-seccomp-fd", &fd_s]);
+    }
+    let cwd = g.cwd.as_deref().map_or_else(|| scratch.clone(), s);
+    push(&["--chdir", &cwd, "--"]);
     a.extend(argv);
-    Ok((a, fd))
+    Ok((a, fds))
 }

@@ -48,6 +48,9 @@ pub const ETC_ENTRIES: &[&str] = &[
     "magic",
     "magic.mime",
     "locale.alias",
+    "os-release",
+    "debian_version",
+    "lsb-release",
     "php",
     "perl",
     "ruby",
@@ -67,6 +70,8 @@ pub struct Grants {
     pub read: Vec<PathBuf>,
     /// Declared writes (inside the allowed roots).
     pub write: Vec<PathBuf>,
+    /// The working directory when it is not the scratch directory (a build's).
+    pub cwd: Option<PathBuf>,
 }
 
 fn resolve_declared(
@@ -159,6 +164,27 @@ fn system_paths() -> &'static [PathBuf] {
 }
 
 impl Grants {
+    /// The grants of a build or install process: the system directories, the spec's reads
+    /// and writes (those that exist), and the proxy's socket directory and bridge.
+    pub fn for_build(spec: &super::BuildSpec<'_>) -> Result<Grants, SandboxError> {
+        let mut read = spec.read.clone();
+        if let super::Net::Proxy(super::Endpoint::Unix { dir, .. }) = &spec.network {
+            read.push(dir.clone());
+            read.push(super::net::bridge_program().map_err(SandboxError::Setup)?);
+        }
+        read.retain(|p| p.exists());
+        let mut write = spec.write.clone();
+        write.retain(|p| p.exists());
+        Ok(Grants {
+            network: spec.network.clone(),
+            scratch: spec.scratch.to_path_buf(),
+            system: system_paths().to_vec(),
+            read,
+            write,
+            cwd: Some(spec.cwd.to_path_buf()),
+        })
+    }
+
     /// Resolve a spec for the interpreter `argv0`.
     pub fn new(spec: &Spec<'_>, argv0: &str) -> Result<Grants, SandboxError> {
         let read_declared = spec
@@ -187,6 +213,7 @@ impl Grants {
             system,
             read,
             write: write.into_iter().filter(|p| p.exists()).collect(),
+            cwd: None,
         })
     }
 }

@@ -132,18 +132,48 @@ pub fn status() -> Result<Support, String> {
     .clone()
 }
 
-/// `seccomp_program`, built once per process for each value of `network`.
-pub fn seccomp_cached(network: bool) -> Result<BpfProgram, String> {
-    static CACHE: [OnceLock<Result<BpfProgram, String>>; 2] = [OnceLock::new(), OnceLock::new()];
-    CACHE[usize::from(network)]
-        .get_or_init(|| seccomp_program(network))
+/// `seccomp_program`, built once per process for each value of `network` and `unix`.
+pub fn seccomp_cached(network: bool, unix: bool) -> Result<BpfProgram, String> {
+    static CACHE: [OnceLock<Result<BpfProgram, String>>; 4] = [
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+    ];
+    CACHE[usize::from(network) * 2 + usize::from(unix)]
+        .get_or_init(|| seccomp_program(network, unix))
         .clone()
 }
 
-/// The seccomp program every sandboxed script gets (also handed to bubblewrap): refuses
-/// socket() for anything but unix sockets unless network is granted, and system calls a
-/// script never needs that widen the kernel's attack surface. Refusals return EPERM.
-pub fn seccomp_program(network: bool) -> Result<BpfProgram, String> {
+/// The second program every sandboxed process gets: `clone3` answers ENOSYS, so the C
+/// library falls back to `clone`, whose flags the first program can see (a `clone3` could
+/// make a user namespace unseen: its flags are in memory a filter cannot read).
+pub fn clone3_cached() -> Result<BpfProgram, String> {
+    static P: OnceLock<Result<BpfProgram, String>> = OnceLock::new();
+    P.get_or_init(|| {
+        let arch = std::env::consts::ARCH
+            .try_into()
+            .map_err(|e: seccompiler::BackendError| e.to_string())?;
+        let filter = SeccompFilter::new(
+            BTreeMap::from([(libc::SYS_clone3, vec![])]),
+            SeccompAction::Allow,
+            SeccompAction::Errno(libc::ENOSYS as u32),
+            arch,
+        )
+        .map_err(|e| e.to_string())?;
+        BpfProgram::try_from(filter).map_err(|e| e.to_string())
+    })
+    .clone()
+}
+
+/// The seccomp program every sandboxed process gets (also handed to bubblewrap): refuses
+/// socket() for anything but unix sockets unless network is granted, unix sockets too unless
+/// `unix` (the in-process sandbox, whose processes see the host's file system: a pathname
+/// socket there — an SSH agent, docker.sock, D-Bus — would be reachable; `socketpair` stays
+/// allowed), new user namespaces (`unshare`/`clone` with CLONE_NEWUSER: a process there
+/// would regain capabilities to widen its view), and system calls a script never needs that
+/// widen the kernel's attack surface. Refusals return EPERM.
+pub fn seccomp_program(network: bool, unix: bool) -> Result<BpfProgram, String> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for sc in [
         libc::SYS_ptrace,
@@ -177,28 +207,46 @@ pub fn seccomp_program(network: bool) -> Result<BpfProgram, String> {
     ] {
         rules.insert(sc, vec![]);
     }
-    if !network {
-        let not_unix = SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
+    let e = |e: seccompiler::BackendError| e.to_string();
+    let newuser = |arg| {
+        SeccompCondition::new(
+            arg,
+            SeccompCmpArgLen::Qword,
+            SeccompCmpOp::MaskedEq(libc::CLONE_NEWUSER as u64),
+            libc::CLONE_NEWUSER as u64,
         )
         .and_then(|c| SeccompRule::new(vec![c]))
-        .map_err(|e| e.to_string())?;
-        rules.insert(libc::SYS_socket, vec![not_unix]);
+        .map_err(e)
+    };
+    rules.insert(libc::SYS_unshare, vec![newuser(0)?]);
+    // clone(flags, ...) on x86_64 and aarch64 alike: the flags are the first argument.
+    rules.insert(libc::SYS_clone, vec![newuser(0)?]);
+    let family = |op| {
+        SeccompCondition::new(0, SeccompCmpArgLen::Dword, op, libc::AF_UNIX as u64)
+            .and_then(|c| SeccompRule::new(vec![c]))
+            .map_err(e)
+    };
+    match (network, unix) {
+        (true, true) => {}
+        (true, false) => {
+            rules.insert(libc::SYS_socket, vec![family(SeccompCmpOp::Eq)?]);
+        }
+        (false, true) => {
+            rules.insert(libc::SYS_socket, vec![family(SeccompCmpOp::Ne)?]);
+        }
+        (false, false) => {
+            rules.insert(libc::SYS_socket, vec![]);
+        }
     }
-    let arch = std::env::consts::ARCH
-        .try_into()
-        .map_err(|e: seccompiler::BackendError| e.to_string())?;
+    let arch = std::env::consts::ARCH.try_into().map_err(e)?;
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
         SeccompAction::Errno(libc::EPERM as u32),
         arch,
     )
-    .map_err(|e| e.to_string())?;
-    BpfProgram::try_from(filter).map_err(|e| e.to_string())
+    .map_err(e)?;
+    BpfProgram::try_from(filter).map_err(e)
 }
 
 /// The program as the bytes bubblewrap's `--seccomp FD` reads.
@@ -266,7 +314,11 @@ pub struct InChild {
     /// Read rights on the pid namespace's own `/proc`, mounted in the child.
     proc_access: u64,
     seccomp: BpfProgram,
+    /// `clone3` answered ENOSYS (see `clone3_cached`).
+    clone3: BpfProgram,
     scratch: CString,
+    /// The working directory (the scratch directory, or a build's own).
+    cwd: CString,
     tmpfs_opts: CString,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
@@ -353,8 +405,13 @@ impl InChild {
         let support = status().map_err(SandboxError::Setup)?;
         let landlock = ruleset(g, support.landlock_abi)
             .map_err(|e| SandboxError::Setup(format!("Landlock: {e}")))?;
-        let seccomp = seccomp_cached(g.network.inet())
+        // The host's file system stays visible here, so unix sockets are refused; a proxied
+        // process's bridge needs one to reach the proxy, and refuses them to the program it
+        // starts (`bridge.rs`).
+        let unix = matches!(g.network, super::Net::Proxy(_));
+        let seccomp = seccomp_cached(g.network.inet(), unix)
             .map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
+        let clone3 = clone3_cached().map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
         let cstr = |s: String| CString::new(s).map_err(|e| SandboxError::Setup(e.to_string()));
         // SAFETY: getuid/getgid have no preconditions.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
@@ -375,7 +432,15 @@ impl InChild {
             scratch_access,
             proc_access,
             seccomp,
+            clone3,
             scratch: cstr(g.scratch.to_string_lossy().into_owned())?,
+            cwd: cstr(
+                g.cwd
+                    .as_deref()
+                    .unwrap_or(&g.scratch)
+                    .to_string_lossy()
+                    .into_owned(),
+            )?,
             tmpfs_opts: cstr(format!("size={SCRATCH_MB}m,mode=0700"))?,
             uid_map: format!("{uid} {uid} 1").into_bytes(),
             gid_map: format!("{gid} {gid} 1").into_bytes(),
@@ -451,7 +516,7 @@ impl InChild {
                 {
                     return Err(last_err());
                 }
-                if libc::chdir(self.scratch.as_ptr()) != 0 {
+                if libc::chdir(self.cwd.as_ptr()) != 0 {
                     return Err(last_err());
                 }
                 self.add_rule(self.scratch.as_ptr(), self.scratch_access)?;
@@ -544,19 +609,31 @@ impl InChild {
                 return Err(last_err());
             }
             libc::close(self.landlock.as_raw_fd());
-            let prog = SockFprog {
-                len: self.seccomp.len() as libc::c_ushort,
-                filter: self.seccomp.as_ptr(),
-            };
-            if libc::prctl(
-                libc::PR_SET_SECCOMP,
-                libc::SECCOMP_MODE_FILTER,
-                &prog as *const SockFprog,
-            ) != 0
-            {
-                return Err(last_err());
-            }
+            load_seccomp(&self.seccomp)?;
+            load_seccomp(&self.clone3)?;
         }
         Ok(())
     }
+}
+
+/// Load a seccomp program into the calling process (no_new_privs must be set).
+///
+/// SAFETY: async-signal-safe (one prctl on prepared memory).
+pub unsafe fn load_seccomp(p: &BpfProgram) -> std::io::Result<()> {
+    let prog = SockFprog {
+        len: p.len() as libc::c_ushort,
+        filter: p.as_ptr(),
+    };
+    // SAFETY: `prog` points at the program, alive for the call.
+    if unsafe {
+        libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER,
+            &prog as *const SockFprog,
+        )
+    } != 0
+    {
+        return Err(last_err());
+    }
+    Ok(())
 }

@@ -27,7 +27,7 @@ pub mod net;
 pub mod seatbelt;
 
 pub use cgroup::PidsCgroup;
-pub use grants::Grants;
+pub use grants::{Grants, SYSTEM_DIRS, interpreter_prefixes, which};
 pub use limits::ChildLimits;
 #[cfg(unix)]
 pub(crate) use limits::{CALL_STDOUT_FD, above_nine};
@@ -228,6 +228,42 @@ pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, Sandb
     }
     let argv0 = argv.first().cloned().unwrap_or_default();
     let grants = Grants::new(spec, &argv0)?;
+    wrap(mechanism, argv, grants, spec.config)
+}
+
+/// What one build or install process may touch (`build.rs`, and the dependency installs):
+/// the system directories, the tool chain and package caches (read-only), the build's own
+/// work and output directories (writable), its scratch (HOME, TMPDIR), and the network as
+/// given (none, or the registries through the filtering proxy).
+pub struct BuildSpec<'a> {
+    pub network: Net,
+    /// HOME and TMPDIR: an in-memory filesystem where the mechanism can mount one.
+    pub scratch: &'a Path,
+    /// The working directory (one of `read` or `write`).
+    pub cwd: &'a Path,
+    /// The tool chain and caches, read-only.
+    pub read: Vec<PathBuf>,
+    /// The build's own directories, writable.
+    pub write: Vec<PathBuf>,
+    pub config: &'a SandboxConfig,
+}
+
+/// Prepare a tool chain's command line (cargo, pip, npm) for a build spec. The mechanism is
+/// chosen as for a script whose tool.toml says nothing (`auto`): refused without one unless
+/// the person passed `--allow-unsandboxed`.
+pub fn prepare_build(argv: Vec<String>, spec: &BuildSpec<'_>) -> Result<Prepared, SandboxError> {
+    let mechanism = choose(SandboxMode::Auto, spec.config)?;
+    let grants = Grants::for_build(spec)?;
+    wrap(mechanism, argv, grants, spec.config)
+}
+
+/// Wrap `argv` for a mechanism and its grants.
+fn wrap(
+    mechanism: Mechanism,
+    argv: Vec<String>,
+    grants: Grants,
+    config: &SandboxConfig,
+) -> Result<Prepared, SandboxError> {
     #[allow(unused_mut)] // set only by the Linux mechanisms
     let mut child = limits::InChild::default();
     let program_len = argv.len();
@@ -240,8 +276,11 @@ pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, Sandb
                 exe.to_string_lossy().into_owned(),
                 "__net-bridge".into(),
                 socket.to_string_lossy().into_owned(),
-                "--".into(),
             ];
+            if mechanism == Mechanism::Landlock {
+                a.push("--no-unix".into());
+            }
+            a.push("--".into());
             a.extend(argv);
             a
         }
@@ -251,8 +290,8 @@ pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, Sandb
         Mechanism::Unsandboxed => argv,
         #[cfg(target_os = "linux")]
         Mechanism::Bubblewrap => {
-            let (wrapped, seccomp_fd) = bwrap::wrap(argv, &grants, &spec.config.bwrap)?;
-            child.inherit_fds.push(seccomp_fd);
+            let (wrapped, seccomp_fds) = bwrap::wrap(argv, &grants, &config.bwrap)?;
+            child.inherit_fds.extend(seccomp_fds);
             wrapped
         }
         #[cfg(target_os = "linux")]
@@ -280,6 +319,7 @@ pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, Sandb
             )));
         }
     };
+    let _ = config;
     Ok(Prepared {
         mechanism,
         program_at: argv.len() - program_len,
@@ -325,6 +365,30 @@ pub fn describe(m: &Manifest, config: &SandboxConfig) -> Value {
             v
         }
         Err(e) => json!({"mechanism": "refused", "error": e.to_string(), "hint": e.hint()}),
+    }
+}
+
+/// How making a tool is contained here (`toolsmith doctor`, `get_tool`, `build_tool`): the
+/// mechanism cargo, pip and npm run under, what they see and reach, or why builds and
+/// installs are refused.
+pub fn describe_builds(config: &SandboxConfig) -> Value {
+    match choose(SandboxMode::Auto, config) {
+        Ok(Mechanism::Unsandboxed) => json!({
+            "mechanism": "none",
+            "warning": "cargo (build scripts, proc macros, linkers), pip and npm run with the full rights of the user running toolsmith (allowed by --allow-unsandboxed)",
+        }),
+        Ok(mech) => json!({
+            "mechanism": mech.as_str(),
+            "runs_contained": ["cargo (build scripts, proc macros, linkers)", "pip (wheels only: no package code runs at install)", "npm (install scripts offline, after a fetch without them)", "the examples"],
+            "reads": ["system directories", "the tool chain (the Rust toolchain's sysroot, the interpreter)", "package caches (the cargo registry, the wheel directory, npm's cache)"],
+            "writes": ["the build's own work and output directories", "a scratch HOME, removed after each step"],
+            "network": "fetch steps only, only to the package registries (crates.io, PyPI, the npm registry, or registries the person configured), through toolsmith's filtering proxy; compiling and install scripts run offline",
+            "denied": ["the home directory", "the toolbox and its .git", "other tools' builds", "the personal directory", "the server's environment"],
+            "layers": layers(mech),
+        }),
+        Err(e) => {
+            json!({"mechanism": "refused", "error": e.to_string().replace("the script does not run", "builds and dependency installs do not run"), "hint": e.hint()})
+        }
     }
 }
 

@@ -111,6 +111,7 @@ pub fn resolved(g: &Grants) -> Grants {
         system: g.system.iter().map(r).collect(),
         read: g.read.iter().map(r).collect(),
         write: g.write.iter().map(r).collect(),
+        cwd: g.cwd.as_ref().map(r),
     }
 }
 
@@ -126,6 +127,7 @@ mod tests {
             system: vec![PathBuf::from("/usr"), PathBuf::from("/System")],
             read: vec![PathBuf::from("/Users/ann/box/tools/wc")],
             write: vec![PathBuf::from("/Users/ann/data/out")],
+            cwd: None,
         }
     }
 

@@ -1,11 +1,18 @@
 //! Script dependencies: a virtual environment per Python tool and a `node_modules` per Node
-//! tool, living outside git under `<toolbox>/.toolsmith/env/<tool>/` (git-ignored).
+//! tool, living outside git under `<toolbox>/.toolsmith/env/<tool>/` (git-ignored), in
+//! `generations` that are never changed once built.
 //!
-//! At registration `resolve` installs what the manifest asks for and returns the lockfiles to
-//! commit (`requirements.lock` from `pip freeze`; `package.json` + `package-lock.json`). At call
-//! time `ensure` rebuilds an environment from the committed lockfile when it is missing or was
-//! built from another lockfile (after a clone, pull or update): each environment records the
-//! sha256 of the lockfile it was built from.
+//! At registration `resolve` installs what the manifest asks for (or reuses a generation built
+//! from the same request) and returns the lockfiles to commit (`requirements.lock` from
+//! the installed packages' metadata; `package.json` + `package-lock.json`). At call time `ensure` finds the
+//! generation built from the committed lockfile, or builds one (after a clone, pull or update):
+//! each generation records the sha256 of the lockfile it was built from.
+
+mod install;
+mod spec;
+
+pub use install::Ctx;
+pub use spec::{SpecError, check_npm, check_pip};
 
 use crate::hashing::sha256_bytes;
 use crate::manifest::Manifest;
@@ -15,6 +22,8 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, OnceLock};
 use thiserror::Error;
 use tokio::process::Command;
+
+mod generations;
 
 /// The pinned Python requirements committed beside a tool.
 pub const PIP_LOCK: &str = "requirements.lock";
@@ -43,6 +52,14 @@ pub enum DepsError {
     },
     #[error("invalid npm package name {0:?}")]
     BadPackage(String),
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error("the dependencies of {tool:?} were not installed: {message}")]
+    Contained {
+        tool: String,
+        message: String,
+        hint: String,
+    },
 }
 
 impl crate::error::Hint for DepsError {
@@ -60,6 +77,8 @@ impl crate::error::Hint for DepsError {
             DepsError::BadPackage(_) => {
                 "npm names are `name` or `@scope/name`: lowercase, no spaces".into()
             }
+            DepsError::Spec(e) => return crate::error::Hint::hint(e),
+            DepsError::Contained { hint, .. } => hint.clone(),
         })
     }
 }
@@ -71,14 +90,14 @@ pub struct Env {
     pub python: Option<PathBuf>,
     /// The `node_modules` directory (for NODE_PATH).
     pub node_modules: Option<PathBuf>,
-    /// The environment directory (made visible inside the sandbox).
-    pub dir: Option<PathBuf>,
+    /// The environment directories, one per ecosystem (made visible inside the sandbox).
+    pub dirs: Vec<PathBuf>,
 }
 
 /// Progress of an install: (step, total, message).
 pub type Progress<'a> = &'a (dyn Fn(f64, f64, String) + Send + Sync);
 
-/// The environment directory of a tool.
+/// The directory of a tool's environments (their `generations`).
 pub fn env_dir(root: &Path, tool: &str) -> PathBuf {
     root.join(".toolsmith").join("env").join(tool)
 }
@@ -101,59 +120,31 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> DepsE
     }
 }
 
-/// Run a command; its combined output on failure (the tail, if long).
-async fn run(
-    tool: &str,
-    installer: &'static str,
-    program: &str,
-    args: &[&str],
-    cwd: &Path,
-) -> Result<String, DepsError> {
-    let out = Command::new(program)
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-        .env("PIP_NO_INPUT", "1")
-        .kill_on_drop(true)
-        .output()
-        .await
-        .map_err(|e| DepsError::Program {
-            program: program.to_string(),
-            message: e.to_string(),
-        })?;
-    let mut text = String::from_utf8_lossy(&out.stderr).into_owned();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    if out.status.success() {
-        return Ok(stdout);
+/// The last `max` bytes of a text (at a character boundary), marked when cut.
+pub(crate) fn tail_text(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
     }
-    if !stdout.trim().is_empty() {
-        text = format!("{}\n{text}", stdout.trim());
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
     }
-    let text = text.trim();
-    let tail: String = if text.len() > 6000 {
-        let mut start = text.len() - 6000;
-        while !text.is_char_boundary(start) {
-            start += 1;
-        }
-        format!("…{}", &text[start..])
-    } else {
-        text.to_string()
-    };
-    Err(DepsError::Install {
-        tool: tool.to_string(),
-        installer,
-        output: tail,
-    })
+    format!("…{}", &text[start..])
 }
 
+/// The base interpreter of a Python tool, resolved through version-manager shims (whose
+/// trees a sandbox does not show).
 fn base_python(m: &Manifest) -> String {
-    if m.run.language.as_deref() == Some("python")
+    let cmd = if m.run.language.as_deref() == Some("python")
         && let Some(cmd) = m.interpreter().and_then(|c| c.into_iter().next())
     {
-        return cmd;
-    }
-    "python3".into()
+        cmd
+    } else {
+        "python3".into()
+    };
+    crate::runner::interp::resolve(&cmd)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or(cmd)
 }
 
 /// Whether `python -m pip --python` can install into a pip-less venv (fast), else the venv
@@ -169,41 +160,54 @@ async fn host_pip(python: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// A fresh venv at `venv`; returns the command prefix that runs pip for it.
-async fn make_venv(tool: &str, python: &str, venv: &Path) -> Result<Vec<String>, DepsError> {
+/// A fresh venv at `venv` (the standard library's `venv`: no package code runs); the pip
+/// that installs into it.
+async fn make_venv(tool: &str, python: &str, venv: &Path) -> Result<install::Pip, DepsError> {
     if venv.exists() {
         std::fs::remove_dir_all(venv).map_err(io("remove", venv))?;
     }
     let parent = venv.parent().unwrap_or(venv);
     std::fs::create_dir_all(parent).map_err(io("create", parent))?;
-    let v = venv.to_string_lossy().into_owned();
-    let vpy = venv.join("bin/python").to_string_lossy().into_owned();
-    if host_pip(python).await {
-        run(
-            tool,
-            "venv",
-            python,
-            &["-m", "venv", "--without-pip", &v],
-            parent,
-        )
-        .await?;
-        Ok(vec![
-            python.into(),
-            "-m".into(),
-            "pip".into(),
-            "--python".into(),
-            vpy,
-        ])
-    } else {
-        run(tool, "venv", python, &["-m", "venv", &v], parent).await?;
-        Ok(vec![vpy, "-m".into(), "pip".into()])
+    let host = host_pip(python).await;
+    let mut cmd = Command::new(python);
+    cmd.args(["-m", "venv"]);
+    if host {
+        cmd.arg("--without-pip");
     }
+    let out = cmd
+        .arg(venv)
+        .current_dir(parent)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .map_err(|e| DepsError::Program {
+            program: python.to_string(),
+            message: e.to_string(),
+        })?;
+    if !out.status.success() {
+        return Err(DepsError::Install {
+            tool: tool.to_string(),
+            installer: "venv",
+            output: tail_text(String::from_utf8_lossy(&out.stderr).trim(), 6000),
+        });
+    }
+    Ok(install::Pip {
+        base: python.to_string(),
+        venv: venv.to_path_buf(),
+        host_pip: host,
+    })
 }
 
-async fn pip(tool: &str, pip: &[String], args: &[&str], cwd: &Path) -> Result<String, DepsError> {
-    let mut all: Vec<&str> = pip[1..].iter().map(String::as_str).collect();
-    all.extend_from_slice(args);
-    run(tool, "pip", &pip[0], &all, cwd).await
+/// Check every dependency entry of a manifest before a package manager sees it.
+pub fn check(m: &Manifest) -> Result<(), DepsError> {
+    for p in &m.dependencies.pip {
+        spec::check_pip(p)?;
+    }
+    for (name, version) in &m.dependencies.npm {
+        spec::check_npm(name, version)?;
+    }
+    Ok(())
 }
 
 fn npm_package_json(m: &Manifest) -> Result<String, DepsError> {
@@ -281,6 +285,7 @@ impl Eco {
     /// Install what the manifest asks for into `env` afresh; the files to commit.
     async fn install(
         self,
+        ctx: Ctx<'_>,
         tool: &str,
         m: &Manifest,
         env: &Path,
@@ -291,11 +296,8 @@ impl Eco {
                 progress(format!("creating a virtual environment for {tool}"));
                 let p = make_venv(tool, &base_python(m), env).await?;
                 progress(format!("pip install {}", m.dependencies.pip.join(" ")));
-                let mut args = vec!["install", "--quiet"];
-                args.extend(m.dependencies.pip.iter().map(String::as_str));
-                let cwd = env.parent().unwrap_or(env);
-                pip(tool, &p, &args, cwd).await?;
-                let frozen = pip(tool, &p, &["freeze"], cwd).await?;
+                p.install(ctx, tool, &m.dependencies.pip, &[]).await?;
+                let frozen = p.freeze()?;
                 let mut lines: Vec<&str> = frozen
                     .lines()
                     .map(str::trim)
@@ -321,7 +323,7 @@ impl Eco {
                     .map(|(k, v)| format!("{k}@{v}"))
                     .collect();
                 progress(format!("npm install {}", names.join(" ")));
-                npm(tool, "install", env).await?;
+                install::npm(ctx, tool, "install", env).await?;
                 let lockfile = std::fs::read(env.join(NPM_LOCK)).map_err(io("read", env))?;
                 Ok(vec![
                     (NPM_MANIFEST.to_string(), pkg.into_bytes()),
@@ -356,6 +358,7 @@ impl Eco {
     /// manifest's unpinned request).
     async fn rebuild(
         self,
+        ctx: Ctx<'_>,
         tool: &str,
         m: &Manifest,
         dir: &Path,
@@ -368,16 +371,13 @@ impl Eco {
                     tool,
                     "building the Python environment from requirements.lock"
                 );
+                for line in String::from_utf8_lossy(l).lines() {
+                    spec::check_pip_lock_line(line)?;
+                }
                 let p = make_venv(tool, &base_python(m), env).await?;
                 let lock_path = dir.join(PIP_LOCK).to_string_lossy().into_owned();
-                let cwd = env.parent().unwrap_or(env);
-                pip(
-                    tool,
-                    &p,
-                    &["install", "--quiet", "--no-deps", "-r", &lock_path],
-                    cwd,
-                )
-                .await?;
+                let args = ["--no-deps".to_string(), "-r".into(), lock_path];
+                p.install(ctx, tool, &args, &[dir.to_path_buf()]).await?;
                 std::fs::write(env.join(MARKER), sha256_bytes(l)).map_err(io("write", env))?;
             }
             (Eco::Pip, None) if env.join("bin/python").exists() => {}
@@ -387,9 +387,7 @@ impl Eco {
                     "no requirements.lock: installing the unpinned pip requirements"
                 );
                 let p = make_venv(tool, &base_python(m), env).await?;
-                let mut args = vec!["install", "--quiet"];
-                args.extend(m.dependencies.pip.iter().map(String::as_str));
-                pip(tool, &p, &args, env.parent().unwrap_or(env)).await?;
+                p.install(ctx, tool, &m.dependencies.pip, &[]).await?;
             }
             (Eco::Npm, _) => {
                 fresh_dir(env)?;
@@ -402,7 +400,7 @@ impl Eco {
                     Some(l) => {
                         tracing::info!(tool, "building node_modules from package-lock.json");
                         std::fs::write(env.join(NPM_LOCK), l).map_err(io("write", env))?;
-                        npm(tool, "ci", env).await?;
+                        install::npm(ctx, tool, "ci", env).await?;
                         std::fs::write(env.join(MARKER), sha256_bytes(l))
                             .map_err(io("write", env))?;
                     }
@@ -411,7 +409,7 @@ impl Eco {
                             tool,
                             "no package-lock.json: installing the unpinned npm dependencies"
                         );
-                        npm(tool, "install", env).await?;
+                        install::npm(ctx, tool, "install", env).await?;
                     }
                 }
             }
@@ -428,27 +426,18 @@ fn fresh_dir(dir: &Path) -> Result<(), DepsError> {
     std::fs::create_dir_all(dir).map_err(io("create", dir))
 }
 
-async fn npm(tool: &str, command: &str, cwd: &Path) -> Result<String, DepsError> {
-    run(
-        tool,
-        "npm",
-        "npm",
-        &[command, "--no-audit", "--no-fund", "--loglevel=error"],
-        cwd,
-    )
-    .await
-}
-
 /// Install the manifest's dependencies and return the files to commit with the tool
 /// (`requirements.lock`; `package.json` and `package-lock.json`). An environment installed
 /// earlier from the same request (the same pip requirements, the same npm packages) is reused
 /// as it is, so editing a tool's code does not reinstall its dependencies. Nothing is written
 /// to the toolbox's tracked files; the environment is left ready for the tool's first call.
 pub async fn resolve(
+    ctx: Ctx<'_>,
     root: &Path,
     m: &Manifest,
     progress: Progress<'_>,
 ) -> Result<Vec<(String, Vec<u8>)>, DepsError> {
+    check(m)?;
     let tool = m.name.as_str();
     let dir = env_dir(root, tool);
     let lock = env_lock(&dir);
@@ -457,9 +446,11 @@ pub async fn resolve(
     let total = (wanted.len() * 2) as f64;
     let mut files = Vec::new();
     for (i, eco) in wanted.into_iter().enumerate() {
-        let env = dir.join(eco.subdir());
         let step = (i * 2) as f64;
-        if let Some(kept) = eco.reusable(m, &env) {
+        let reused = generations::list(&dir, eco.subdir())
+            .into_iter()
+            .find_map(|g| eco.reusable(m, &g));
+        if let Some(kept) = reused {
             progress(
                 step + 1.0,
                 total,
@@ -472,7 +463,10 @@ pub async fn resolve(
             continue;
         }
         let report = |message: String| progress(step, total, message);
-        let installed = eco.install(tool, m, &env, &report).await?;
+        // A generation of its own: the environment of the version now committed (maybe
+        // approved, maybe running) is not touched by what this registration asks for.
+        let env = generations::fresh(&dir, eco.subdir()).map_err(io("name", &dir))?;
+        let installed = eco.install(ctx, tool, m, &env, &report).await?;
         let lockfile = installed
             .iter()
             .find(|(p, _)| p == eco.lockfile())
@@ -480,6 +474,7 @@ pub async fn resolve(
             .unwrap_or_default();
         std::fs::write(env.join(MARKER), sha256_bytes(&lockfile)).map_err(io("write", &env))?;
         std::fs::write(env.join(REQUEST), eco.request_key(m)?).map_err(io("write", &env))?;
+        generations::prune(&dir, eco.subdir(), &env);
         files.extend(installed);
     }
     progress(total, total, format!("dependencies of {tool} installed"));
@@ -492,7 +487,7 @@ fn marker_matches(env: &Path, lockfile: &[u8]) -> bool {
 
 /// The environment of a tool at call time, built from the committed lockfiles in `dir` when it
 /// is missing or stale. A tool without dependencies gets an empty `Env` at no cost.
-pub async fn ensure(root: &Path, m: &Manifest, dir: &Path) -> Result<Env, DepsError> {
+pub async fn ensure(ctx: Ctx<'_>, root: &Path, m: &Manifest, dir: &Path) -> Result<Env, DepsError> {
     let tool = m.name.as_str();
     let wanted: Vec<Eco> = Eco::ALL
         .into_iter()
@@ -502,29 +497,53 @@ pub async fn ensure(root: &Path, m: &Manifest, dir: &Path) -> Result<Env, DepsEr
         return Ok(Env::default());
     }
     let envd = env_dir(root, tool);
-    let mut out = Env {
-        dir: Some(envd.clone()),
-        ..Env::default()
-    };
+    let mut out = Env::default();
     for eco in wanted {
-        let env = envd.join(eco.subdir());
+        let lockfile = std::fs::read(dir.join(eco.lockfile())).ok();
+        let request = eco.request_key(m).ok();
+        // Built from the committed lockfile (or, without one, from the same request).
+        let built = |g: &Path| match &lockfile {
+            Some(l) => marker_matches(g, l),
+            None => {
+                g.join(MARKER).exists()
+                    && std::fs::read_to_string(g.join(REQUEST))
+                        .is_ok_and(|r| Some(r.trim()) == request.as_deref())
+            }
+        };
+        let find = || {
+            generations::list(&envd, eco.subdir())
+                .into_iter()
+                .find(|g| built(g))
+        };
+        let env = match find() {
+            Some(g) => g,
+            None => {
+                let lock = env_lock(&envd);
+                let _g = lock.lock().await;
+                match find() {
+                    Some(g) => g,
+                    None => {
+                        let g =
+                            generations::fresh(&envd, eco.subdir()).map_err(io("name", &envd))?;
+                        check(m)?;
+                        eco.rebuild(ctx, tool, m, dir, &g).await?;
+                        if lockfile.is_none() {
+                            std::fs::write(g.join(MARKER), "unpinned").map_err(io("write", &g))?;
+                        }
+                        if let Some(r) = &request {
+                            std::fs::write(g.join(REQUEST), r).map_err(io("write", &g))?;
+                        }
+                        generations::prune(&envd, eco.subdir(), &g);
+                        g
+                    }
+                }
+            }
+        };
         match eco {
             Eco::Pip => out.python = Some(env.join("bin/python")),
             Eco::Npm => out.node_modules = Some(env.join("node_modules")),
         }
-        let fresh = || {
-            std::fs::read(dir.join(eco.lockfile()))
-                .ok()
-                .is_some_and(|l| marker_matches(&env, &l))
-        };
-        if fresh() {
-            continue;
-        }
-        let lock = env_lock(&envd);
-        let _g = lock.lock().await;
-        if !fresh() {
-            eco.rebuild(tool, m, dir, &env).await?;
-        }
+        out.dirs.push(env);
     }
     Ok(out)
 }
