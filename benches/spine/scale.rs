@@ -257,11 +257,24 @@ impl Rows {
     }
 }
 
-/// Measure and print the rows: what, measured, target.
-pub fn rows() {
+/// Measure and print the rows: what, measured, target. `search_only`: just the search and
+/// server rows (`TOOLSMITH_BENCH_SCALE=search`).
+pub fn rows(search_only: bool) {
     let root = toolbox();
-    let tb = Toolbox::open(&root).unwrap();
     let mut rows = Rows;
+    if !search_only {
+        history_rows(&root, &mut rows);
+    }
+    search_rows(&root, &mut rows);
+    if !search_only {
+        sync_rows(&root, &mut rows);
+    }
+}
+
+/// Index and history rows.
+fn history_rows(root: &Path, rows: &mut Rows) {
+    let root = root.to_path_buf();
+    let tb = Toolbox::open(&root).unwrap();
 
     let cold = time(5, || {
         assert_eq!(Index::build(&root).tools().count(), TOOLS);
@@ -329,7 +342,7 @@ pub fn rows() {
         ms(t.elapsed()),
         "≤ 100 ms",
     ));
-    git_log("no commit-graph", &mut rows);
+    git_log("no commit-graph", rows);
     let t = Instant::now();
     let ok = Command::new("git")
         .arg("-C")
@@ -345,7 +358,7 @@ pub fn rows() {
         ms(t.elapsed()),
         "—",
     ));
-    git_log("with a commit-graph and Bloom filters", &mut rows);
+    git_log("with a commit-graph and Bloom filters", rows);
     let _ = std::fs::remove_file(&memo);
     let t = Instant::now();
     cli_history();
@@ -444,7 +457,11 @@ pub fn rows() {
         ms(after),
         "≤ 100 ms",
     ));
+}
 
+/// search_tools in the library and over MCP, and the server's memory.
+fn search_rows(root: &Path, rows: &mut Rows) {
+    let root = root.to_path_buf();
     let index = Index::build(&root);
     let off = toolsmith::search::Semantic::off();
     let lexical = time(21, || {
@@ -573,7 +590,6 @@ pub fn rows() {
         ),
         "≤ 30 MB",
     ));
-    sync_rows(&root, &mut rows);
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {

@@ -55,6 +55,16 @@ pub struct Doc {
     /// The first 16 bytes of the text's sha256: its vector's key (computed once here, not per
     /// query).
     pub key: [u8; 16],
+    /// A hash of the name's words (`name_words`): a query that is the name is found without
+    /// spelling every tool's name out per query.
+    name_hash: u64,
+}
+
+fn hash_words(words: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    words.hash(&mut h);
+    h.finish()
 }
 
 /// The BM25F index of one version of the tools.
@@ -214,6 +224,7 @@ impl SearchIndex {
                 summary: m.summary().to_string(),
                 key: text_key(&text),
                 text,
+                name_hash: hash_words(&name_words(&m.name)),
             });
             let fields = schema_fields(&tool.input_schema);
             let join = |it: &mut dyn Iterator<Item = &str>| it.collect::<Vec<_>>().join(" ");
@@ -371,10 +382,12 @@ impl SearchIndex {
             term_docs.clear();
         }
         let whole = raw.join(" ");
+        let whole_hash = hash_words(&whole);
         let mut hits: Vec<LexicalHit> = touched
             .into_iter()
             .map(|d| {
-                let exact_name = name_words(&self.docs[d as usize].name) == whole;
+                let doc = &self.docs[d as usize];
+                let exact_name = doc.name_hash == whole_hash && name_words(&doc.name) == whole;
                 LexicalHit {
                     doc: d,
                     score: score[d as usize],
@@ -384,7 +397,7 @@ impl SearchIndex {
             })
             .filter(|h| h.score > 0.0)
             .collect();
-        hits.sort_by(|a, b| {
+        let order = |a: &LexicalHit, b: &LexicalHit| {
             b.exact_name
                 .cmp(&a.exact_name)
                 .then(b.score.total_cmp(&a.score))
@@ -393,8 +406,13 @@ impl SearchIndex {
                         .name
                         .cmp(&self.docs[b.doc as usize].name)
                 })
-        });
+        };
+        // Only the best `limit` are sorted (a query word in every tool touches them all).
+        if hits.len() > limit {
+            hits.select_nth_unstable_by(limit, order);
+        }
         hits.truncate(limit);
+        hits.sort_by(order);
         hits
     }
 }

@@ -342,17 +342,17 @@ impl Semantic {
             self.mark_up();
         }
         let store = engine.store.read().ok()?;
-        let mut covered = 0;
-        let mut sims: Vec<(u32, f32)> = si
-            .docs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, d)| {
-                let v = store.get(&d.key)?;
-                covered += 1;
-                (v.dims() == q.len()).then(|| (i as u32, v.dot(&q)))
-            })
-            .collect();
+        let q = store::Query::new(&q);
+        let mut sims: Vec<(u32, f32)> = Vec::with_capacity(si.docs.len());
+        // Vectors of another size (another model's) are never compared.
+        let same = store.dims() == q.dims();
+        for (i, d) in si.docs.iter().enumerate().filter(|_| same) {
+            if let Some(r) = store.row(&d.key) {
+                sims.push((i as u32, store.similarity(r, &q)));
+            }
+        }
+        drop(store);
+        let covered = sims.len();
         let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
         // Only the best CANDIDATES are sorted (10,000 tools: a partition, then 100 sorted).
         if sims.len() > CANDIDATES {
