@@ -238,7 +238,8 @@ impl Store {
         rows.reserve(kept.len());
         for (new, &(k, old)) in kept.iter().enumerate() {
             let (new, old) = (new, old as usize);
-            self.values.copy_within(old * dims..(old + 1) * dims, new * dims);
+            self.values
+                .copy_within(old * dims..(old + 1) * dims, new * dims);
             self.scales[new] = self.scales[old];
             rows.insert(k, new as u32);
         }
@@ -254,7 +255,11 @@ impl Store {
             for (r, (k, _)) in kept.iter().enumerate() {
                 out.extend_from_slice(k);
                 out.extend_from_slice(&self.scales[r].to_le_bytes());
-                out.extend(self.values[r * dims..(r + 1) * dims].iter().map(|&b| b as u8));
+                out.extend(
+                    self.values[r * dims..(r + 1) * dims]
+                        .iter()
+                        .map(|&b| b as u8),
+                );
             }
             let _ = std::fs::remove_file(f);
             if let Err(e) = append(f, dims, &out) {
