@@ -3,7 +3,7 @@
 //! Cold index of 1,000 and 10,000 tools, incremental re-index after one tool changed, a full
 //! refresh that finds one change, and one commit with 1,000 tools present; then history at
 //! scale (`scale`): 10,000 tools and 100,000 commits. `TOOLSMITH_BENCH_SCALE=only` runs just
-//! the scale rows, `=skip` leaves them out.
+//! the scale rows, `=search` just its search and server-memory rows, `=skip` leaves them out.
 
 #[path = "spine/scale.rs"]
 mod scale;
@@ -66,12 +66,12 @@ fn git(dir: &Path, args: &[&str]) {
 
 fn main() {
     let mode = std::env::var("TOOLSMITH_BENCH_SCALE").unwrap_or_default();
-    if mode != "only" {
+    if mode != "only" && mode != "search" {
         spine_rows();
     }
     if mode != "skip" {
         println!("\n| history at scale | measured | target |\n|---|---|---|");
-        scale::rows();
+        scale::rows(mode == "search");
     }
 }
 

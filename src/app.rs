@@ -90,6 +90,8 @@ pub struct App {
     wasm: std::sync::OnceLock<Result<WasmRunner, String>>,
     /// This person's private directory (approvals, secrets, audit): `Config::data_dir`.
     personal: std::path::PathBuf,
+    /// The semantic half of search: the configured embeddings and the tools' vectors.
+    semantic: Arc<crate::search::Semantic>,
 }
 
 impl App {
@@ -111,6 +113,11 @@ impl App {
             generation: AtomicU64::new(0),
             wasm: std::sync::OnceLock::new(),
             personal: config.data_dir.clone(),
+            semantic: Arc::new(crate::search::Semantic::new(
+                config.embeddings.clone(),
+                &config.data_dir,
+                Some(&config.cache_dir),
+            )),
             scripts: Scripts::new(Arc::clone(&config)),
             config,
         }
@@ -129,7 +136,33 @@ impl App {
     /// Keep approvals, secrets and the audit log in `dir` instead of the default.
     pub fn with_personal_dir(mut self, dir: impl Into<std::path::PathBuf>) -> App {
         self.personal = dir.into();
+        self.semantic = Arc::new(crate::search::Semantic::new(
+            self.config.embeddings.clone(),
+            &self.personal,
+            Some(&self.config.cache_dir),
+        ));
         self
+    }
+
+    /// Search the tools (`crate::search`: lexical and semantic rankings fused).
+    pub fn search(&self, query: &str, limit: usize) -> crate::search::Results {
+        crate::search::search(&self.index(), &self.semantic, query, limit)
+    }
+
+    /// The semantic half of search.
+    pub fn semantic(&self) -> &Arc<crate::search::Semantic> {
+        &self.semantic
+    }
+
+    /// Keep the tools' embeddings up to date in the background from now on (a server: a
+    /// query never waits for them). A one-shot command calls `prepare_search` instead.
+    pub fn start_search(&self) {
+        self.semantic.start(self.index());
+    }
+
+    /// Embed the tools that have no vector yet, now (a one-shot command's search).
+    pub fn prepare_search(&self) {
+        self.semantic.prepare(self.index().search_index());
     }
 
     /// This person's private directory (approvals, secrets, audit log).
@@ -264,6 +297,9 @@ impl App {
         let changed = f(Arc::make_mut(&mut guard));
         if !changed.is_empty() {
             self.generation.fetch_add(1, Ordering::SeqCst);
+            let now = Arc::clone(&guard);
+            drop(guard);
+            self.semantic.schedule(now);
         }
         changed
     }

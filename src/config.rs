@@ -61,6 +61,8 @@ pub struct Config {
     pub conformance_fixtures: bool,
     /// How script processes are isolated.
     pub sandbox: SandboxConfig,
+    /// `TOOLSMITH_EMBEDDINGS` and its companions: where search's embeddings come from.
+    pub embeddings: Embeddings,
 }
 
 /// The sandbox's part of the configuration (it travels with a script's sandbox spec).
@@ -76,6 +78,37 @@ pub struct SandboxConfig {
     pub no_fallback: bool,
     /// `TOOLSMITH_NO_CGROUP`: make no pids cgroup per call (rlimits and namespaces still apply).
     pub no_cgroup: bool,
+}
+
+/// Where the semantic half of search gets its embeddings (`TOOLSMITH_EMBEDDINGS`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Embeddings {
+    /// `builtin` (the default): the static table compiled into toolsmith; nothing to download.
+    #[default]
+    Builtin,
+    /// `none`: lexical search only.
+    None,
+    /// `local`: the model directory `TOOLSMITH_EMBEDDINGS_MODEL_DIR` (config.json,
+    /// model.safetensors, tokenizer.json of a BERT sentence model), run in-process.
+    Local { dir: PathBuf },
+    /// `endpoint`: an OpenAI-compatible API at `TOOLSMITH_EMBEDDINGS_URL` (its base, e.g.
+    /// `http://127.0.0.1:11434/v1`), model `TOOLSMITH_EMBEDDINGS_MODEL`, the API key in the
+    /// toolsmith secret named by `TOOLSMITH_EMBEDDINGS_KEY` (none when unset).
+    Endpoint {
+        url: String,
+        model: String,
+        key: Option<String>,
+    },
+}
+
+/// Whether `url` is plain HTTP to this machine.
+fn loopback_http(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("http://") else {
+        return false;
+    };
+    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
+    matches!(host, "127.0.0.1" | "localhost" | "[::1]")
 }
 
 impl Default for SandboxConfig {
@@ -109,6 +142,80 @@ impl Default for Config {
     /// The configuration of an empty environment.
     fn default() -> Config {
         Config::from_vars(|_| None).expect("an empty environment is a valid configuration")
+    }
+}
+
+type Text<'a> = dyn Fn(&'static str) -> Result<Option<String>, ConfigError> + 'a;
+
+/// `TOOLSMITH_EMBEDDINGS` and the variables of the source it names.
+fn embeddings(
+    text: &Text<'_>,
+    path: &dyn Fn(&'static str) -> Option<PathBuf>,
+) -> Result<Embeddings, ConfigError> {
+    let invalid = |var: &'static str, value: String, expected: &'static str, hint: String| {
+        ConfigError::Invalid {
+            var,
+            value,
+            expected,
+            hint,
+        }
+    };
+    let kind = text("TOOLSMITH_EMBEDDINGS")?.unwrap_or_else(|| "builtin".into());
+    match kind.trim().to_ascii_lowercase().as_str() {
+        "builtin" | "built-in" | "default" => Ok(Embeddings::Builtin),
+        "none" | "off" | "lexical" => Ok(Embeddings::None),
+        "local" => match path("TOOLSMITH_EMBEDDINGS_MODEL_DIR") {
+            Some(dir) if dir.is_absolute() => Ok(Embeddings::Local { dir }),
+            Some(dir) => Err(invalid(
+                "TOOLSMITH_EMBEDDINGS_MODEL_DIR",
+                dir.display().to_string(),
+                "an absolute path",
+                "give the model directory (config.json, model.safetensors, tokenizer.json) as an absolute path".into(),
+            )),
+            None => Err(invalid(
+                "TOOLSMITH_EMBEDDINGS",
+                kind,
+                "usable without TOOLSMITH_EMBEDDINGS_MODEL_DIR",
+                "set TOOLSMITH_EMBEDDINGS_MODEL_DIR to a directory with config.json, model.safetensors and tokenizer.json (e.g. all-MiniLM-L6-v2)".into(),
+            )),
+        },
+        "endpoint" => {
+            let Some(url) = text("TOOLSMITH_EMBEDDINGS_URL")? else {
+                return Err(invalid(
+                    "TOOLSMITH_EMBEDDINGS",
+                    kind,
+                    "usable without TOOLSMITH_EMBEDDINGS_URL",
+                    "set TOOLSMITH_EMBEDDINGS_URL to the API base of an OpenAI-compatible server (e.g. http://127.0.0.1:11434/v1)".into(),
+                ));
+            };
+            let url = url.trim().trim_end_matches('/').to_string();
+            let key = text("TOOLSMITH_EMBEDDINGS_KEY")?.map(|k| k.trim().to_string());
+            let https = url.starts_with("https://");
+            if !https && !url.starts_with("http://") {
+                return Err(invalid(
+                    "TOOLSMITH_EMBEDDINGS_URL",
+                    url,
+                    "an http:// or https:// URL",
+                    "give the API base, e.g. http://127.0.0.1:11434/v1".into(),
+                ));
+            }
+            if key.is_some() && !https && !loopback_http(&url) {
+                return Err(invalid(
+                    "TOOLSMITH_EMBEDDINGS_URL",
+                    url,
+                    "https (an API key is never sent in clear beyond this machine)",
+                    "use the endpoint's https:// URL, or unset TOOLSMITH_EMBEDDINGS_KEY for a server that needs no key".into(),
+                ));
+            }
+            let model = text("TOOLSMITH_EMBEDDINGS_MODEL")?.unwrap_or_else(|| "text-embedding-3-small".into());
+            Ok(Embeddings::Endpoint { url, model, key })
+        }
+        _ => Err(invalid(
+            "TOOLSMITH_EMBEDDINGS",
+            kind,
+            "builtin, none, local or endpoint",
+            "unset it for the built-in embeddings, or set none, local (with TOOLSMITH_EMBEDDINGS_MODEL_DIR) or endpoint (with TOOLSMITH_EMBEDDINGS_URL)".into(),
+        )),
     }
 }
 
@@ -189,8 +296,10 @@ impl Config {
                 roots
             }
         };
+        let embeddings = embeddings(&text, &path)?;
         let data = dirs::data_dir().unwrap_or_else(|| PathBuf::from("."));
         Ok(Config {
+            embeddings,
             data_dir: path("TOOLSMITH_DATA").unwrap_or_else(|| data.join("toolsmith-private")),
             cache_dir: path("TOOLSMITH_CACHE")
                 .or_else(|| dirs::cache_dir().map(|d| d.join("toolsmith")))
@@ -278,5 +387,61 @@ mod tests {
         assert!(e.to_string().contains("TOOLSMITH_ALLOW_UNSANDBOXED"), "{e}");
         let e = with(&[("TOOLSMITH_ROOTS", "relative/dir")]).unwrap_err();
         assert!(e.hint().unwrap().contains("relative/dir"), "{e:?}");
+    }
+
+    #[test]
+    fn embedding_sources() {
+        assert_eq!(Config::default().embeddings, Embeddings::Builtin);
+        assert_eq!(
+            with(&[("TOOLSMITH_EMBEDDINGS", "none")])
+                .unwrap()
+                .embeddings,
+            Embeddings::None
+        );
+        let c = with(&[
+            ("TOOLSMITH_EMBEDDINGS", "local"),
+            ("TOOLSMITH_EMBEDDINGS_MODEL_DIR", "/models/minilm"),
+        ])
+        .unwrap();
+        assert_eq!(
+            c.embeddings,
+            Embeddings::Local {
+                dir: "/models/minilm".into()
+            }
+        );
+        let e = with(&[("TOOLSMITH_EMBEDDINGS", "local")]).unwrap_err();
+        assert!(
+            e.hint().unwrap().contains("TOOLSMITH_EMBEDDINGS_MODEL_DIR"),
+            "{e}"
+        );
+        let c = with(&[
+            ("TOOLSMITH_EMBEDDINGS", "endpoint"),
+            ("TOOLSMITH_EMBEDDINGS_URL", "http://127.0.0.1:11434/v1/"),
+            ("TOOLSMITH_EMBEDDINGS_MODEL", "nomic-embed-text"),
+            ("TOOLSMITH_EMBEDDINGS_KEY", "ollama"),
+        ])
+        .unwrap();
+        assert_eq!(
+            c.embeddings,
+            Embeddings::Endpoint {
+                url: "http://127.0.0.1:11434/v1".into(),
+                model: "nomic-embed-text".into(),
+                key: Some("ollama".into())
+            }
+        );
+        // A key is never sent in clear past this machine.
+        let e = with(&[
+            ("TOOLSMITH_EMBEDDINGS", "endpoint"),
+            ("TOOLSMITH_EMBEDDINGS_URL", "http://api.example.com/v1"),
+            ("TOOLSMITH_EMBEDDINGS_KEY", "k"),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("https"), "{e}");
+        let e = with(&[("TOOLSMITH_EMBEDDINGS", "magic")]).unwrap_err();
+        assert!(
+            e.to_string().contains("builtin, none, local or endpoint"),
+            "{e}"
+        );
+        assert!(e.hint().unwrap().contains("unset it"), "{e}");
     }
 }

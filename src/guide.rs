@@ -413,8 +413,8 @@ fn main() {
 const CONVENTIONS: &str = r#"## How to use this toolbox
 
 - **Find a tool**: `list_tools` gives a compact table of contents (filter by `kind` or `tag`);
-  `search_tools` ranks tools by a keyword query over names, tags, descriptions and argument
-  names; `get_tool` returns everything about one tool (manifest, schemas, source, examples,
+  `search_tools` finds tools by what they do, asked in plain words or by (part of) a name: it
+  ranks by meaning and by words together, and each result says which fields matched; `get_tool` returns everything about one tool (manifest, schemas, source, examples,
   version).
 - **Call a tool**: each tool is also an MCP tool under its own name. If your client does not
   refresh its tool list, use `call_tool` with `{"name": "...", "arguments": {...}}`.

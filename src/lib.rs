@@ -27,6 +27,7 @@ pub mod register;
 pub mod runner;
 pub mod scaffold;
 pub mod scan;
+pub mod search;
 pub mod secrets;
 pub mod share;
 pub mod sync;

@@ -3,7 +3,7 @@
 mod common;
 use common::*;
 use std::path::Path;
-use toolsmith::index::{self, Index, Status};
+use toolsmith::index::{Index, Status};
 use toolsmith::manifest::{self, Severity};
 
 fn write(dir: &Path, rel: &str, text: &str) {
@@ -258,21 +258,21 @@ fn search_ranks_names_over_descriptions_and_is_deterministic() {
             .replace("tags = [\"test\"]", "tags = [\"network\", \"web\"]"),
     );
     let idx = Index::build(root);
-    let hits = index::search(&idx, "count", 10);
+    // The lexical ranking alone (tests/search.rs has the hybrid one).
+    let off = toolsmith::search::Semantic::off();
+    let search = |q: &str| toolsmith::search::search(&idx, &off, q, 10).results;
+    let hits = search("count");
     assert_eq!(
         hits.iter().map(|h| h.name.as_str()).collect::<Vec<_>>(),
         vec!["word_count", "summarize"]
     );
     assert!(hits[0].matched.contains(&"name"));
-    assert_eq!(index::search(&idx, "web", 10)[0].name, "http_get");
+    assert_eq!(search("web")[0].name, "http_get");
     // Schema field names are searched too: every test manifest has a `text` argument.
-    assert_eq!(index::search(&idx, "text", 10).len(), 3);
-    assert_eq!(
-        index::search(&idx, "count", 10),
-        index::search(&idx, "count", 10)
-    );
-    assert!(index::search(&idx, "zzzz", 10).is_empty());
-    assert!(index::search(&idx, "  ", 10).is_empty());
+    assert_eq!(search("text").len(), 3);
+    assert_eq!(search("count"), search("count"));
+    assert!(search("zzzz").is_empty());
+    assert!(search("  ").is_empty());
 }
 
 #[test]

@@ -170,10 +170,18 @@ struct Server {
 
 impl Server {
     fn spawn(root: &Path) -> Server {
+        Server::spawn_with(root, "builtin")
+    }
+
+    /// A server whose search uses `embeddings` (`TOOLSMITH_EMBEDDINGS`); its embedding cache
+    /// beside the toolbox.
+    fn spawn_with(root: &Path, embeddings: &str) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
             .arg("--toolbox")
             .arg(root)
             .arg("serve")
+            .env("TOOLSMITH_EMBEDDINGS", embeddings)
+            .env("TOOLSMITH_CACHE", root.parent().unwrap().join("cache"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -249,11 +257,24 @@ impl Rows {
     }
 }
 
-/// Measure and print the rows: what, measured, target.
-pub fn rows() {
+/// Measure and print the rows: what, measured, target. `search_only`: just the search and
+/// server rows (`TOOLSMITH_BENCH_SCALE=search`).
+pub fn rows(search_only: bool) {
     let root = toolbox();
-    let tb = Toolbox::open(&root).unwrap();
     let mut rows = Rows;
+    if !search_only {
+        history_rows(&root, &mut rows);
+    }
+    search_rows(&root, &mut rows);
+    if !search_only {
+        sync_rows(&root, &mut rows);
+    }
+}
+
+/// Index and history rows.
+fn history_rows(root: &Path, rows: &mut Rows) {
+    let root = root.to_path_buf();
+    let tb = Toolbox::open(&root).unwrap();
 
     let cold = time(5, || {
         assert_eq!(Index::build(&root).tools().count(), TOOLS);
@@ -321,7 +342,7 @@ pub fn rows() {
         ms(t.elapsed()),
         "≤ 100 ms",
     ));
-    git_log("no commit-graph", &mut rows);
+    git_log("no commit-graph", rows);
     let t = Instant::now();
     let ok = Command::new("git")
         .arg("-C")
@@ -337,7 +358,7 @@ pub fn rows() {
         ms(t.elapsed()),
         "—",
     ));
-    git_log("with a commit-graph and Bloom filters", &mut rows);
+    git_log("with a commit-graph and Bloom filters", rows);
     let _ = std::fs::remove_file(&memo);
     let t = Instant::now();
     cli_history();
@@ -436,21 +457,73 @@ pub fn rows() {
         ms(after),
         "≤ 100 ms",
     ));
+}
 
+/// search_tools in the library and over MCP, and the server's memory.
+fn search_rows(root: &Path, rows: &mut Rows) {
+    let root = root.to_path_buf();
     let index = Index::build(&root);
-    let search = time(21, || {
-        let hits = toolsmith::index::search(&index, "markdown words", 10);
-        assert_eq!(hits.len(), 10);
+    let off = toolsmith::search::Semantic::off();
+    let lexical = time(21, || {
+        let hits = toolsmith::search::search(&index, &off, "markdown words", 10);
+        assert_eq!(hits.results.len(), 10);
     });
     rows.push((
-        format!("scale: search_tools, {TOOLS} tools (library)"),
+        format!("scale: search_tools, {TOOLS} tools, lexical only (library)"),
+        ms(lexical),
+        "",
+    ));
+    let cache = tempfile::tempdir().unwrap();
+    let builtin = toolsmith::search::Semantic::new(
+        toolsmith::config::Embeddings::Builtin,
+        cache.path(),
+        Some(cache.path()),
+    );
+    let t = Instant::now();
+    builtin.prepare(index.search_index());
+    rows.push((
+        format!("scale: embed {TOOLS} tools with the built-in table (library, cold cache)"),
+        ms(t.elapsed()),
+        "≤ 2 s",
+    ));
+    let again = toolsmith::search::Semantic::new(
+        toolsmith::config::Embeddings::Builtin,
+        cache.path(),
+        Some(cache.path()),
+    );
+    let t = Instant::now();
+    again.prepare(index.search_index());
+    rows.push((
+        format!("scale: load {TOOLS} tools' vectors from the embedding cache (library)"),
+        ms(t.elapsed()),
+        "",
+    ));
+    let search = time(21, || {
+        let hits = toolsmith::search::search(&index, &builtin, "markdown words", 10);
+        assert!(hits.ranking.starts_with("hybrid"), "{}", hits.ranking);
+        assert_eq!(hits.results.len(), 10);
+    });
+    rows.push((
+        format!("scale: search_tools, {TOOLS} tools, hybrid with the built-in table (library)"),
         ms(search),
         "≤ 5 ms",
     ));
+    let other_words = time(21, || {
+        let hits =
+            toolsmith::search::search(&index, &builtin, "how many terms are in my notes", 10);
+        assert_eq!(hits.results.len(), 10);
+    });
+    rows.push((
+        format!("scale: search_tools, {TOOLS} tools, hybrid, a query in other words (library)"),
+        ms(other_words),
+        "≤ 5 ms",
+    ));
+    drop((builtin, again, index));
 
     let mut firsts = Vec::new();
     let mut rss = 0.0;
     let mut mcp_search = Vec::new();
+    let search_call = json!({"name": "search_tools", "arguments": {"query": "markdown words"}});
     for _ in 0..3 {
         let t = Instant::now();
         let mut s = Server::spawn(&root);
@@ -462,15 +535,26 @@ pub fn rows() {
                 .as_array()
                 .is_some_and(|a| !a.is_empty())
         );
+        // The embeddings are made in the background; time searches once they are all there.
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let r = s.request("tools/call", search_call.clone());
+            let ranking = r["result"]["structuredContent"]["ranking"]
+                .as_str()
+                .unwrap_or("");
+            if ranking.starts_with("hybrid") && !ranking.contains("so far") {
+                break;
+            }
+            assert!(Instant::now() < deadline, "embeddings never complete: {r}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
         for _ in 0..11 {
             let t = Instant::now();
-            let r = s.request(
-                "tools/call",
-                json!({"name": "search_tools", "arguments": {"query": "markdown words"}}),
-            );
+            let r = s.request("tools/call", search_call.clone());
             mcp_search.push(t.elapsed());
             assert!(r["result"].is_object(), "{r}");
         }
+        std::thread::sleep(Duration::from_secs(1));
         rss = f64::max(rss, s.rss_mb());
     }
     rows.push((
@@ -479,7 +563,7 @@ pub fn rows() {
         "≤ 100 ms",
     ));
     rows.push((
-        format!("scale: search_tools over MCP (round trip), {TOOLS} tools"),
+        format!("scale: search_tools over MCP (round trip, hybrid), {TOOLS} tools"),
         ms(median(mcp_search)),
         "≤ 5 ms",
     ));
@@ -488,7 +572,24 @@ pub fn rows() {
         format!("{rss:.0} MB"),
         "≤ 100 MB",
     ));
-    sync_rows(&root, &mut rows);
+    // The same server with semantic search off: what the embeddings cost in memory.
+    let mut s = Server::spawn_with(&root, "none");
+    s.initialize();
+    s.request("tools/list", json!({}));
+    for _ in 0..11 {
+        s.request("tools/call", search_call.clone());
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let lexical_rss = s.rss_mb();
+    drop(s);
+    rows.push((
+        format!("scale: server RSS growth from the built-in embeddings, {TOOLS} tools"),
+        format!(
+            "{:.0} MB ({rss:.0} vs {lexical_rss:.0} lexical only)",
+            rss - lexical_rss
+        ),
+        "≤ 30 MB",
+    ));
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {

@@ -5,7 +5,7 @@ use super::{CLI_ACTOR, Cli, Command};
 use crate::app::App;
 use crate::config::Config;
 use crate::error::Hint;
-use crate::index::{self, Index, Status};
+use crate::index::{Index, Status};
 use crate::manifest::Severity;
 use crate::toolbox::{self, FileSpec, Toolbox};
 use crate::{guide, scaffold};
@@ -50,9 +50,15 @@ pub fn run(cli: Cli, mut config: Config) -> Result<i32> {
         }
         Command::Show { name } => show(&open(explicit, &location)?, &name, cli.json),
         Command::Search { query, limit } => {
-            let tb = open(explicit, &location)?;
-            let idx = Index::build(tb.root());
-            let hits = index::search(&idx, &query.join(" "), limit);
+            let app = app(open(explicit, &location)?);
+            // The same ranking as `search_tools`; embeddings cached from earlier runs and
+            // servers are reused, the missing ones made now.
+            app.prepare_search();
+            let found = app.search(&query.join(" "), limit);
+            if let Some(n) = &found.notice {
+                eprintln!("notice: {n}");
+            }
+            let hits = found.results;
             if cli.json {
                 output::json(&serde_json::to_value(&hits)?);
             } else if hits.is_empty() {
@@ -64,15 +70,17 @@ pub fn run(cli: Cli, mut config: Config) -> Result<i32> {
                         vec![
                             h.name.clone(),
                             h.kind.clone(),
-                            format!("{:.1}", h.score),
+                            format!("{:.2}", h.score),
+                            h.matched.join(","),
                             h.summary.clone(),
                         ]
                     })
                     .collect();
                 print!(
                     "{}",
-                    output::table(&["NAME", "KIND", "SCORE", "DESCRIPTION"], &rows)
+                    output::table(&["NAME", "KIND", "SCORE", "MATCHED", "DESCRIPTION"], &rows)
                 );
+                eprintln!("ranking: {}", found.ranking);
             }
             Ok(0)
         }

@@ -55,6 +55,7 @@ pub(super) fn run(
     checks.extend(sandbox_checks(&config.sandbox));
     checks.push(builds_check(&config.sandbox));
     checks.push(disk(&config.cache_dir));
+    checks.push(search(config));
     checks.extend(approval_checks(&config.data_dir));
     checks.push(references_check(
         &config.data_dir,
@@ -515,6 +516,28 @@ fn sandbox_checks(config: &SandboxConfig) -> Vec<Check> {
         });
     }
     out
+}
+
+/// The search ranking and its source of embeddings (`TOOLSMITH_EMBEDDINGS`), loaded and tried
+/// once (an endpoint gets one request).
+fn search(config: &Config) -> Check {
+    let semantic = crate::search::Semantic::new(config.embeddings.clone(), &config.data_dir, None);
+    match (semantic.check(), &config.embeddings) {
+        (Ok(detail), crate::config::Embeddings::None) => check(
+            "search",
+            Status::Warn,
+            detail,
+            Some("unset TOOLSMITH_EMBEDDINGS for the built-in embeddings: queries in other words than a tool's description then find it".into()),
+        ),
+        (Ok(detail), _) => check("search", Status::Ok, detail, None),
+        (Err(e), _) => {
+            let (message, hint) = match e.split_once("\nhint: ") {
+                Some((m, h)) => (m.to_string(), Some(h.to_string())),
+                None => (e, None),
+            };
+            check("search", Status::Warn, message, hint)
+        }
+    }
 }
 
 fn disk(cache: &Path) -> Check {

@@ -81,7 +81,7 @@ pub enum Command {
     },
     /// Show one tool: manifest, schemas, files.
     Show { name: String },
-    /// Ranked keyword search over the tools.
+    /// Find tools by what they do (in plain words) or by name: the ranking `search_tools` uses.
     Search {
         query: Vec<String>,
         #[arg(long, default_value_t = 10)]

@@ -102,9 +102,11 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
                 root.display()
             );
             warm.app.prepare_wasm();
-            // The search tokens, so the first search_tools does not pay for them.
+            // The search tokens, so the first search_tools does not pay for them; then the
+            // tools' embeddings, in the background (lexical search answers meanwhile).
             idx.search_index();
             drop(idx);
+            warm.app.start_search();
             // The history memo, so the first tool_history does not read the whole history
             // (a fresh clone of a long history takes seconds; a call meanwhile waits for it).
             // A long build runs in a child process first: the memory it takes (readers'

@@ -9,7 +9,10 @@ pub mod rank;
 pub mod schema;
 mod search;
 
-pub use search::{SearchHit, SearchIndex, search};
+pub use search::{
+    Doc, FIELDS, LexicalHit, SearchIndex, embedding_text, field_names, name_words, text_key,
+    tokens, words,
+};
 
 use crate::error::Hint;
 use crate::manifest::{self, Diagnostic, Manifest, Severity};
@@ -159,8 +162,13 @@ impl Index {
         index
     }
 
-    /// The inverted search index of these entries (built on the first call after a change).
+    /// The lexical search index of these entries (built on the first call after a change).
     pub fn search_index(&self) -> &SearchIndex {
+        self.search_index_shared()
+    }
+
+    /// The same, shared (the embedding worker keeps it while it embeds).
+    pub fn search_index_shared(&self) -> &Arc<SearchIndex> {
         self.search
             .get_or_init(|| Arc::new(SearchIndex::build(self)))
     }

@@ -5,7 +5,7 @@ use super::args::{define, hints, parse};
 use super::result::{call_result, error_result, failure, json_result};
 use super::{Ctx, args};
 use crate::error::Hint;
-use crate::index::{self, Status};
+use crate::index::Status;
 use crate::manifest::Kind;
 use crate::mcp::Shared;
 use rmcp::model::{CallToolResult, JsonObject, Tool};
@@ -49,7 +49,9 @@ pub struct GetArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
+    /// What the tool should do, in your own words, or (part of) its name
     pub query: String,
+    /// How many results (default 10)
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
 }
@@ -86,8 +88,8 @@ pub fn definitions() -> Vec<Tool> {
         ),
         define::<SearchArgs>(
             "search_tools",
-            "Ranked keyword search over the tools.",
-            &["results"],
+            "Find tools by what they do, in plain words or by name: ranked by meaning and words together; each result says why it matched.",
+            &["query", "results", "ranking", "notice"],
             hints(true, false, true, false),
         ),
         define::<CallArgs>(
@@ -114,7 +116,10 @@ pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResu
             Ok(a) => get_tool(shared, a),
             Err(e) => Err(e),
         },
-        "search_tools" => parse(name, args).and_then(|a| search_tools(shared, a)),
+        "search_tools" => match parse(name, args) {
+            Ok(a) => search_tools(&ctx, a).await,
+            Err(e) => Err(e),
+        },
         "call_tool" => match parse(name, args) {
             Ok(a) => call_tool(&ctx, a).await,
             Err(e) => Err(e),
@@ -289,10 +294,19 @@ fn get_tool(shared: &Shared, a: GetArgs) -> Result<CallToolResult, CallToolResul
     Ok(json_result(v))
 }
 
-fn search_tools(shared: &Shared, a: SearchArgs) -> Result<CallToolResult, CallToolResult> {
+async fn search_tools(ctx: &Ctx, a: SearchArgs) -> Result<CallToolResult, CallToolResult> {
     let limit = a.limit.unwrap_or(10).clamp(1, 100) as usize;
-    let hits = index::search(&shared.app.index(), &a.query, limit);
-    Ok(json_result(json!({"query": a.query, "results": hits})))
+    let shared = std::sync::Arc::clone(&ctx.shared);
+    let query = a.query.clone();
+    // Off the async threads: a configured endpoint is a blocking HTTP request.
+    let found = tokio::task::spawn_blocking(move || shared.app.search(&query, limit))
+        .await
+        .map_err(|e| error_result(e, None))?;
+    let mut v = json!({"query": a.query, "results": found.results, "ranking": found.ranking});
+    if let Some(n) = found.notice {
+        v["notice"] = json!(n);
+    }
+    Ok(json_result(v))
 }
 
 async fn call_tool(ctx: &Ctx, a: CallArgs) -> Result<CallToolResult, CallToolResult> {
