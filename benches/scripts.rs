@@ -14,7 +14,8 @@
 //!   between calls, under bubblewrap and with it hidden (the in-process sandbox).
 //!
 //! Run with `cargo bench --bench scripts` (both tables), `-- langs` or `-- rates` (one);
-//! prints tables.
+//! prints tables. `BENCH_TOOLSMITH_BIN=PATH` runs another build of the server (the code
+//! before a change) through the same bench.
 
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -38,7 +39,10 @@ struct Server {
 
 impl Server {
     fn spawn(toolbox: &Path, cache: &Path, env: &[(&str, &str)]) -> Server {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+        // BENCH_TOOLSMITH_BIN: another build of the server (the code before a change).
+        let bin = std::env::var_os("BENCH_TOOLSMITH_BIN")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_toolsmith").into());
+        let mut cmd = Command::new(bin);
         cmd.arg("--toolbox")
             .arg(toolbox)
             .arg("serve")

@@ -17,6 +17,9 @@ def _toolsmith_spare():
             os._exit(0)  # the server went away
         got += chunk
     os.write(_toolsmith_channel, b"g")
+    # Forked from a fork server (stubs/fork.py): the site set-up it left for the call.
+    if "_toolsmith_site" in globals():
+        globals().pop("_toolsmith_site")()
     entry = os.fsdecode(got[:-1])
     here = os.path.dirname(entry)
     # A tool with its own json module must get it, as it would in a cold start.
