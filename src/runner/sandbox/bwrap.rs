@@ -83,8 +83,9 @@ fn seccomp_fd(prog: Result<seccompiler::BpfProgram, String>) -> Result<OwnedFd, 
 /// Wrap `argv` in bwrap for the grants: the command line and the seccomp descriptors the
 /// child must inherit. Unix sockets stay allowed: the mount view holds only what the grants
 /// name, so no host socket is there to reach. A fork server (`fork_server`, see
-/// `runner::fork`) keeps CAP_SYS_ADMIN of the sandbox's user namespace and may mount (each
-/// of its calls drops the capability and loads the full program before the tool runs).
+/// `runner::fork`) keeps CAP_SYS_ADMIN and CAP_SETPCAP of the sandbox's user namespace and
+/// may mount (each of its calls drops every capability, its bounding set emptied, and loads
+/// the full program before the tool runs).
 pub fn wrap(
     argv: Vec<String>,
     g: &Grants,
@@ -136,8 +137,15 @@ pub fn wrap(
         "ALL",
     ]);
     if fork_server {
-        // In a user namespace of its own or not at all: never the host's capability.
-        push(&["--unshare-user", "--cap-add", "CAP_SYS_ADMIN"]);
+        // In a user namespace of its own or not at all: never the host's capabilities.
+        // CAP_SETPCAP lets each call's process empty its bounding set.
+        push(&[
+            "--unshare-user",
+            "--cap-add",
+            "CAP_SYS_ADMIN",
+            "--cap-add",
+            "CAP_SETPCAP",
+        ]);
     }
     // A proxied process keeps its own network namespace (only loopback, where the bridge
     // listens): the proxy's socket, bound in above, is its one way out.

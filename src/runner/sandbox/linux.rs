@@ -362,14 +362,15 @@ pub struct InChild {
     /// Bring up the new network namespace's loopback (where the proxy's bridge listens).
     lo_up: bool,
     /// A fork server (`runner::fork`): it keeps CAP_SYS_ADMIN in its user namespace (to give
-    /// each call a fresh scratch and pid namespace) and enters no Landlock domain (a
-    /// Landlocked process cannot mount); each call's process drops the capability, enters
-    /// its own domain and loads the full seccomp program before the tool runs.
+    /// each call a fresh scratch and pid namespace) and CAP_SETPCAP (to let each call empty
+    /// its bounding set), and enters no Landlock domain (a Landlocked process cannot mount);
+    /// each call's process drops every capability, enters its own domain and loads the full
+    /// seccomp program before the tool runs.
     fork_server: bool,
 }
 
-/// CAP_SYS_ADMIN, the one capability a fork server keeps (in its user namespace).
-const CAP_SYS_ADMIN: u32 = 21;
+/// The capabilities a fork server keeps (in its user namespace): CAP_SETPCAP, CAP_SYS_ADMIN.
+const FORK_SERVER_CAPS: [u32; 2] = [8, 21];
 
 #[repr(C)]
 struct SockFprog {
@@ -651,14 +652,15 @@ impl InChild {
             }
             // Drop every capability, for good (bounding set first, then the sets); a fork
             // server keeps CAP_SYS_ADMIN (of its own user namespace), also across its exec.
-            let keep = if self.fork_server {
-                1u32 << CAP_SYS_ADMIN
+            let kept = if self.fork_server {
+                &FORK_SERVER_CAPS[..]
             } else {
-                0
+                &[]
             };
-            for cap in 0..64 {
-                if !(self.fork_server && cap == CAP_SYS_ADMIN as libc::c_ulong) {
-                    libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+            let keep = kept.iter().fold(0u32, |m, c| m | (1 << c));
+            for cap in 0..64u32 {
+                if !kept.contains(&cap) {
+                    libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0);
                 }
             }
             libc::prctl(
@@ -687,16 +689,17 @@ impl InChild {
             if libc::syscall(libc::SYS_capset, &mut hdr, data.as_ptr()) != 0 {
                 return Err(last_err());
             }
-            if self.fork_server
-                && libc::prctl(
+            for &cap in kept {
+                if libc::prctl(
                     libc::PR_CAP_AMBIENT,
                     libc::PR_CAP_AMBIENT_RAISE,
-                    CAP_SYS_ADMIN as libc::c_ulong,
+                    cap as libc::c_ulong,
                     0,
                     0,
                 ) != 0
-            {
-                return Err(last_err());
+                {
+                    return Err(last_err());
+                }
             }
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 return Err(last_err());

@@ -38,7 +38,6 @@ def _toolsmith_fork_server():
     libc.unshare.argtypes = [ctypes.c_int]
     libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
     libc.capset.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-    libc.syscall.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_long]
     CLONE_NEWPID = 0x20000000
     MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
     class Fprog(ctypes.Structure):
@@ -62,25 +61,72 @@ def _toolsmith_fork_server():
             os.fstat(n)
         except OSError:
             os.dup2(null, n, inheritable=False)
+    def syscall(*args):
+        # Every argument a long (pointers as addresses): the kernel's calling convention.
+        return libc.syscall(*[ctypes.c_long(a) for a in args])
+    def path(p):
+        # A NUL-terminated copy of p, kept alive by the caller, and its address.
+        buf = ctypes.create_string_buffer(p)
+        return buf, ctypes.addressof(buf)
     def check(r, what):
         if r != 0:
             e = ctypes.get_errno()
             raise OSError(e, "%s: %s" % (what, os.strerror(e)))
-    def landlock_rule(ruleset, path, access):
-        fd = os.open(path, os.O_PATH)
+    def landlock_rule(ruleset, where, access):
+        fd = os.open(where, os.O_PATH)
         try:
             attr = Beneath(access, fd)
-            check(libc.syscall(445, ruleset, 1, ctypes.addressof(attr), 0), "landlock_add_rule " + os.fsdecode(path))
+            check(syscall(445, ruleset, 1, ctypes.addressof(attr), 0), "landlock_add_rule " + os.fsdecode(where))
         finally:
             os.close(fd)
+    def unescape(field):
+        # mountinfo writes space, tab, newline and backslash as \ooo.
+        out, i = bytearray(), 0
+        while i < len(field):
+            if field[i:i + 1] == b"\\" and field[i + 1:i + 4].isdigit():
+                out.append(int(field[i + 1:i + 4], 8))
+                i += 4
+            else:
+                out += field[i:i + 1]
+                i += 1
+        return bytes(out)
+    def fresh_tmp():
+        # A fresh /tmp (bubblewrap's is the server's), with what the sandbox bound beneath
+        # the old one (the tool's directory when it lives there, declared paths) moved in:
+        # each of those mounts is cloned first (open_tree), then attached (move_mount).
+        with open("/proc/self/mountinfo", "rb") as f:
+            rows = [l.split(b" ") for l in f.read().splitlines()]
+        tmp_ids = [r[0] for r in rows if unescape(r[4]) == b"/tmp"]
+        kept = []
+        for r in rows:
+            at = unescape(r[4])
+            if tmp_ids and r[1] == tmp_ids[-1] and not (at == scratch or at.startswith(scratch + b"/")):
+                buf, addr = path(at)
+                # open_tree(AT_FDCWD, at, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE)
+                fd = syscall(428, -100, addr, 1 | 0o2000000 | 0x8000)
+                if fd < 0:
+                    check(-1, "open_tree " + os.fsdecode(at))
+                kept.append((at, fd, os.path.isdir(at)))
+        check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, tmp_opts), "mounting /tmp")
+        for at, fd, is_dir in kept:
+            if is_dir:
+                os.makedirs(at, 0o755, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(at), 0o755, exist_ok=True)
+                os.close(os.open(at, os.O_WRONLY | os.O_CREAT, 0o644))
+            empty, e = path(b"")
+            to, t = path(at)
+            # move_mount(fd, "", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH)
+            check(syscall(429, fd, e, -100, t, 4), "move_mount " + os.fsdecode(at))
+            os.close(fd)
+        os.makedirs(scratch, 0o700, exist_ok=True)
     def call(ctl, stdin, stdout, stderr, chan, ruleset):
         # The call's process: the init of its own pid namespace.
         libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
         check(libc.unshare(unshare_flags), "unshare")
         check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "making / private")
         if tmp_opts:
-            check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, tmp_opts), "mounting /tmp")
-            os.makedirs(scratch, 0o700, exist_ok=True)
+            fresh_tmp()
         check(libc.mount(b"tmpfs", scratch, b"tmpfs", MS_NOSUID | MS_NODEV, scratch_opts), "mounting the scratch directory")
         proc = libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0
         if landlock is None and not proc:
@@ -101,7 +147,7 @@ def _toolsmith_fork_server():
         check(libc.capset(header, (ctypes.c_uint32 * 6)()), "capset")
         check(libc.prctl(38, 1, 0, 0, 0), "no_new_privs")  # PR_SET_NO_NEW_PRIVS
         if ruleset >= 0:
-            check(libc.syscall(446, ruleset, 0, None, 0), "landlock_restrict_self")
+            check(syscall(446, ruleset, 0), "landlock_restrict_self")
         ctl.detach()
         os.closerange(3, 9)
         os.closerange(10, 1 << 20)
