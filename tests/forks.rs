@@ -14,7 +14,6 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use toolsmith::app::{App, CallError};
 use toolsmith::register::{self, ScriptSpec};
-use toolsmith::runner::RunError;
 use toolsmith::runner::script::NoHost;
 use toolsmith::toolbox::Actor;
 
@@ -24,7 +23,7 @@ static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// The two mechanisms a fork server runs under on Linux.
 const MECHANISMS: [&str; 2] = ["bubblewrap", "landlock"];
 
-fn app(mechanism: &str, tweak: impl FnOnce(&mut toolsmith::config::Config)) -> (tempfile::TempDir, App) {
+fn make_app(mechanism: &str, tweak: impl FnOnce(&mut toolsmith::config::Config)) -> (tempfile::TempDir, App) {
     let (tmp, tb) = toolbox();
     let personal = tmp.path().join("personal");
     let mut config = toolsmith::config::Config::from_env().expect("config");
@@ -98,21 +97,29 @@ print(json.dumps(seen))
 async fn a_forked_call_sees_nothing_of_earlier_calls_and_holds_no_privilege() {
     let _turn = TURN.lock().await;
     for mech in MECHANISMS {
-        let (_tmp, app) = app(mech, |_| {});
+        let (_tmp, app) = make_app(mech, |_| {});
         add(&app, json!({"name": "probe", "language": "python", "protocol": "plain", "description": "what a call sees", "code": PROBE})).await;
         let d = dir(&app, "probe");
         let mut server = None;
+        let mut last = None;
         for round in 0..4 {
             let seen = call(&app, "probe", json!({})).await.unwrap_or_else(|e| panic!("{mech} {round}: {e}"));
+            // As a spare's: under bubblewrap the tool is pid 2 (its init is pid 1), under the
+            // in-process sandbox it is the namespace's init.
+            let (procs, pid, ppid) = match mech {
+                "bubblewrap" => (json!([1, 2]), 2, 1),
+                _ => (json!([1]), 1, 0),
+            };
             let want = json!({
                 "file": false, "tmp": false, "env": null, "module": null, "modules": false,
-                "shm": false, "procs": [1], "pid": 1, "ppid": 0,
+                "shm": false, "procs": procs, "pid": pid, "ppid": ppid,
                 "CapEff": "0000000000000000", "CapPrm": "0000000000000000",
                 "CapBnd": "0000000000000000", "CapAmb": "0000000000000000",
                 "NoNewPrivs": "1", "Seccomp": "2", "mount": false, "userns": false,
                 "scratch": ["left.txt"], "home": true,
             });
             assert_eq!(seen, want, "{mech}, call {round}");
+            last = Some(seen);
             // The same server forked every call (none of them went through a spare).
             let now = app.scripts().spares.server_pid(&d);
             assert!(now.is_some(), "{mech}: a fork server runs");
@@ -122,5 +129,15 @@ async fn a_forked_call_sees_nothing_of_earlier_calls_and_holds_no_privilege() {
         }
         assert!(!leftover("sleep 31.4159"), "{mech}: a call's background process survived it");
         app.scripts().spares.stop_all();
+        // A spare (fork servers off) runs the tool in the same process tree, seeing the same.
+        let (_tmp2, spares) = make_app(mech, |c| c.fork_servers = false);
+        add(&spares, json!({"name": "probe", "language": "python", "protocol": "plain", "description": "what a call sees", "code": PROBE})).await;
+        for round in ["first", "spare"] {
+            spares.scripts().spares.settled().await;
+            let seen = call(&spares, "probe", json!({})).await.unwrap();
+            assert_eq!(Some(&seen), last.as_ref(), "{mech}: {round} through spares");
+        }
+        assert!(spares.scripts().spares.server_pid(&dir(&spares, "probe")).is_none());
+        spares.scripts().spares.stop_all();
     }
 }

@@ -124,6 +124,9 @@ impl ForkSetup {
                 .then(|| format!("size={},mode=0755", TMP_MB << 20)),
             "unshare": unshare,
             "seccomp": self.seccomp.iter().map(hex::encode).collect::<Vec<_>>(),
+            // Bubblewrap's init runs the tool as pid 2; the in-process sandbox's tool is the
+            // namespace's init: a call's process tree is the same as a spare's.
+            "init": self.mechanism == Mechanism::Bubblewrap,
             "landlock": landlock,
         }))
     }

@@ -10,7 +10,8 @@
 # bubblewrap) and its own /proc in a mount namespace of its own, unshares the IPC (and, for a
 # tool without network, the network) namespace, moves the call's descriptors to 0, 1, 2 and 9
 # and closes every other one, drops every capability, sets no_new_privs, enters its Landlock
-# ruleset, loads the tool's full seccomp programs, and then becomes a spare of this tool: the
+# ruleset, loads the tool's full seccomp programs (under bubblewrap it then forks once more and
+# stays as the namespace's init, as bubblewrap's own does), and becomes a spare of this tool: the
 # code that follows this stub (python.py) writes "r" on the channel, reads the entry line,
 # runs the site set-up left for the call (`_toolsmith_site`) and then the entry. When a call's process is gone, the server writes its status ("x<status>") on its
 # channel (the process's own "x" line, when it wrote one, comes first). A failure before the
@@ -153,6 +154,23 @@ def _toolsmith_fork_server():
         os.closerange(10, 1 << 20)
         for p in fprogs:
             check(libc.prctl(22, 2, ctypes.addressof(p), 0, 0), "seccomp")  # PR_SET_SECCOMP, FILTER
+        if cfg["init"]:
+            # As under bubblewrap's own init: the tool is not the namespace's init (which the
+            # kernel spares signals it has no handler for); this process waits for it, holding
+            # nothing of the call's, and ends with its status (the namespace with it).
+            tool = os.fork()
+            if tool != 0:
+                os.closerange(0, 1 << 20)
+                while True:
+                    try:
+                        _, st = os.waitpid(tool, 0)
+                        break
+                    except ChildProcessError:
+                        os._exit(127)
+                    except InterruptedError:
+                        continue
+                code = os.waitstatus_to_exitcode(st)
+                os._exit(code if code >= 0 else 128 - code)
     ctl = socket.socket(fileno=ctl_fd)
     poll = select.poll()
     poll.register(ctl_fd, select.POLLIN)
