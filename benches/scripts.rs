@@ -13,7 +13,8 @@
 //!   restart of a server whose toolbox had used the tool, and the memory of what waits
 //!   between calls, under bubblewrap and with it hidden (the in-process sandbox).
 //!
-//! Run with `cargo bench --bench scripts` (both tables), `-- langs` or `-- rates` (one);
+//! Run with `cargo bench --bench scripts` (both tables), `-- langs` or `-- rates` (one;
+//! `-- rates python node`: those languages only);
 //! prints tables. `BENCH_TOOLSMITH_BIN=PATH` runs another build of the server (the code
 //! before a change) through the same bench.
 
@@ -304,7 +305,7 @@ fn spacing(pause: Duration) -> String {
 /// One server per language and mechanism: calls at each spacing (after one call that starts
 /// what the tool keeps waiting), a burst of 20, the memory of what then waits; then the first
 /// call after each of `restarts` restarts (the toolbox remembers the tool was used).
-fn rates(root: &Path, cache: &Path) {
+fn rates(root: &Path, cache: &Path, langs: &[String]) {
     const SPACINGS: [(u64, usize); 4] = [(300, 100), (150, 100), (80, 200), (0, 200)];
     let mut rows: Vec<(String, Vec<Duration>)> = Vec::new();
     let mut memory: Vec<(String, Vec<(String, u64)>)> = Vec::new();
@@ -313,7 +314,14 @@ fn rates(root: &Path, cache: &Path) {
         ("in-process", &[("TOOLSMITH_BWRAP", "/nonexistent/bwrap")]),
     ];
     for (mech, env) in mechanisms {
-        for (lang, tool) in [("python", "py_echo"), ("node", "js_echo"), ("bash", "sh_echo")] {
+        for (lang, tool) in [
+            ("python", "py_echo"),
+            ("node", "js_echo"),
+            ("bash", "sh_echo"),
+        ] {
+            if !langs.is_empty() && !langs.iter().any(|l| l == lang) {
+                continue;
+            }
             let mut s = Server::spawn(root, cache, env);
             for (ms, n) in SPACINGS {
                 let pause = Duration::from_millis(ms);
@@ -359,7 +367,9 @@ fn rates(root: &Path, cache: &Path) {
             pct(v, 0.95)
         );
     }
-    println!("\nresident memory of what waits between calls (after the rows above), per process tree:");
+    println!(
+        "\nresident memory of what waits between calls (after the rows above), per process tree:"
+    );
     for (case, trees) in memory {
         let total: u64 = trees.iter().map(|(_, k)| k).sum();
         let each: Vec<String> = trees
@@ -388,7 +398,12 @@ fn main() {
         langs(&root, &cache);
     }
     if wants("rates") {
-        rates(&root, &cache);
+        // `-- rates python node`: only those languages.
+        let langs: Vec<String> = std::env::args()
+            .skip(1)
+            .filter(|a| ["python", "node", "bash"].contains(&a.as_str()))
+            .collect();
+        rates(&root, &cache, &langs);
     }
 }
 
