@@ -81,7 +81,9 @@ fn with_usage<T>(root: &Path, f: impl FnOnce(&mut HashMap<String, Use>) -> T) ->
 /// use along: a burst of calls costs a few writes, not one each.
 pub fn record_use(root: &Path, name: &str) {
     with_usage(root, |m| {
-        let u = m.entry(name.to_string()).or_insert(Use { last: 0, calls: 0 });
+        let u = m
+            .entry(name.to_string())
+            .or_insert(Use { last: 0, calls: 0 });
         u.last = now_ms();
         u.calls += 1;
     });
@@ -142,8 +144,9 @@ fn persist(root: &Path) {
 /// The tools called most recently (newest first, at most `cap`), from the usage record alone:
 /// what a client most likely wants before the whole index is built.
 pub fn recently_used(root: &Path, cap: usize) -> Vec<String> {
-    let mut used: Vec<(String, u64)> =
-        with_usage(root, |m| m.iter().map(|(n, u)| (n.clone(), u.last)).collect());
+    let mut used: Vec<(String, u64)> = with_usage(root, |m| {
+        m.iter().map(|(n, u)| (n.clone(), u.last)).collect()
+    });
     used.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     used.into_iter().take(cap).map(|(n, _)| n).collect()
 }
@@ -152,11 +155,17 @@ pub fn recently_used(root: &Path, cap: usize) -> Vec<String> {
 /// most recently used, then the most often used, alternately (each list newest or most used
 /// first, without repeats).
 pub fn most_used(root: &Path, cap: usize) -> Vec<String> {
-    let all: Vec<(String, Use)> = with_usage(root, |m| m.iter().map(|(n, u)| (n.clone(), *u)).collect());
+    let all: Vec<(String, Use)> =
+        with_usage(root, |m| m.iter().map(|(n, u)| (n.clone(), *u)).collect());
     let mut recent = all.clone();
     recent.sort_by(|a, b| b.1.last.cmp(&a.1.last).then_with(|| a.0.cmp(&b.0)));
     let mut often = all;
-    often.sort_by(|a, b| b.1.calls.cmp(&a.1.calls).then(b.1.last.cmp(&a.1.last)).then_with(|| a.0.cmp(&b.0)));
+    often.sort_by(|a, b| {
+        b.1.calls
+            .cmp(&a.1.calls)
+            .then(b.1.last.cmp(&a.1.last))
+            .then_with(|| a.0.cmp(&b.0))
+    });
     let mut out: Vec<String> = Vec::new();
     for (r, o) in recent.into_iter().zip(often) {
         for name in [r.0, o.0] {

@@ -102,10 +102,7 @@ impl Server {
 
     /// The process id of its sandbox's outer process (memory accounting, tests).
     pub fn pid(&self) -> Option<u32> {
-        self.launched
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .pid
+        self.launched.lock().unwrap_or_else(|p| p.into_inner()).pid
     }
 
     /// Fork a process for one call of `r` and wait until it is ready for its entry line (its
@@ -195,7 +192,9 @@ impl Server {
 
 /// Read one byte on a call's channel with the credentials the kernel attached to it: the
 /// byte (None at the end) and the sender's process id as seen here.
-fn first_byte(chan: &tokio::net::UnixStream) -> std::io::Result<(Option<u8>, Option<rustix::process::Pid>)> {
+fn first_byte(
+    chan: &tokio::net::UnixStream,
+) -> std::io::Result<(Option<u8>, Option<rustix::process::Pid>)> {
     let mut b = [0u8; 1];
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmCredentials(1))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
@@ -252,11 +251,18 @@ async fn read_byte(l: &mut Launched) -> std::io::Result<u8> {
 async fn server_failed(l: &mut Launched, e: std::io::Error) -> String {
     let mut err = Vec::new();
     if let Some(s) = l.child.stderr().as_mut() {
-        let _ = tokio::time::timeout(Duration::from_millis(500), s.take(4000).read_to_end(&mut err))
-            .await;
+        let _ = tokio::time::timeout(
+            Duration::from_millis(500),
+            s.take(4000).read_to_end(&mut err),
+        )
+        .await;
     }
     let text = String::from_utf8_lossy(&err);
-    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
     format!("{e} ({})", last.trim())
 }
 

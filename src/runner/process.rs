@@ -88,12 +88,10 @@ impl CallProcess {
     /// process's stdout.
     pub fn tool_stdout(&mut self) -> Option<CallStdout> {
         match self {
-            CallProcess::Tree(l) => l.out.take().or_else(|| {
-                l.child
-                    .stdout()
-                    .take()
-                    .map(|s| Box::new(s) as CallStdout)
-            }),
+            CallProcess::Tree(l) => l
+                .out
+                .take()
+                .or_else(|| l.child.stdout().take().map(|s| Box::new(s) as CallStdout)),
             #[cfg(target_os = "linux")]
             CallProcess::Forked(f) => f.stdout.take().map(|s| Box::new(s) as CallStdout),
         }

@@ -357,9 +357,7 @@ impl Pool {
             if !r.still_admitted() {
                 return Err(replaced(r));
             }
-            return start(r, false)
-                .await
-                .map(|l| (CallProcess::Tree(l), None));
+            return start(r, false).await.map(|l| (CallProcess::Tree(l), None));
         };
         let key = r.key();
         #[cfg(target_os = "linux")]
@@ -667,8 +665,8 @@ impl Drop for Pool {
 /// Start the fork server of `dir` (its slot says Starting, with `done`'s receiver).
 #[cfg(target_os = "linux")]
 async fn start_server(
-inner: &Inner,
-dir: &Path,
+    inner: &Inner,
+    dir: &Path,
     r: &Recipe,
     key: u64,
     done: tokio::sync::watch::Sender<bool>,

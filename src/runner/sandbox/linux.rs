@@ -705,8 +705,7 @@ impl InChild {
                 return Err(last_err());
             }
             if let Some(landlock) = &self.landlock {
-                if libc::syscall(libc::SYS_landlock_restrict_self, landlock.as_raw_fd(), 0u32)
-                    != 0
+                if libc::syscall(libc::SYS_landlock_restrict_self, landlock.as_raw_fd(), 0u32) != 0
                 {
                     return Err(last_err());
                 }

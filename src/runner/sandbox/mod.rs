@@ -35,10 +35,10 @@ pub use fork::fork_servers;
 pub(crate) use fork::{ForkSetup, prepare_fork_server};
 pub use grants::{Grants, SYSTEM_DIRS, interpreter_prefixes, which};
 pub use limits::ChildLimits;
-#[cfg(unix)]
-pub(crate) use limits::{CALL_STDOUT_FD, above_nine};
 #[cfg(target_os = "linux")]
 pub(crate) use limits::memfd;
+#[cfg(unix)]
+pub(crate) use limits::{CALL_STDOUT_FD, above_nine};
 pub use net::{Endpoint, Net};
 
 pub use crate::config::SandboxConfig;

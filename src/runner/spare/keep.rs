@@ -146,7 +146,11 @@ fn tree_kib(pid: u32) -> u64 {
         };
         for t in tasks.flatten() {
             let children = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
-            todo.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+            todo.extend(
+                children
+                    .split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
         }
     }
     total
