@@ -282,6 +282,23 @@ pub(crate) struct Forked {
 }
 
 impl Forked {
+    /// Whether `server` forked it.
+    pub fn of(&self, server: &std::sync::Arc<Server>) -> bool {
+        std::sync::Arc::ptr_eq(&self._server, server)
+    }
+
+    /// Whether its process still runs (its pidfd is not readable yet).
+    pub fn alive(&self) -> bool {
+        let mut fds = [rustix::event::PollFd::new(
+            &self.pidfd,
+            rustix::event::PollFlags::IN,
+        )];
+        matches!(
+            rustix::event::poll(&mut fds, Some(&rustix::event::Timespec::default())),
+            Ok(0)
+        )
+    }
+
     /// Kill the call: its init (and with it its pid namespace) and its cgroup's processes.
     pub fn kill(&self) {
         let _ = rustix::process::pidfd_send_signal(&self.pidfd, rustix::process::Signal::KILL);

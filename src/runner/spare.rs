@@ -106,6 +106,14 @@ struct Slot {
     want: usize,
     #[cfg(target_os = "linux")]
     server: Server,
+    /// A call's process the fork server forked before the call (its namespaces set up, in
+    /// its pids cgroup: moving a process into a cgroup waits for an RCU grace period, about
+    /// 10 ms on an idle machine), waiting for its entry line; at most one.
+    #[cfg(target_os = "linux")]
+    preforked: Option<super::fork::Forked>,
+    /// A process is being forked for `preforked`.
+    #[cfg(target_os = "linux")]
+    preforking: bool,
     /// Resident memory of one waiting process set (KiB): measured, an estimate until then.
     kib: u64,
     measured: bool,
@@ -122,6 +130,10 @@ impl Slot {
             want,
             #[cfg(target_os = "linux")]
             server: Server::None,
+            #[cfg(target_os = "linux")]
+            preforked: None,
+            #[cfg(target_os = "linux")]
+            preforking: false,
             kib: keep::estimate_kib(r.stub),
             measured: false,
         }
@@ -141,6 +153,8 @@ impl Slot {
 
     #[cfg(target_os = "linux")]
     fn stop_server(&mut self) {
+        // Its pre-forked call first (it holds the server).
+        discard(self.preforked.take().into_iter().collect());
         if let Server::Ready(s) = std::mem::replace(&mut self.server, Server::None) {
             discard(vec![s]);
         }
@@ -438,7 +452,13 @@ impl Pool {
             if !r.still_admitted() {
                 return Some(Err(replaced(r)));
             }
-            match server.call(r).await {
+            let ready = self.take_preforked(dir, &server);
+            let got = match ready {
+                Some(f) => Ok(f),
+                None => server.call(r).await,
+            };
+            prefork(&self.inner, dir, r, key, &server);
+            match got {
                 Ok(forked) => {
                     // The call's process is set up: still the approved directory?
                     if !r.still_admitted() {
@@ -469,6 +489,23 @@ impl Pool {
                 }
             }
         }
+        None
+    }
+
+    /// The call's process `server` forked before the call, when one waits (and still lives).
+    #[cfg(target_os = "linux")]
+    fn take_preforked(
+        &self,
+        dir: &Path,
+        server: &Arc<super::fork::Server>,
+    ) -> Option<super::fork::Forked> {
+        let mut slots = self.inner.slots();
+        let slot = slots.get_mut(dir)?;
+        let f = slot.preforked.take()?;
+        if f.of(server) && f.alive() {
+            return Some(f);
+        }
+        discard(vec![f]);
         None
     }
 
@@ -580,7 +617,9 @@ impl Pool {
             };
             let (inner, dir, r) = (Arc::clone(&self.inner), dir.to_path_buf(), r.clone());
             tokio::spawn(async move {
-                let _ = start_server(&inner, &dir, &r, key, done).await;
+                if let Some(s) = start_server(&inner, &dir, &r, key, done).await {
+                    prefork(&inner, &dir, &r, key, &s);
+                }
             });
             return;
         }
@@ -606,7 +645,7 @@ impl Pool {
                     let ready = live.iter_mut().all(Spare::poll_ready);
                     s.idle = live;
                     #[cfg(target_os = "linux")]
-                    let server = !matches!(s.server, Server::Starting(_));
+                    let server = !matches!(s.server, Server::Starting(_)) && !s.preforking;
                     #[cfg(not(target_os = "linux"))]
                     let server = true;
                     s.starting == 0 && ready && server
@@ -660,6 +699,55 @@ impl Drop for Pool {
         // Replacements and fork servers still starting find no slot and stop their process.
         self.stop_all();
     }
+}
+
+/// Have `server` fork the next call's process now, in the background (after this call's
+/// result is out), unless one waits or is being forked.
+#[cfg(target_os = "linux")]
+fn prefork(
+    inner: &Arc<Inner>,
+    dir: &Path,
+    r: &Recipe,
+    key: u64,
+    server: &Arc<super::fork::Server>,
+) {
+    {
+        let mut slots = inner.slots();
+        let Some(slot) = slots.get_mut(dir) else {
+            return;
+        };
+        if slot.key != key || slot.preforking || slot.preforked.is_some() {
+            return;
+        }
+        slot.preforking = true;
+    }
+    let (inner, dir, r, server) = (
+        Arc::clone(inner),
+        dir.to_path_buf(),
+        r.clone(),
+        Arc::clone(server),
+    );
+    tokio::spawn(async move {
+        tokio::time::sleep(REFILL_AFTER).await;
+        let got = server.call(&r).await;
+        let mut slots = inner.slots();
+        let Some(slot) = slots.get_mut(&dir) else {
+            if let Ok(f) = got {
+                discard(vec![f]);
+            }
+            return;
+        };
+        slot.preforking = false;
+        let current =
+            slot.key == key && matches!(&slot.server, Server::Ready(s) if Arc::ptr_eq(s, &server));
+        match got {
+            Ok(f) if current && slot.preforked.is_none() => slot.preforked = Some(f),
+            Ok(f) => discard(vec![f]),
+            Err(super::fork::Unusable(why)) => {
+                tracing::debug!(tool = %r.name, why, "could not fork a call's process ahead");
+            }
+        }
+    });
 }
 
 /// Start the fork server of `dir` (its slot says Starting, with `done`'s receiver).
