@@ -19,6 +19,7 @@
 import sys, os
 def _toolsmith_fork_server():
     import array, ctypes, json, runpy, select, socket, site
+    import pkgutil  # what runpy.run_path imports in each call: loaded once, here
     ctl_fd, cfg_fd = int(sys.argv[1]), int(sys.argv[2])
     with os.fdopen(cfg_fd, "rb") as f:
         cfg = json.loads(f.read())
