@@ -40,6 +40,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 const REFILL_AFTER: std::time::Duration = std::time::Duration::from_millis(10);
 /// The most spares one tool keeps while its calls come faster than a spare starts.
 const HOT_MAX: usize = 4;
+/// How long a call waits for the process its fork server is forking ahead.
+#[cfg(target_os = "linux")]
+const PREFORK_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 
 struct Spare {
     launched: Launched,
@@ -114,6 +117,9 @@ struct Slot {
     /// A process is being forked for `preforked`.
     #[cfg(target_os = "linux")]
     preforking: bool,
+    /// A call waits for the process being forked ahead (later calls fork their own).
+    #[cfg(target_os = "linux")]
+    prefork_claimed: bool,
     /// Resident memory of one waiting process set (KiB): measured, an estimate until then.
     kib: u64,
     measured: bool,
@@ -134,6 +140,8 @@ impl Slot {
             preforked: None,
             #[cfg(target_os = "linux")]
             preforking: false,
+            #[cfg(target_os = "linux")]
+            prefork_claimed: false,
             kib: keep::estimate_kib(r.stub),
             measured: false,
         }
@@ -211,6 +219,9 @@ struct Inner {
     fork_servers: bool,
     /// The background look-after (`keep::sweep`) runs.
     sweeping: AtomicBool,
+    /// Woken when a process forked ahead is ready (`prefork`).
+    #[cfg(target_os = "linux")]
+    preforked_ready: tokio::sync::Notify,
 }
 
 impl Inner {
@@ -329,6 +340,8 @@ impl Pool {
                 max_kib: config.spare_memory_mb.saturating_mul(1024),
                 fork_servers: config.fork_servers && config.spares > 0,
                 sweeping: AtomicBool::new(false),
+                #[cfg(target_os = "linux")]
+                preforked_ready: tokio::sync::Notify::new(),
             }),
         }
     }
@@ -452,7 +465,7 @@ impl Pool {
             if !r.still_admitted() {
                 return Some(Err(replaced(r)));
             }
-            let ready = self.take_preforked(dir, &server);
+            let ready = self.take_preforked(dir, &server).await;
             let got = match ready {
                 Some(f) => Ok(f),
                 None => server.call(r).await,
@@ -492,21 +505,39 @@ impl Pool {
         None
     }
 
-    /// The call's process `server` forked before the call, when one waits (and still lives).
+    /// The call's process `server` forked before the call, when one waits (and still lives),
+    /// or is being forked and no other call waits for it (then it is waited for, briefly: a
+    /// process forked now would wait for its own move into a cgroup).
     #[cfg(target_os = "linux")]
-    fn take_preforked(
+    async fn take_preforked(
         &self,
         dir: &Path,
         server: &Arc<super::fork::Server>,
     ) -> Option<super::fork::Forked> {
-        let mut slots = self.inner.slots();
-        let slot = slots.get_mut(dir)?;
-        let f = slot.preforked.take()?;
-        if f.of(server) && f.alive() {
-            return Some(f);
+        let notified = self.inner.preforked_ready.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let take = |claim: bool| {
+            let mut slots = self.inner.slots();
+            let slot = slots.get_mut(dir)?;
+            match slot.preforked.take() {
+                Some(f) if f.of(server) && f.alive() => return Some(Ok(f)),
+                Some(f) => discard(vec![f]),
+                None => {}
+            }
+            if claim && slot.preforking && !slot.prefork_claimed {
+                slot.prefork_claimed = true;
+                return Some(Err(()));
+            }
+            None
+        };
+        match take(true)? {
+            Ok(f) => Some(f),
+            Err(()) => {
+                let _ = tokio::time::timeout(PREFORK_WAIT, notified).await;
+                take(false).and_then(Result::ok)
+            }
         }
-        discard(vec![f]);
-        None
     }
 
     /// The tool's running fork server for this key: the one there, the one being started
@@ -728,7 +759,6 @@ fn prefork(
         Arc::clone(server),
     );
     tokio::spawn(async move {
-        tokio::time::sleep(REFILL_AFTER).await;
         let got = server.call(&r).await;
         let mut slots = inner.slots();
         let Some(slot) = slots.get_mut(&dir) else {
@@ -738,6 +768,7 @@ fn prefork(
             return;
         };
         slot.preforking = false;
+        slot.prefork_claimed = false;
         let current =
             slot.key == key && matches!(&slot.server, Server::Ready(s) if Arc::ptr_eq(s, &server));
         match got {
@@ -747,6 +778,8 @@ fn prefork(
                 tracing::debug!(tool = %r.name, why, "could not fork a call's process ahead");
             }
         }
+        drop(slots);
+        inner.preforked_ready.notify_waiters();
     });
 }
 
