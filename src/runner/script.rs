@@ -270,10 +270,7 @@ async fn tool_started(child: &mut CallProcess, go_pending: Option<bool>) -> Resu
 /// on the channel as it ends, else — no such line, as when a signal ended it or it replaced
 /// the stub's exit handler — the process's own, once it is gone.
 async fn exit_status(child: &mut CallProcess) -> Result<i32, Outcome> {
-    loop {
-        let Some(channel) = child.channel() else {
-            break;
-        };
+    while let Some(channel) = child.channel() {
         let mut line = Vec::with_capacity(8);
         let mut b = [0u8; 1];
         let mut ended = false;
