@@ -250,8 +250,8 @@ impl Inner {
         slot
     }
 
-    /// A call arrives: take an idle spare of `dir` with this key. A call that finds none, or
-    /// finds it still starting, makes the tool keep one more (up to `HOT_MAX`).
+    /// A call arrives: take an idle spare of `dir` with this key. A call that finds none while one is
+    /// starting, or finds it still starting, makes the tool keep one more (up to `HOT_MAX`).
     fn take(&self, dir: &Path, r: &Recipe, key: u64) -> Option<Spare> {
         let mut slots = self.slots();
         let slot = self.slot(&mut slots, dir, r, key);
@@ -259,7 +259,8 @@ impl Inner {
         // Oldest first: the most likely to be up already.
         let mut s = (!slot.idle.is_empty()).then(|| slot.idle.remove(0));
         let late = match s.as_mut() {
-            None => true,
+            // No spare: late only when one was being started (a first call is not).
+            None => slot.starting > 0,
             Some(sp) => !sp.poll_ready(),
         };
         if late && self.per_tool > 0 {
