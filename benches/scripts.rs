@@ -7,9 +7,16 @@
 //! - Python back to back (no pause: the next call waits for the spare still starting), and
 //!   under the in-process sandbox (`TOOLSMITH_BWRAP=/nonexistent`);
 //! - a burst of 20 concurrent calls to one tool (p50/p95);
-//! - the resident memory of each waiting spare (all its processes: sandbox and interpreter).
+//! - the resident memory of each waiting spare (all its processes: sandbox and interpreter);
+//! - call rates (issue 27): Python, Node and Bash echo calls spaced 300, 150 and 80 ms apart
+//!   and back to back (p50/p90/p95), a burst of 20 concurrent calls, the first call after a
+//!   restart of a server whose toolbox had used the tool, and the memory of what waits
+//!   between calls, under bubblewrap and with it hidden (the in-process sandbox).
 //!
-//! Run with `cargo bench --bench scripts`; prints a table.
+//! Run with `cargo bench --bench scripts` (both tables), `-- langs` or `-- rates` (one;
+//! `-- rates python node`: those languages only);
+//! prints tables. `BENCH_TOOLSMITH_BIN=PATH` runs another build of the server (the code
+//! before a change) through the same bench.
 
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -26,14 +33,17 @@ const PAUSE: Duration = Duration::from_millis(300);
 
 struct Server {
     child: Child,
-    stdin: ChildStdin,
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     next: u64,
 }
 
 impl Server {
     fn spawn(toolbox: &Path, cache: &Path, env: &[(&str, &str)]) -> Server {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+        // BENCH_TOOLSMITH_BIN: another build of the server (the code before a change).
+        let bin = std::env::var_os("BENCH_TOOLSMITH_BIN")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_toolsmith").into());
+        let mut cmd = Command::new(bin);
         cmd.arg("--toolbox")
             .arg(toolbox)
             .arg("serve")
@@ -49,7 +59,7 @@ impl Server {
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let mut s = Server {
             child,
-            stdin,
+            stdin: Some(stdin),
             stdout,
             next: 1,
         };
@@ -59,8 +69,9 @@ impl Server {
     }
 
     fn send(&mut self, v: Value) {
-        writeln!(self.stdin, "{v}").expect("write");
-        self.stdin.flush().expect("flush");
+        let stdin = self.stdin.as_mut().expect("the server's stdin is open");
+        writeln!(stdin, "{v}").expect("write");
+        stdin.flush().expect("flush");
     }
 
     fn read(&mut self) -> Value {
@@ -124,6 +135,21 @@ impl Server {
             }
         }
         out
+    }
+}
+
+impl Server {
+    /// Stop as a client leaving does: stdin closed, the server exits (and writes what it
+    /// remembers, such as the tools' use).
+    fn stop(mut self) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 
@@ -267,11 +293,122 @@ fn spare_rss(server: u32) -> Vec<(String, u64)> {
     out
 }
 
+/// The row label of a spacing between calls.
+fn spacing(pause: Duration) -> String {
+    if pause.is_zero() {
+        "back to back".into()
+    } else {
+        format!("{} ms apart", pause.as_millis())
+    }
+}
+
+/// One server per language and mechanism: calls at each spacing (after one call that starts
+/// what the tool keeps waiting), a burst of 20, the memory of what then waits; then the first
+/// call after each of `restarts` restarts (the toolbox remembers the tool was used).
+fn rates(root: &Path, cache: &Path, langs: &[String]) {
+    const SPACINGS: [(u64, usize); 4] = [(300, 100), (150, 100), (80, 200), (0, 200)];
+    let mut rows: Vec<(String, Vec<Duration>)> = Vec::new();
+    let mut memory: Vec<(String, Vec<(String, u64)>)> = Vec::new();
+    let mechanisms: [(&str, &[(&str, &str)]); 2] = [
+        ("bubblewrap", &[]),
+        ("in-process", &[("TOOLSMITH_BWRAP", "/nonexistent/bwrap")]),
+    ];
+    for (mech, env) in mechanisms {
+        for (lang, tool) in [
+            ("python", "py_echo"),
+            ("node", "js_echo"),
+            ("bash", "sh_echo"),
+        ] {
+            if !langs.is_empty() && !langs.iter().any(|l| l == lang) {
+                continue;
+            }
+            let mut s = Server::spawn(root, cache, env);
+            for (ms, n) in SPACINGS {
+                let pause = Duration::from_millis(ms);
+                let v = s.calls(tool, n, pause);
+                rows.push((format!("{lang}, {mech}, {}", spacing(pause)), v));
+            }
+            std::thread::sleep(Duration::from_secs(1));
+            let mut b = Vec::new();
+            for _ in 0..3 {
+                b.extend(s.burst(tool, 20));
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            rows.push((format!("{lang}, {mech}, 20 concurrent (3 bursts)"), b));
+            std::thread::sleep(Duration::from_secs(2));
+            memory.push((format!("{lang}, {mech}"), spare_rss(s.child.id())));
+            s.stop();
+            // Restarts: the first call of a server that starts on a toolbox where the tool was
+            // used (its client lists the tools first, then calls after a pause, as a person
+            // would; the server's start-up work is over by then).
+            let mut first = Vec::new();
+            for _ in 0..8 {
+                let mut s = Server::spawn(root, cache, env);
+                s.request("tools/list", json!({}));
+                std::thread::sleep(Duration::from_millis(1500));
+                first.push(s.call(tool, 0));
+                s.stop();
+            }
+            rows.push((format!("{lang}, {mech}, first call after a restart"), first));
+        }
+    }
+    println!("\ncall rates through MCP (stdio, `toolsmith serve`), echo tools");
+    println!(
+        "{:<52} {:>5} {:>8} {:>8} {:>8}",
+        "case", "calls", "p50 ms", "p90 ms", "p95 ms"
+    );
+    for (name, v) in &rows {
+        println!(
+            "{:<52} {:>5} {:>8.2} {:>8.2} {:>8.2}",
+            name,
+            v.len(),
+            pct(v, 0.5),
+            pct(v, 0.9),
+            pct(v, 0.95)
+        );
+    }
+    println!(
+        "\nresident memory of what waits between calls (after the rows above), per process tree:"
+    );
+    for (case, trees) in memory {
+        let total: u64 = trees.iter().map(|(_, k)| k).sum();
+        let each: Vec<String> = trees
+            .iter()
+            .map(|(n, k)| format!("{n} {:.1}", *k as f64 / 1024.0))
+            .collect();
+        println!(
+            "  {case:<24} {:>7.1} MiB in all: {}",
+            total as f64 / 1024.0,
+            each.join(", ")
+        );
+    }
+}
+
 fn main() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path().join("box");
     register_tools(&root);
     let cache = tmp.path().join("cache");
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a == "langs" || a == "rates")
+        .collect();
+    let wants = |s: &str| only.is_empty() || only.iter().any(|o| o == s);
+    if wants("langs") {
+        langs(&root, &cache);
+    }
+    if wants("rates") {
+        // `-- rates python node`: only those languages.
+        let langs: Vec<String> = std::env::args()
+            .skip(1)
+            .filter(|a| ["python", "node", "bash"].contains(&a.as_str()))
+            .collect();
+        rates(&root, &cache, &langs);
+    }
+}
+
+/// The table per language: a call through a spare, without spares, the bare start.
+fn langs(root: &Path, cache: &Path) {
     let config = toolsmith::config::Config::from_env().expect("config");
     let mechanism = toolsmith::runner::sandbox::choose(
         toolsmith::manifest::SandboxMode::Required,
@@ -325,7 +462,7 @@ fn main() {
     let mut rows: Vec<(String, Vec<Duration>, &str)> = Vec::new();
     let rss;
     {
-        let mut s = Server::spawn(&root, &cache, &[]);
+        let mut s = Server::spawn(root, cache, &[]);
         for (lang, tool, cmd, target) in &langs {
             let name = Path::new(&cmd[0])
                 .file_name()
@@ -363,7 +500,7 @@ fn main() {
         ));
     }
     {
-        let mut s = Server::spawn(&root, &cache, &[("TOOLSMITH_SPARES", "0")]);
+        let mut s = Server::spawn(root, cache, &[("TOOLSMITH_SPARES", "0")]);
         for (lang, tool, _, _) in &langs {
             rows.push((
                 format!("{lang} echo via MCP, no spares (cold start)"),
@@ -375,7 +512,7 @@ fn main() {
         rows.push(("python echo via MCP, burst of 20, no spares".into(), b, ""));
     }
     {
-        let mut s = Server::spawn(&root, &cache, &[("TOOLSMITH_BWRAP", "/nonexistent/bwrap")]);
+        let mut s = Server::spawn(root, cache, &[("TOOLSMITH_BWRAP", "/nonexistent/bwrap")]);
         rows.push((
             "python echo via MCP, spare, in-process sandbox".into(),
             s.calls("py_echo", 20, PAUSE),

@@ -21,6 +21,10 @@ use thiserror::Error;
 /// How deep pipelines may nest.
 pub const MAX_PIPELINE_DEPTH: usize = 8;
 
+/// How many of the tools a toolbox used most a server starting on it makes ready (their
+/// fork servers or spares; the pool's count and memory bounds hold as well).
+pub const PRESTART: usize = 4;
+
 /// Why a call could not be made or failed.
 #[derive(Debug, Error)]
 pub enum CallError {
@@ -457,6 +461,42 @@ impl App {
             o.warnings.extend(warning);
             o
         })
+    }
+
+    /// Before any call (a server starting on this toolbox, once its index is ready): start
+    /// what the calls of the tools it used most recently and most often will need — at most
+    /// [`PRESTART`] script tools whose call would run now without waiting for a person (checked
+    /// as a call checks them: files against HEAD under `uncommitted = "refuse"`, trust, the
+    /// approval of this very content) and whose environment is built (nothing is installed
+    /// here). No tool code runs: what starts waits for its call.
+    pub async fn prestart(&self) {
+        let root = self.toolbox.root().to_path_buf();
+        for name in crate::index::rank::most_used(&root, PRESTART) {
+            let Ok(tool) = self.tool(&name) else {
+                continue;
+            };
+            let dir = self.toolbox.tools_dir().join(&name);
+            let m = &tool.manifest;
+            let allowed = crate::runner::deps::Allowances::new(&self.config.data_dir, &root);
+            let ctx = crate::runner::deps::Ctx {
+                sandbox: &self.config.sandbox,
+                cache: &self.config.cache_dir,
+                allowed: &allowed,
+            };
+            if m.kind != Kind::Script
+                || m.run.worker
+                || !crate::runner::deps::built_already(ctx, &root, m, &dir)
+                || self.verify_stored(&dir, &tool).is_err()
+                || crate::trust::gate(&self.toolbox, &dir, &tool).is_err()
+            {
+                continue;
+            }
+            let Some(tool) = crate::approval::admitted_now(&self.gate(), &dir, tool) else {
+                continue;
+            };
+            tracing::debug!(tool = %name, "pre-starting what its calls need");
+            self.scripts.prestart(&dir, &tool).await;
+        }
     }
 
     /// For a stored tool (not a build's work directory): refuse or flag a tool whose files

@@ -23,6 +23,9 @@ use thiserror::Error;
 pub const DEFAULT_SPARES: usize = 1;
 /// The default bound on idle spares overall.
 pub const DEFAULT_MAX_SPARES: usize = 8;
+/// The default bound on the memory of what waits for script calls (MiB): spares and fork
+/// servers together, a laptop's share.
+pub const DEFAULT_SPARE_MEMORY_MB: u64 = 512;
 /// The default bound on live warm workers.
 pub const DEFAULT_MAX_WORKERS: usize = 8;
 
@@ -46,8 +49,14 @@ pub struct Config {
     pub roots: Vec<PathBuf>,
     /// `TOOLSMITH_SPARES`: idle spares per script tool in a server (`0`: none); default 1.
     pub spares: usize,
-    /// `TOOLSMITH_MAX_SPARES`: the most idle spares overall; default 8.
+    /// `TOOLSMITH_MAX_SPARES`: the most idle spares (and fork servers) overall; default 8.
     pub max_spares: usize,
+    /// `TOOLSMITH_SPARE_MEMORY`: the most resident memory (MiB) spares and fork servers may
+    /// hold while they wait; default 512.
+    pub spare_memory_mb: u64,
+    /// `TOOLSMITH_FORK_SERVERS`: Python tools' calls are forked from a fork server per tool
+    /// (yes by default; `0` starts one process per call, through spares).
+    pub fork_servers: bool,
     /// `TOOLSMITH_MAX_WORKERS`: the most live warm workers (at least 1); default 8.
     pub max_workers: usize,
     /// `TOOLSMITH_CARGO`: the cargo binary builds run; default `cargo` on PATH.
@@ -262,9 +271,9 @@ impl Config {
                 }),
             }
         };
-        let flag = |var: &'static str| -> Result<bool, ConfigError> {
+        let flag_or = |var: &'static str, default: bool| -> Result<bool, ConfigError> {
             let Some(v) = text(var)? else {
-                return Ok(false);
+                return Ok(default);
             };
             match v.trim().to_ascii_lowercase().as_str() {
                 "1" | "true" | "yes" | "on" | "y" | "t" => Ok(true),
@@ -277,6 +286,7 @@ impl Config {
                 }),
             }
         };
+        let flag = |var: &'static str| flag_or(var, false);
         let roots = match get("TOOLSMITH_ROOTS") {
             None => Vec::new(),
             Some(v) => {
@@ -310,6 +320,12 @@ impl Config {
             roots,
             spares: count("TOOLSMITH_SPARES", DEFAULT_SPARES, 0)?,
             max_spares: count("TOOLSMITH_MAX_SPARES", DEFAULT_MAX_SPARES, 0)?,
+            spare_memory_mb: count(
+                "TOOLSMITH_SPARE_MEMORY",
+                DEFAULT_SPARE_MEMORY_MB as usize,
+                0,
+            )? as u64,
+            fork_servers: flag_or("TOOLSMITH_FORK_SERVERS", true)?,
             max_workers: count("TOOLSMITH_MAX_WORKERS", DEFAULT_MAX_WORKERS, 1)?,
             cargo: path("TOOLSMITH_CARGO").unwrap_or_else(|| PathBuf::from("cargo")),
             gist_base: text("TOOLSMITH_GIST_BASE")?,
@@ -360,6 +376,7 @@ mod tests {
     fn defaults_and_values() {
         let d = Config::default();
         assert_eq!((d.spares, d.max_spares, d.max_workers), (1, 8, 8));
+        assert!(d.fork_servers && d.spare_memory_mb == DEFAULT_SPARE_MEMORY_MB);
         assert!(d.roots.is_empty() && !d.sandbox.allow_unsandboxed);
         assert_eq!(d.sandbox.bwrap, PathBuf::from("bwrap"));
         let c = with(&[
@@ -368,9 +385,12 @@ mod tests {
             ("TOOLSMITH_ALLOW_UNSANDBOXED", "yes"),
             ("TOOLSMITH_NO_CGROUP", "1"),
             ("TOOLSMITH_CACHE", ""),
+            ("TOOLSMITH_FORK_SERVERS", "0"),
+            ("TOOLSMITH_SPARE_MEMORY", "128"),
         ])
         .unwrap();
         assert_eq!(c.spares, 0);
+        assert!(!c.fork_servers && c.spare_memory_mb == 128);
         assert_eq!(c.data_dir, PathBuf::from("/tmp/p"));
         assert!(c.sandbox.allow_unsandboxed && c.sandbox.no_cgroup);
         assert_eq!(c.cache_dir, d.cache_dir, "an empty value is unset");

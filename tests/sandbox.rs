@@ -498,3 +498,49 @@ fn a_declared_root_is_the_only_directory_a_wasm_tool_sees() {
     );
     assert_clean(&f.root);
 }
+
+/// A tool granted every host shares the host's network namespace under bubblewrap, and with
+/// it the host's abstract unix sockets (X11, D-Bus, container runtimes): it may not reach them,
+/// under either mechanism.
+#[test]
+fn a_network_tool_reaches_no_host_abstract_socket() {
+    use std::os::linux::net::SocketAddrExt;
+    let f = fixture();
+    let name = format!("toolsmith-test-abstract-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let dir = f.root.join("tools/netabs");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("tool.toml"),
+        "format = 1\nname = \"netabs\"\ndescription = \"Tries a host socket\"\nkind = \"script\"\n[run]\nlanguage = \"python\"\nentry = \"main.py\"\nprotocol = \"plain\"\n[capabilities]\nnetwork = true\n[input_schema]\ntype = \"object\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.py"),
+        format!(
+            "import json, socket\ntry:\n    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n    s.connect('\\0{name}')\n    s.sendall(b'hello')\n    r = 'connected'\nexcept OSError as e:\n    r = 'denied: ' + str(e)\nprint(json.dumps({{'abstract': r}}))\n"
+        ),
+    )
+    .unwrap();
+    git(&f.root, &["add", "-A"]);
+    git(&f.root, &["commit", "-qm", "netabs"]);
+    let out = cli(&f, Mech::Bwrap, &["approve", "netabs"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for mech in [Mech::Bwrap, Mech::Fallback] {
+        let out = cli(&f, mech, &["call", "netabs", "--args", "{}"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{mech:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+        assert!(
+            r["abstract"].as_str().is_some_and(|s| s.starts_with("denied")),
+            "{mech:?}: {r}"
+        );
+        assert!(listener.accept().is_err(), "{mech:?}: the host socket got a connection");
+    }
+}

@@ -2,7 +2,8 @@
 //! through a spare sees nothing of the previous call (module state, scratch files, environment),
 //! a spare killed from outside is skipped and replaced, a changed environment gets a new spare,
 //! and the limits (time, output, memory, processes) hold for spares as for cold starts.
-//! Run also with `TOOLSMITH_BWRAP=/nonexistent` (the in-process sandbox).
+//! Python tools' fork servers are off here (`tests/forks.rs` tests those). Run also with
+//! `TOOLSMITH_BWRAP=/nonexistent` (the in-process sandbox).
 
 mod common;
 use common::*;
@@ -33,14 +34,14 @@ async fn add(app: &App, v: Value) {
 /// These tests start many processes each: they take turns.
 static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// An app whose Python tools run through spares too (fork servers off: tests/forks.rs tests
+/// those).
 fn app() -> (tempfile::TempDir, App) {
     let (tmp, tb) = toolbox();
     let personal = tmp.path().join("personal");
-    (
-        tmp,
-        App::new(tb, toolsmith::config::Config::from_env().expect("config"))
-            .with_personal_dir(personal),
-    )
+    let mut config = toolsmith::config::Config::from_env().expect("config");
+    config.fork_servers = false;
+    (tmp, App::new(tb, config).with_personal_dir(personal))
 }
 
 fn dir(app: &App, name: &str) -> PathBuf {

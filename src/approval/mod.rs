@@ -359,6 +359,42 @@ pub async fn admit(
     Ok((tool, call))
 }
 
+/// The stored tool as a call of it would run now — its granted capabilities, its secrets,
+/// the directory identity its approval holds for — decided without asking anyone and without
+/// recording anything: what a server may start a process for before any call. None when a
+/// call would wait for a person (no decision on this content, a missing secret) or be refused.
+pub fn admitted_now(gate: &Gate<'_>, dir: &Path, mut tool: Tool) -> Option<Tool> {
+    let items = requested(&tool.manifest);
+    if items.is_empty() {
+        return Some(tool);
+    }
+    let identity = crate::platform::dir_id(dir);
+    let content = content_hash(dir, &tool, &items).ok()?;
+    let record = gate.store().get(&tool.manifest.name).ok()??;
+    if record.content != content {
+        return None;
+    }
+    match record.decision {
+        Decision::Denied => {
+            tool.manifest = request::defaults_only(&tool.manifest);
+            Some(tool)
+        }
+        Decision::Approved => {
+            outside_private(gate.personal, gate.roots, &tool).ok()?;
+            let all = secrets::Store::new(gate.personal).load().ok()?;
+            let env = tool
+                .manifest
+                .secrets
+                .keys()
+                .map(|k| all.get(k).map(|v| (k.clone(), v.clone())))
+                .collect::<Option<Vec<_>>>()?;
+            tool.secrets = SecretEnv::new(env);
+            tool.admitted = identity;
+            Some(tool)
+        }
+    }
+}
+
 /// No granted path may hold the private directory (an approved `read = ["/home/me"]` must not
 /// hand out every secret).
 fn outside_private(personal: &Path, roots: &[PathBuf], tool: &Tool) -> Result<(), GateError> {

@@ -54,6 +54,7 @@ pub(super) fn run(
     checks.push(wasm_target(&config.cargo));
     checks.extend(sandbox_checks(&config.sandbox));
     checks.push(builds_check(&config.sandbox));
+    checks.push(spares_check(config));
     checks.push(disk(&config.cache_dir));
     checks.push(search(config));
     checks.extend(approval_checks(&config.data_dir));
@@ -442,6 +443,46 @@ fn builds_check(config: &SandboxConfig) -> Check {
             None,
         ),
     }
+}
+
+/// What a server keeps ready for script calls, and within which bounds.
+fn spares_check(config: &Config) -> Check {
+    let mib = config.spare_memory_mb;
+    let bounds = format!(
+        "at most {} waiting processes and {mib} MiB in all (TOOLSMITH_MAX_SPARES, TOOLSMITH_SPARE_MEMORY)",
+        config.max_spares
+    );
+    if config.spares == 0 {
+        return check(
+            "spares",
+            Status::Ok,
+            "off (TOOLSMITH_SPARES=0): every script call starts its process",
+            None,
+        );
+    }
+    #[cfg(target_os = "linux")]
+    let forks = if !config.fork_servers {
+        "off (TOOLSMITH_FORK_SERVERS=0)".to_string()
+    } else {
+        match sandbox::fork_servers(&config.sandbox) {
+            Ok(m) => format!("a fork server per tool ({})", m.as_str()),
+            Err(why) => format!("spares ({why})"),
+        }
+    };
+    #[cfg(not(target_os = "linux"))]
+    let forks = "spares (fork servers are Linux-only)".to_string();
+    check(
+        "spares",
+        Status::Ok,
+        format!(
+            "in a server: {} per script tool (up to 4 while its calls come fast), Python tools: {forks}; {bounds}",
+            config.spares
+        ),
+        Some(format!(
+            "a laptop's share is the default ({} MiB); give more or less with TOOLSMITH_SPARE_MEMORY=MiB",
+            crate::config::DEFAULT_SPARE_MEMORY_MB
+        )),
+    )
 }
 
 fn sandbox_checks(config: &SandboxConfig) -> Vec<Check> {

@@ -10,6 +10,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// How long the start-up waits for the client's first `tools/list` before it starts the
+/// processes the tools used most will need anyway.
+const PRESTART_AFTER: Duration = Duration::from_secs(2);
+
 /// Flags of `toolsmith serve`.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
@@ -120,6 +124,16 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
             // Start-up (parsing every manifest on several threads, the memo) leaves freed
             // pages in malloc's arenas: hand them back.
             crate::platform::release_free_memory();
+        });
+        // What the tools used most will need (their fork servers or spares), once the index
+        // is ready and the client had its first tool list (or a moment passed without one).
+        let pre = Arc::clone(&shared);
+        tokio::spawn(async move {
+            let idx = Arc::clone(&pre);
+            let _ = tokio::task::spawn_blocking(move || drop(idx.app.index())).await;
+            let mut listed = pre.listed.subscribe();
+            let _ = tokio::time::timeout(PRESTART_AFTER, listed.wait_for(|l| *l)).await;
+            pre.app.prestart().await;
         });
         let served = match http {
             Some(o) => crate::mcp::http::serve(shared, o).await,

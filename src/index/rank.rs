@@ -3,9 +3,11 @@
 //! used most recently, then the ones changed most recently; the rest stay reachable through
 //! `search_tools` and `call_tool`.
 //!
-//! Use is remembered per toolbox outside git (`.toolsmith/usage.json`), so the ranking
-//! survives restarts; it never changes the tree, and a missing or broken file only means
-//! "no use recorded yet".
+//! Use is remembered per toolbox outside git (`.toolsmith/usage.json`: when each tool was last
+//! called and how often), so the ranking survives restarts; it never changes the tree, and a
+//! missing or broken file only means "no use recorded yet". A server starting on the toolbox
+//! also reads it to start, before any call, what the tools it used most will need
+//! (`most_used`).
 
 use super::{Index, Tool};
 use std::collections::HashMap;
@@ -19,9 +21,35 @@ pub const LIST_CAP: usize = 200;
 /// The file under `.toolsmith/` holding when each tool was last called.
 const USAGE_FILE: &str = "usage.json";
 
-/// Last use (unix milliseconds) per tool, per toolbox root, shared by this process.
-fn usage() -> &'static Mutex<HashMap<PathBuf, HashMap<String, u64>>> {
-    static USAGE: OnceLock<Mutex<HashMap<PathBuf, HashMap<String, u64>>>> = OnceLock::new();
+/// One tool's use: when it was last called (unix milliseconds) and how often.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "Recorded")]
+struct Use {
+    last: u64,
+    calls: u64,
+}
+
+/// A use as the file holds it: `{"last": ms, "calls": n}`, or (files written before the count
+/// was kept) the time alone.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Recorded {
+    Counted { last: u64, calls: u64 },
+    Last(u64),
+}
+
+impl From<Recorded> for Use {
+    fn from(r: Recorded) -> Use {
+        match r {
+            Recorded::Counted { last, calls } => Use { last, calls },
+            Recorded::Last(last) => Use { last, calls: 1 },
+        }
+    }
+}
+
+/// Use per tool, per toolbox root, shared by this process.
+fn usage() -> &'static Mutex<HashMap<PathBuf, HashMap<String, Use>>> {
+    static USAGE: OnceLock<Mutex<HashMap<PathBuf, HashMap<String, Use>>>> = OnceLock::new();
     USAGE.get_or_init(Default::default)
 }
 
@@ -36,7 +64,7 @@ fn usage_path(root: &Path) -> PathBuf {
     root.join(".toolsmith").join(USAGE_FILE)
 }
 
-fn with_usage<T>(root: &Path, f: impl FnOnce(&mut HashMap<String, u64>) -> T) -> T {
+fn with_usage<T>(root: &Path, f: impl FnOnce(&mut HashMap<String, Use>) -> T) -> T {
     let mut all = usage().lock().unwrap_or_else(|p| p.into_inner());
     let map = all.entry(root.to_path_buf()).or_insert_with(|| {
         std::fs::read(usage_path(root))
@@ -52,7 +80,13 @@ fn with_usage<T>(root: &Path, f: impl FnOnce(&mut HashMap<String, u64>) -> T) ->
 /// tokio runtime: shortly after, in a blocking task). A write already queued for the toolbox takes this
 /// use along: a burst of calls costs a few writes, not one each.
 pub fn record_use(root: &Path, name: &str) {
-    with_usage(root, |m| m.insert(name.to_string(), now_ms()));
+    with_usage(root, |m| {
+        let u = m
+            .entry(name.to_string())
+            .or_insert(Use { last: 0, calls: 0 });
+        u.last = now_ms();
+        u.calls += 1;
+    });
     if !queued().insert(root.to_path_buf()) {
         return;
     }
@@ -110,10 +144,37 @@ fn persist(root: &Path) {
 /// The tools called most recently (newest first, at most `cap`), from the usage record alone:
 /// what a client most likely wants before the whole index is built.
 pub fn recently_used(root: &Path, cap: usize) -> Vec<String> {
-    let mut used: Vec<(String, u64)> =
-        with_usage(root, |m| m.iter().map(|(n, t)| (n.clone(), *t)).collect());
+    let mut used: Vec<(String, u64)> = with_usage(root, |m| {
+        m.iter().map(|(n, u)| (n.clone(), u.last)).collect()
+    });
     used.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     used.into_iter().take(cap).map(|(n, _)| n).collect()
+}
+
+/// The tools a server starting on this toolbox should have ready first (at most `cap`): the
+/// most recently used, then the most often used, alternately (each list newest or most used
+/// first, without repeats).
+pub fn most_used(root: &Path, cap: usize) -> Vec<String> {
+    let all: Vec<(String, Use)> =
+        with_usage(root, |m| m.iter().map(|(n, u)| (n.clone(), *u)).collect());
+    let mut recent = all.clone();
+    recent.sort_by(|a, b| b.1.last.cmp(&a.1.last).then_with(|| a.0.cmp(&b.0)));
+    let mut often = all;
+    often.sort_by(|a, b| {
+        b.1.calls
+            .cmp(&a.1.calls)
+            .then(b.1.last.cmp(&a.1.last))
+            .then_with(|| a.0.cmp(&b.0))
+    });
+    let mut out: Vec<String> = Vec::new();
+    for (r, o) in recent.into_iter().zip(often) {
+        for name in [r.0, o.0] {
+            if out.len() < cap && !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
 }
 
 /// When a tool's tool.toml last changed (unix milliseconds; 0 when unknown).
@@ -140,7 +201,7 @@ pub fn ranked(index: &Index, cap: usize) -> Vec<&Tool> {
             let name = t.manifest.name.as_str();
             (
                 t.manifest.pinned,
-                used.get(name).copied().unwrap_or(0),
+                used.get(name).map_or(0, |u| u.last),
                 changed_ms(t, index),
                 t,
             )
@@ -169,7 +230,7 @@ mod tests {
         }
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         let on_disk = loop {
-            let m: HashMap<String, u64> = std::fs::read(usage_path(root))
+            let m: HashMap<String, Use> = std::fs::read(usage_path(root))
                 .ok()
                 .and_then(|b| serde_json::from_slice(&b).ok())
                 .unwrap_or_default();
@@ -179,7 +240,25 @@ mod tests {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         };
         assert_eq!(on_disk.len(), 50, "{on_disk:?}");
+        assert!(on_disk.values().all(|u| u.calls == 1 && u.last > 0));
         assert!(on_disk.contains_key("tool_49"));
         assert!(!usage_path(root).with_extension("json.tmp").exists());
+    }
+
+    /// A file of the format before counts (times alone) still reads; the tools to have ready
+    /// first alternate between the most recent and the most often used.
+    #[test]
+    fn most_used_alternates_recent_and_frequent_and_old_files_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join(".toolsmith")).unwrap();
+        std::fs::write(
+            usage_path(root),
+            r#"{"old": 5, "often": {"last": 10, "calls": 40}, "recent": {"last": 30, "calls": 2}, "mid": {"last": 20, "calls": 9}}"#,
+        )
+        .unwrap();
+        assert_eq!(most_used(root, 3), ["recent", "often", "mid"]);
+        assert_eq!(most_used(root, 9), ["recent", "often", "mid", "old"]);
+        assert_eq!(recently_used(root, 9), ["recent", "mid", "often", "old"]);
     }
 }

@@ -145,6 +145,7 @@ impl ServerHandler for Server {
         if start + PAGE < total {
             result.next_cursor = Some((start + PAGE).to_string());
         }
+        self.shared.listed.send_replace(true);
         Ok(result)
     }
 

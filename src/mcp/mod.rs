@@ -43,6 +43,9 @@ pub struct Shared {
     tasks: rmcp::task_manager::TaskManager,
     /// A `tools/list` was answered before the index was built (`early`).
     partial_list: std::sync::atomic::AtomicBool,
+    /// Set once a `tools/list` has been answered: work a server starts in the background
+    /// (`App::prestart`) waits for it, so the client's first list never waits for that.
+    pub listed: tokio::sync::watch::Sender<bool>,
 }
 
 /// Per-session state (stdio run, or one 2025 HTTP session).
@@ -106,6 +109,7 @@ pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
         poke: tokio::sync::Notify::new(),
         tasks: rmcp::task_manager::TaskManager::new(),
         partial_list: false.into(),
+        listed: tokio::sync::watch::Sender::new(false),
     });
     watch::spawn(Arc::clone(&shared))?;
     Ok(shared)

@@ -339,6 +339,24 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
             p
         }
     };
+    start(r, prepared, scratch, &net, proxy, out)
+}
+
+/// Start the prepared command line of a recipe in its scratch directory: the cleared
+/// environment with the recipe's variables, piped stdio, its pids cgroup and limits, its own
+/// process tree.
+fn start(
+    r: &Recipe,
+    prepared: sandbox::Prepared,
+    scratch: tempfile::TempDir,
+    net: &sandbox::Net,
+    proxy: Option<super::proxy::Proxy>,
+    out: Option<CallStdout>,
+) -> Result<Launched, RunError> {
+    let start_err = |message: String| RunError::Start {
+        tool: r.name.clone(),
+        message,
+    };
     let mut cmd = Command::new(&prepared.argv[0]);
     cmd.args(&prepared.argv[1..])
         .current_dir(scratch.path())
@@ -372,4 +390,74 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
         proxy,
         out,
     })
+}
+
+/// A fork server of the recipe (`runner::fork`), started like a spare of it — its own
+/// scratch directory, pids cgroup, limits, the tool's grants and sandbox — with what differs
+/// for one: the sandbox set-up of `sandbox::prepare_fork_server`, the stub of
+/// `Stub::fork_server_argv`, and `ctl` (the server's end of its control socket) and its
+/// configuration inherited. None when the recipe cannot have one (its stub does not fork, or
+/// its sandbox cannot: the error says why).
+#[cfg(target_os = "linux")]
+pub(crate) fn spawn_fork_server(
+    r: &Recipe,
+    ctl: std::os::fd::OwnedFd,
+) -> Result<(Launched, sandbox::ForkSetup), RunError> {
+    let start_err = |message: String| RunError::Start {
+        tool: r.name.clone(),
+        message,
+    };
+    let stub = r
+        .stub
+        .filter(|s| s.forks() && r.network.domains().is_none())
+        .ok_or_else(|| start_err("this tool's processes are not forked".into()))?;
+    let scratch = tempfile::Builder::new()
+        .prefix("toolsmith-run-")
+        .tempdir()
+        .map_err(|e| start_err(format!("cannot create a scratch directory: {e}")))?;
+    let net = if r.network.is_any() {
+        sandbox::Net::Any
+    } else {
+        sandbox::Net::None
+    };
+    let spec = sandbox::Spec {
+        mode: r.mode,
+        network: net.clone(),
+        scratch: scratch.path(),
+        visible: r.visible.clone(),
+        read: &r.read,
+        write: &r.write,
+        roots: &r.roots,
+        config: &r.sandbox,
+    };
+    let mut direct = r.interp.clone();
+    direct.push(r.entry.to_string_lossy().into_owned());
+    let (prepared, setup) =
+        sandbox::prepare_fork_server(direct, &spec).map_err(|e| RunError::Sandbox {
+            tool: r.name.clone(),
+            message: e.to_string(),
+            hint: e.hint().unwrap_or_default(),
+        })?;
+    let config = setup
+        .config()
+        .map_err(|e| start_err(e.to_string()))
+        .and_then(|c| {
+            sandbox::memfd("toolsmith-fork-server", c.to_string().as_bytes())
+                .map_err(|e| start_err(format!("cannot hand over its configuration: {e}")))
+        })?;
+    let ctl = sandbox::above_nine(ctl)
+        .map_err(|e| start_err(format!("cannot place its control socket: {e}")))?;
+    let argv = stub
+        .fork_server_argv(&r.interp, ctl_fd(&ctl), ctl_fd(&config))
+        .ok_or_else(|| start_err("this tool's processes are not forked".into()))?;
+    let mut prepared = prepared.with_program(argv);
+    prepared.child.inherit_fds.extend([ctl, config]);
+    let launched = start(r, prepared, scratch, &net, None, None)?;
+    Ok((launched, setup))
+}
+
+#[cfg(target_os = "linux")]
+fn ctl_fd(fd: &std::os::fd::OwnedFd) -> i32 {
+    use std::os::fd::AsRawFd;
+    fd.as_raw_fd()
 }

@@ -5,11 +5,14 @@
 
 pub mod contained;
 pub mod deps;
+#[cfg(target_os = "linux")]
+mod fork;
 pub mod host;
 pub mod interp;
 pub(crate) mod launch;
 mod outcome;
 pub mod pipeline;
+mod process;
 pub mod proxy;
 pub mod sandbox;
 pub mod script;
@@ -40,7 +43,7 @@ impl Scripts {
     pub fn new(config: Arc<Config>) -> Scripts {
         Scripts {
             workers: worker::Pool::new(config.max_workers),
-            spares: spare::Pool::new(config.spares, config.max_spares),
+            spares: spare::Pool::new(&config),
             config,
         }
     }
@@ -64,6 +67,15 @@ impl Scripts {
             return self.workers.call(&self.config, dir, tool, args, host).await;
         }
         script::call_fresh(self, dir, tool, args, host).await
+    }
+
+    /// Before its first call: start what a call of the stored script tool in `dir` will find
+    /// waiting (its fork server or spares), as its call would run it (`tool` as admitted).
+    pub async fn prestart(&self, dir: &Path, tool: &Tool) {
+        match launch::Recipe::new(dir, tool, false, &self.config).await {
+            Ok(r) => self.spares.prestart(dir, &r),
+            Err(e) => tracing::debug!(tool = %tool.manifest.name, "not pre-started: {e}"),
+        }
     }
 
     /// Stop every warm worker and spare (shutdown; tests).

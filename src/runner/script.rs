@@ -15,12 +15,12 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 
 pub use super::host::{Host, NoHost};
-use super::outcome::{Outcome, exit_code, finish, speaks_jsonrpc};
+use super::outcome::{Outcome, finish, speaks_jsonrpc};
 use super::session::{Session, request_line};
 
 use super::launch::CallStdout;
 pub use super::launch::toolbox_root;
-use crate::platform::ProcessTree;
+use super::process::{CallProcess, CallStdin, StderrPipe};
 
 /// Run a script tool once, in a fresh process.
 pub(crate) async fn call_fresh(
@@ -38,7 +38,7 @@ pub(crate) async fn call_fresh(
     let timeout = Duration::from_millis(m.limits.timeout_ms());
     let started = std::time::Instant::now();
     // The time limit counts from the call: waiting for a spare still starting is part of it.
-    let (mut launched, go_pending) =
+    let (mut proc, go_pending) =
         match tokio::time::timeout(timeout, scripts.spares.acquire(dir, &recipe)).await {
             Ok(l) => l?,
             Err(_) => {
@@ -52,11 +52,9 @@ pub(crate) async fn call_fresh(
     // execute_code's throwaway directory).
     let stored =
         dir.file_name().is_some_and(|f| f == m.name.as_str()) && toolbox_root(dir).is_some();
-    let child = &mut launched.child;
-
     let cap = m.limits.output_bytes() as usize;
     let timeout = timeout.saturating_sub(started.elapsed());
-    let mut stderr = child.stderr().take().expect("stderr is piped");
+    let mut stderr = proc.stderr().expect("stderr is piped");
     let mut err = Capped::new(cap);
     let memory = toolbox_root(dir).map(|r| crate::memory::Memory::for_toolbox(&r));
     let session = Session {
@@ -66,25 +64,23 @@ pub(crate) async fn call_fresh(
         cap,
     };
 
-    // A spare's stdout for the call is a pipe of its own; the process's is then its channel.
-    let out = launched.out.take();
     // Boxed: calls nest (a script's tool calls run through here again), and each level would
     // otherwise hold the whole call's state on the stack while it is built.
+    let child = &mut proc;
     let work = Box::pin(async {
         match m.protocol() {
-            Protocol::Plain => run_plain(child, out, args, cap, go_pending).await,
+            Protocol::Plain => run_plain(child, args, cap, go_pending).await,
             Protocol::Jsonrpc => {
-                let mut stdin = child.stdin().take().expect("stdin is piped");
+                let mut stdin = child.stdin().expect("stdin is piped");
                 // A failed write means the script exited at once; its exit status tells why.
                 let _ = stdin
                     .write_all(request_line(tool, 0, args, &recipe.roots).as_bytes())
                     .await;
                 tool_started(child, go_pending).await?;
-                let channel = out.is_some();
-                let mut reader = BufReader::new(tool_stdout(child, out));
+                let mut reader = BufReader::new(child.tool_stdout().expect("stdout is piped"));
                 match session.exchange(&mut stdin, &mut reader, 0).await {
                     Err(Outcome::Eof) => {
-                        let code = exit_status(child, channel).await?;
+                        let code = exit_status(child).await?;
                         if code != 0 {
                             return Err(Outcome::Exited(code));
                         }
@@ -106,10 +102,7 @@ pub(crate) async fn call_fresh(
     let outcome = tokio::time::timeout(timeout, with_stderr(work, &mut stderr, &mut err)).await;
     let t_work = t0.elapsed();
     // Whatever happened, no process of this call outlives it.
-    launched.child.kill();
-    if let Some(cg) = &launched.cgroup {
-        cg.signal_all();
-    }
+    proc.kill();
     let t_reap = t0.elapsed();
     if stored {
         scripts.spares.refill(dir, &recipe);
@@ -118,7 +111,7 @@ pub(crate) async fn call_fresh(
     // pipe's buffer: read it without waiting for its end (which comes only once every process
     // holding the pipe is gone, the sandbox's included).
     #[cfg(unix)]
-    drain_ready(&stderr, &mut err);
+    drain_ready(&*stderr, &mut err);
     let (err_bytes, err_overflow) = err.finish();
     tracing::debug!(
         tool = %name,
@@ -129,13 +122,10 @@ pub(crate) async fn call_fresh(
         stderr = ?t0.elapsed(),
         "script call phases (elapsed at the end of each)"
     );
-    let network = launched.proxy.as_ref().map(|p| p.seen());
+    let network = proc.network();
     // Every process of the call has been signalled; processes it forked meanwhile, the reaping
     // and the removal of its cgroup and scratch directory finish off the call's path.
-    tokio::spawn(async move {
-        let _ = launched.child.wait().await;
-        let _ = tokio::task::spawn_blocking(move || drop(launched)).await;
-    });
+    tokio::spawn(proc.reap());
     let stderr_text = String::from_utf8_lossy(&err_bytes).trim().to_string();
     let outcome = match outcome {
         // A plain script waits for the end of stdin, which a jsonrpc call keeps open.
@@ -190,7 +180,7 @@ pub(crate) async fn read_capped(
 /// when the call ends) until its end or the work's.
 async fn with_stderr<T>(
     work: impl std::future::Future<Output = T>,
-    stderr: &mut tokio::process::ChildStderr,
+    stderr: &mut Box<dyn StderrPipe>,
     acc: &mut Capped,
 ) -> T {
     tokio::pin!(work);
@@ -211,8 +201,7 @@ async fn with_stderr<T>(
 /// Read what is already in a stderr pipe, without waiting (the descriptor is non-blocking);
 /// stop at "would block" or its end.
 #[cfg(unix)]
-fn drain_ready(r: &tokio::process::ChildStderr, acc: &mut Capped) {
-    use std::os::fd::AsRawFd;
+fn drain_ready(r: &dyn StderrPipe, acc: &mut Capped) {
     let fd = r.as_raw_fd();
     let mut chunk = [0u8; 8192];
     loop {
@@ -259,44 +248,40 @@ impl Capped {
 
 /// With a spare's "g" still to come (its input was written right behind the entry line):
 /// read it; when the process ended before starting the tool, its exit status.
-async fn tool_started(child: &mut ProcessTree, go_pending: Option<bool>) -> Result<(), Outcome> {
+async fn tool_started(child: &mut CallProcess, go_pending: Option<bool>) -> Result<(), Outcome> {
     let Some(ready) = go_pending else {
         return Ok(());
     };
-    let Err(why) = super::spare::read_go(child, ready).await else {
+    let Some(channel) = child.channel() else {
         return Ok(());
     };
-    let status = child
-        .wait()
-        .await
-        .map_err(|e| Outcome::Protocol(e.to_string()))?;
-    Err(if status.success() {
-        Outcome::Protocol(format!("the process did not start the tool: {why}"))
-    } else {
-        Outcome::Exited(exit_code(status))
-    })
-}
-
-/// The tool's stdout: a spare's own pipe for the call (`out`), else the process's.
-fn tool_stdout(child: &mut ProcessTree, out: Option<CallStdout>) -> CallStdout {
-    match out {
-        Some(o) => o,
-        None => Box::new(child.stdout().take().expect("stdout is piped")),
+    let Err(why) = super::spare::read_go(channel, ready).await else {
+        return Ok(());
+    };
+    match exit_status(child).await? {
+        0 => Err(Outcome::Protocol(format!(
+            "the process did not start the tool: {why}"
+        ))),
+        code => Err(Outcome::Exited(code)),
     }
 }
 
-/// The status the tool exited with: the `x<status>` line its stub writes on the channel as it
-/// ends (`channel`: the process's stdout is one), else — no such line, as when a signal ended
-/// it or it replaced the stub's exit handler — the process's own, once it is gone.
-async fn exit_status(child: &mut ProcessTree, channel: bool) -> Result<i32, Outcome> {
-    if channel && let Some(stdout) = child.stdout().as_mut() {
+/// The status the tool exited with: the `x<status>` line its stub (or a fork server) writes
+/// on the channel as it ends, else — no such line, as when a signal ended it or it replaced
+/// the stub's exit handler — the process's own, once it is gone.
+async fn exit_status(child: &mut CallProcess) -> Result<i32, Outcome> {
+    while let Some(channel) = child.channel() {
         let mut line = Vec::with_capacity(8);
         let mut b = [0u8; 1];
+        let mut ended = false;
         while line.len() < 16 {
-            match stdout.read(&mut b).await {
+            match channel.read(&mut b).await {
                 Ok(1) if b[0] == b'\n' => break,
                 Ok(1) => line.push(b[0]),
-                _ => break,
+                _ => {
+                    ended = true;
+                    break;
+                }
             }
         }
         if let Some(code) = line
@@ -306,35 +291,46 @@ async fn exit_status(child: &mut ProcessTree, channel: bool) -> Result<i32, Outc
         {
             return Ok(code);
         }
+        if ended || line.is_empty() {
+            break;
+        }
+        // Something else on the channel (a tool may write on it): the next line.
     }
-    let status = child
+    match child
         .wait()
         .await
-        .map_err(|e| Outcome::Protocol(e.to_string()))?;
-    Ok(exit_code(status))
+        .map_err(|e| Outcome::Protocol(e.to_string()))?
+    {
+        Some(code) => Ok(code),
+        None => Err(Outcome::Protocol(
+            "the call's process ended without an exit status (its fork server stopped)".into(),
+        )),
+    }
 }
 
 async fn run_plain(
-    child: &mut ProcessTree,
-    out: Option<CallStdout>,
+    child: &mut CallProcess,
     args: &Value,
     cap: usize,
     go_pending: Option<bool>,
 ) -> Result<CallOutput, Outcome> {
-    let mut stdin = child.stdin().take().expect("stdin is piped");
+    let mut stdin: CallStdin = child.stdin().expect("stdin is piped");
     let input = args.to_string();
     let writer = tokio::spawn(async move {
         let _ = stdin.write_all(input.as_bytes()).await;
         let _ = stdin.shutdown().await;
     });
     tool_started(child, go_pending).await?;
-    let channel = out.is_some();
-    let (out, overflow) = read_capped(tool_stdout(child, out), cap).await;
+    let (out, overflow) = read_capped(
+        child.tool_stdout().expect("stdout is piped") as CallStdout,
+        cap,
+    )
+    .await;
     let _ = writer.await;
     if overflow {
         return Err(Outcome::Overflow);
     }
-    let code = exit_status(child, channel).await?;
+    let code = exit_status(child).await?;
     if code != 0 {
         let stdout = String::from_utf8_lossy(&out).into_owned();
         return Err(Outcome::ExitedWith(code, stdout));

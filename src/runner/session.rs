@@ -59,7 +59,7 @@ impl Session<'_> {
     /// Read the script's messages until the response to `id`; `Outcome::Eof` when stdout ends.
     pub(crate) async fn exchange(
         &self,
-        stdin: &mut tokio::process::ChildStdin,
+        stdin: &mut (impl tokio::io::AsyncWrite + Unpin),
         reader: &mut BufReader<impl tokio::io::AsyncRead + Unpin>,
         call_id: u64,
     ) -> Result<CallOutput, Outcome> {

@@ -1,31 +1,48 @@
-//! Pre-started spares: in a server (`Pool::set_enabled`, turned on by `serve`), per tool (its
-//! recipe key: interpreter, environment, sandbox profile, limits), `TOOLSMITH_SPARES` (default 1)
-//! processes already started inside their sandbox,
-//! waiting in a stub (`stubs.rs`) for the entry path of their one call. A call takes one, hands
-//! it the entry, then its input, and a replacement is started in the background once the call
-//! is over. Every call is still a fresh process — a spare serves exactly one call — and every
-//! spare was started exactly like a cold process (its own scratch directory, pids cgroup,
-//! pid namespace, limits), so only the start-up latency is hidden.
+//! What a server keeps ready for its script tools' calls (`Pool::set_enabled`, turned on by
+//! `serve`), per tool (its recipe key: interpreter, environment, sandbox profile, limits):
 //!
-//! A spare is dropped (killed) when its tool's recipe key changes (the environment, the
-//! sandbox profile or the interpreter differ), and a dead one (killed from outside) is
-//! skipped and replaced. At most `TOOLSMITH_MAX_SPARES` (default 8) idle spares live at once;
-//! the least recently used tool's are stopped to make room. Without a spare, a call starts its
-//! process through the same stub at once, so both paths run a tool identically. The spares
-//! live in a `Pool` an `App` owns (through `runner::Scripts`); dropping it stops them.
+//! - **fork servers** (`runner::fork`) for Python tools: one process per recipe that set the
+//!   sandbox up once and forks a fresh process per call, so calls stay fast back to back and in
+//!   bursts (`TOOLSMITH_FORK_SERVERS=0` turns them off);
+//! - **spares** for the others (and where no fork server can run): `TOOLSMITH_SPARES`
+//!   (default 1) processes already started inside their sandbox, waiting in a stub
+//!   (`stubs.rs`) for the entry path of their one call. A call takes one, hands it the entry,
+//!   then its input, and a replacement is started in the background once the call is over.
+//!   While calls find their spare still starting, the tool keeps more (up to `HOT_MAX`), until
+//!   its calls slow down (`keep.rs`).
+//!
+//! Every call is still a fresh process — a spare serves exactly one call, a fork server's call
+//! is a new process in new namespaces — and every spare and fork server was started exactly
+//! like a cold process (its own scratch directory, pids cgroup, pid namespace, limits), so only
+//! the start-up latency is hidden. What waits is dropped (killed) when its tool's recipe key
+//! changes, and a dead one (killed from outside) is skipped and replaced. At most
+//! `TOOLSMITH_MAX_SPARES` (default 8) wait at once, within `TOOLSMITH_SPARE_MEMORY` (MiB,
+//! default 512); the least recently used tool's are stopped to make room, and a tool's are
+//! stopped after it goes unused for a while (`keep.rs`). Without a spare, a call starts its
+//! process through the same stub at once, so every path runs a tool identically. The pool
+//! belongs to an `App` (through `runner::Scripts`); dropping it stops everything it keeps.
+
+mod keep;
 
 use super::RunError;
 use super::launch::{self, Launched, Recipe};
+use super::process::CallProcess;
+use crate::config::Config;
 use crate::platform::ProcessTree;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use std::time::Instant;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 /// How long after a call its replacement spare is started.
 const REFILL_AFTER: std::time::Duration = std::time::Duration::from_millis(10);
+/// The most spares one tool keeps while its calls come faster than a spare starts.
+const HOT_MAX: usize = 4;
+/// How long a call waits for the process its fork server is forking ahead.
+#[cfg(target_os = "linux")]
+const PREFORK_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 
 struct Spare {
     launched: Launched,
@@ -58,40 +75,153 @@ impl Spare {
     }
 }
 
-/// Stop spares off the async threads (killing a process's cgroup waits for it to empty).
-fn discard(spares: Vec<Spare>) {
-    if spares.is_empty() {
+/// Stop what waited off the async threads (killing a process's cgroup waits for it to empty).
+fn discard<T: Send + 'static>(waiting: Vec<T>) {
+    if waiting.is_empty() {
         return;
     }
     match tokio::runtime::Handle::try_current() {
-        Ok(h) => drop(h.spawn_blocking(move || drop(spares))),
-        Err(_) => drop(spares),
+        Ok(h) => drop(h.spawn_blocking(move || drop(waiting))),
+        Err(_) => drop(waiting),
     }
+}
+
+/// A tool's fork server, as far as the pool knows.
+#[cfg(target_os = "linux")]
+enum Server {
+    None,
+    /// Being started by a call or a pre-start; others wait for it.
+    Starting(tokio::sync::watch::Receiver<bool>),
+    Ready(Arc<super::fork::Server>),
+    /// This recipe cannot have one here (the reason was logged): spares instead.
+    Unusable,
 }
 
 struct Slot {
     key: u64,
     idle: Vec<Spare>,
     starting: usize,
+    /// The pool's clock at the last use (least recently used first out).
     last_used: u64,
+    /// When the tool was last called (or its slot made).
+    last_call: Instant,
+    /// How many spares it keeps now: the base count, more while calls find theirs starting.
+    want: usize,
+    #[cfg(target_os = "linux")]
+    server: Server,
+    /// A call's process the fork server forked before the call (its namespaces set up, in
+    /// its pids cgroup: moving a process into a cgroup waits for an RCU grace period, about
+    /// 10 ms on an idle machine), waiting for its entry line; at most one.
+    #[cfg(target_os = "linux")]
+    preforked: Option<super::fork::Forked>,
+    /// A process is being forked for `preforked`.
+    #[cfg(target_os = "linux")]
+    preforking: bool,
+    /// A call waits for the process being forked ahead (later calls fork their own).
+    #[cfg(target_os = "linux")]
+    prefork_claimed: bool,
+    /// Resident memory of one waiting process set (KiB): measured, an estimate until then.
+    kib: u64,
+    measured: bool,
 }
 
-/// The spares of one `App`: idle processes per tool directory.
+impl Slot {
+    fn new(key: u64, now: u64, r: &Recipe, want: usize) -> Slot {
+        Slot {
+            key,
+            idle: Vec::new(),
+            starting: 0,
+            last_used: now,
+            last_call: Instant::now(),
+            want,
+            #[cfg(target_os = "linux")]
+            server: Server::None,
+            #[cfg(target_os = "linux")]
+            preforked: None,
+            #[cfg(target_os = "linux")]
+            preforking: false,
+            #[cfg(target_os = "linux")]
+            prefork_claimed: false,
+            kib: keep::estimate_kib(r.stub),
+            measured: false,
+        }
+    }
+
+    /// Drop what waits with another key (the tool's process set-up changed).
+    fn rekey(&mut self, key: u64) {
+        if self.key == key {
+            return;
+        }
+        discard(std::mem::take(&mut self.idle));
+        #[cfg(target_os = "linux")]
+        self.stop_server();
+        self.key = key;
+        self.measured = false;
+    }
+
+    #[cfg(target_os = "linux")]
+    fn stop_server(&mut self) {
+        // Its pre-forked call first (it holds the server).
+        discard(self.preforked.take().into_iter().collect());
+        if let Server::Ready(s) = std::mem::replace(&mut self.server, Server::None) {
+            discard(vec![s]);
+        }
+    }
+
+    /// Whether its fork server is being started.
+    fn server_starting(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        return matches!(self.server, Server::Starting(_));
+        #[cfg(not(target_os = "linux"))]
+        false
+    }
+
+    /// A waiting process set's outer process, once up (to measure what it costs).
+    fn waiting_pid(&mut self) -> Option<u32> {
+        #[cfg(target_os = "linux")]
+        if let Server::Ready(s) = &self.server {
+            return s.pid();
+        }
+        self.idle
+            .iter_mut()
+            .find_map(|sp| sp.poll_ready().then_some(sp.launched.pid).flatten())
+    }
+
+    /// How many process sets wait here (idle spares and a ready fork server).
+    fn waiting(&self) -> usize {
+        #[cfg(target_os = "linux")]
+        let server = usize::from(matches!(self.server, Server::Ready(_)));
+        #[cfg(not(target_os = "linux"))]
+        let server = 0;
+        self.idle.len() + server
+    }
+}
+
+/// What one `App` keeps for its script tools' calls: spares and fork servers per tool directory.
 pub struct Pool {
-    /// Shared with the tasks that start replacements in the background.
+    /// Shared with the tasks that start replacements and look after the pool in the background.
     inner: Arc<Inner>,
 }
 
 struct Inner {
     slots: Mutex<HashMap<PathBuf, Slot>>,
     clock: AtomicU64,
-    /// Spares are kept only when enabled (a long-running server: `serve` turns this on; a
+    /// Processes are kept only when enabled (a long-running server: `serve` turns this on; a
     /// one-shot command does not start processes it would leave behind).
     enabled: AtomicBool,
     /// Idle spares per tool (`Config::spares`).
     per_tool: usize,
-    /// Idle spares overall (`Config::max_spares`).
+    /// Waiting process sets overall (`Config::max_spares`).
     max_total: usize,
+    /// Their resident memory overall, in KiB (`Config::spare_memory_mb`).
+    max_kib: u64,
+    /// Fork servers for Python tools (`Config::fork_servers`).
+    fork_servers: bool,
+    /// The background look-after (`keep::sweep`) runs.
+    sweeping: AtomicBool,
+    /// Woken when a process forked ahead is ready (`prefork`).
+    #[cfg(target_os = "linux")]
+    preforked_ready: tokio::sync::Notify,
 }
 
 impl Inner {
@@ -99,28 +229,52 @@ impl Inner {
         self.slots.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Take an idle spare of `dir` with this key (dropping the slot's spares when the key
-    /// changed).
-    fn take(&self, dir: &Path, key: u64) -> Option<Spare> {
+    fn tick(&self) -> u64 {
+        self.clock.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The slot of `dir` for this key, made when missing, marked used now.
+    fn slot<'a>(
+        &self,
+        slots: &'a mut HashMap<PathBuf, Slot>,
+        dir: &Path,
+        r: &Recipe,
+        key: u64,
+    ) -> &'a mut Slot {
+        let now = self.tick();
+        let slot = slots
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| Slot::new(key, now, r, self.per_tool));
+        slot.rekey(key);
+        slot.last_used = now;
+        slot
+    }
+
+    /// A call arrives: take an idle spare of `dir` with this key. A call that finds none while one is
+    /// starting, or finds it still starting, makes the tool keep one more (up to `HOT_MAX`).
+    fn take(&self, dir: &Path, r: &Recipe, key: u64) -> Option<Spare> {
         let mut slots = self.slots();
-        let slot = slots.get_mut(dir)?;
-        if slot.key != key {
-            tracing::debug!(dir = %dir.display(), "the tool's process set-up changed; dropping its spares");
-            discard(std::mem::take(&mut slot.idle));
-            slot.key = key;
-            return None;
-        }
-        slot.last_used = self.clock.fetch_add(1, Ordering::Relaxed);
+        let slot = self.slot(&mut slots, dir, r, key);
+        slot.last_call = Instant::now();
         // Oldest first: the most likely to be up already.
-        (!slot.idle.is_empty()).then(|| slot.idle.remove(0))
+        let mut s = (!slot.idle.is_empty()).then(|| slot.idle.remove(0));
+        let late = match s.as_mut() {
+            // No spare: late only when one was being started (a first call is not).
+            None => slot.starting > 0,
+            Some(sp) => !sp.poll_ready(),
+        };
+        if late && self.per_tool > 0 {
+            slot.want = (slot.want + 1).min(HOT_MAX.max(self.per_tool));
+        }
+        s
     }
 }
 
 /// Send the entry path to a started stub.
-async fn send_entry(l: &mut Launched, entry: &Path) -> Result<(), String> {
+async fn send_entry(p: &mut CallProcess, entry: &Path) -> Result<(), String> {
     let mut line = entry.as_os_str().as_encoded_bytes().to_vec();
     line.push(b'\n');
-    let stdin = l.child.stdin().as_mut().ok_or("no stdin")?;
+    let stdin = p.stdin_mut().ok_or("no stdin")?;
     stdin
         .write_all(&line)
         .await
@@ -149,13 +303,16 @@ async fn read_ready(child: &mut ProcessTree) -> Result<(), String> {
     }
 }
 
-/// Read a stub's "g" (after its "r" unless `ready`): Ok when the process now runs the tool's
-/// entry; Err when it ended first (killed, or it failed to start) or printed something else.
-pub(crate) async fn read_go(child: &mut ProcessTree, mut ready: bool) -> Result<(), String> {
-    let stdout = child.stdout().as_mut().ok_or("no stdout")?;
+/// Read a stub's "g" (after its "r" unless `ready`) on its channel: Ok when the process now
+/// runs the tool's entry; Err when it ended first (killed, or it failed to start) or printed
+/// something else.
+pub(crate) async fn read_go(
+    channel: &mut (dyn AsyncRead + Send + Unpin),
+    mut ready: bool,
+) -> Result<(), String> {
     loop {
         let mut b = [0u8; 1];
-        match stdout.read(&mut b).await {
+        match channel.read(&mut b).await {
             Ok(1) if b[0] == b'r' && !ready => ready = true,
             Ok(1) if b[0] == b'g' && ready => return Ok(()),
             Ok(1) => {
@@ -171,45 +328,73 @@ pub(crate) async fn read_go(child: &mut ProcessTree, mut ready: bool) -> Result<
 }
 
 impl Pool {
-    /// An empty pool, disabled until `set_enabled`, keeping `per_tool` idle spares per tool
-    /// and at most `max_total` overall (`Config::spares`, `Config::max_spares`).
-    pub fn new(per_tool: usize, max_total: usize) -> Pool {
+    /// An empty pool, disabled until `set_enabled`, with the configuration's bounds: spares
+    /// per tool, process sets and memory overall, whether Python tools get fork servers.
+    pub fn new(config: &Config) -> Pool {
         Pool {
             inner: Arc::new(Inner {
                 slots: Mutex::default(),
                 clock: AtomicU64::new(0),
                 enabled: AtomicBool::new(false),
-                per_tool,
-                max_total,
+                per_tool: config.spares,
+                max_total: config.max_spares,
+                max_kib: config.spare_memory_mb.saturating_mul(1024),
+                fork_servers: config.fork_servers && config.spares > 0,
+                sweeping: AtomicBool::new(false),
+                #[cfg(target_os = "linux")]
+                preforked_ready: tokio::sync::Notify::new(),
             }),
         }
     }
 
-    /// Keep spares (a long-running server: `serve` turns this on; a one-shot command does
-    /// not start processes it would leave behind).
+    /// Keep processes for calls (a long-running server: `serve` turns this on; a one-shot
+    /// command does not start processes it would leave behind). Inside a tokio runtime this
+    /// also starts the pool's look-after: tools unused for a while give their processes back.
     pub fn set_enabled(&self, on: bool) {
         self.inner.enabled.store(on, Ordering::SeqCst);
+        if on {
+            keep::start_sweeping(&self.inner);
+        }
     }
 
-    /// A process running (or about to run) the recipe's entry for one call: an idle spare
-    /// when one is there (a dead one is skipped), else one started now; without a stub, a
-    /// direct start. With `Some(ready)`, the stub's "g" is still to be read (`read_go`) before
-    /// its stdout is the tool's: the call's input may be written at once, right behind the
-    /// entry line.
+    fn enabled(&self) -> bool {
+        self.inner.enabled.load(Ordering::SeqCst)
+    }
+
+    /// Whether calls of this recipe go through a fork server here (when one can start).
+    #[cfg(target_os = "linux")]
+    fn forks(&self, r: &Recipe) -> bool {
+        self.enabled()
+            && self.inner.fork_servers
+            && r.stub.is_some_and(|s| s.forks())
+            && r.network.domains().is_none()
+    }
+
+    /// A process running (or about to run) the recipe's entry for one call: a process forked
+    /// by the tool's fork server, an idle spare when one is there (a dead one is skipped), else
+    /// one started now; without a stub, a direct start. With `Some(ready)`, the stub's "g" is
+    /// still to be read (`read_go`) before its stdout is the tool's: the call's input may be
+    /// written at once, right behind the entry line.
     pub(crate) async fn acquire(
         &self,
         dir: &Path,
         r: &Recipe,
-    ) -> Result<(Launched, Option<bool>), RunError> {
+    ) -> Result<(CallProcess, Option<bool>), RunError> {
         let Some(stub) = r.stub else {
             // No stub to wait in: checked as late as can be, just before the start.
             if !r.still_admitted() {
                 return Err(replaced(r));
             }
-            return start(r, false).await.map(|l| (l, None));
+            return start(r, false).await.map(|l| (CallProcess::Tree(l), None));
         };
         let key = r.key();
-        while let Some(mut s) = self.inner.take(dir, key) {
+        #[cfg(target_os = "linux")]
+        if self.forks(r)
+            && let Some(out) = self.forked(dir, r, key).await
+        {
+            return out;
+        }
+        while let Some(mut s) = self.inner.take(dir, r, key) {
             if !s.alive() {
                 tracing::info!(tool = %r.name, "a spare had exited (killed from outside?); skipping it");
                 discard(vec![s]);
@@ -221,17 +406,21 @@ impl Pool {
                 return Err(replaced(r));
             }
             let ready = s.ready;
-            let sent = send_entry(&mut s.launched, &r.entry).await;
+            let mut p = CallProcess::Tree(s.launched);
+            let sent = send_entry(&mut p, &r.entry).await;
             let went = match sent {
-                Ok(()) if stub.pipelined() => return Ok((s.launched, Some(ready))),
-                Ok(()) => read_go(&mut s.launched.child, ready).await,
+                Ok(()) if stub.pipelined() => return Ok((p, Some(ready))),
+                Ok(()) => match p.channel() {
+                    Some(c) => read_go(c, ready).await,
+                    None => Err("no channel".into()),
+                },
                 Err(e) => Err(e),
             };
             match went {
-                Ok(()) => return Ok((s.launched, None)),
+                Ok(()) => return Ok((p, None)),
                 Err(why) => {
                     tracing::info!(tool = %r.name, why, "a spare could not take the call; skipping it");
-                    discard(vec![s]);
+                    discard(vec![p]);
                 }
             }
         }
@@ -245,46 +434,169 @@ impl Pool {
                 return Err(replaced(r));
             }
         }
+        let mut p = CallProcess::Tree(l);
         // A fresh process that fails here (a missing interpreter, a bad flag) reports it
         // through its exit status and stderr, read by the call as for any process.
-        let _ = send_entry(&mut l, &r.entry).await;
+        let _ = send_entry(&mut p, &r.entry).await;
         if stub.pipelined() {
-            return Ok((l, Some(ready)));
+            return Ok((p, Some(ready)));
         }
-        if let Err(why) = read_go(&mut l.child, ready).await {
+        if let Some(c) = p.channel()
+            && let Err(why) = read_go(c, ready).await
+        {
             tracing::debug!(tool = %r.name, why, "the process ended before the tool started");
         }
-        Ok((l, None))
+        Ok((p, None))
     }
 
-    /// After a call of a stored tool: start its spares in the background up to the per-tool
-    /// count (none when `TOOLSMITH_SPARES=0` or the pool is disabled), making room under the
-    /// overall bound.
+    /// A call of `r` forked by the tool's fork server (started now when it has none; a call
+    /// meanwhile waits for it), ready for its input; None when this recipe has no usable fork
+    /// server here (the call starts its process another way; nothing of the tool's ran).
+    #[cfg(target_os = "linux")]
+    async fn forked(
+        &self,
+        dir: &Path,
+        r: &Recipe,
+        key: u64,
+    ) -> Option<Result<(CallProcess, Option<bool>), RunError>> {
+        // A second try when the first server was found dead.
+        for _ in 0..2 {
+            let server = self.server_for(dir, r, key).await?;
+            // Its sandbox holds the directory it was started with, which its key names.
+            if !r.still_admitted() {
+                return Some(Err(replaced(r)));
+            }
+            let ready = self.take_preforked(dir, &server).await;
+            let got = match ready {
+                Some(f) => Ok(f),
+                None => server.call(r).await,
+            };
+            prefork(&self.inner, dir, r, key, &server);
+            match got {
+                Ok(forked) => {
+                    // The call's process is set up: still the approved directory?
+                    if !r.still_admitted() {
+                        discard(vec![forked]);
+                        return Some(Err(replaced(r)));
+                    }
+                    let mut p = CallProcess::Forked(forked);
+                    // A failed write means the process died: its status says why.
+                    let _ = send_entry(&mut p, &r.entry).await;
+                    return Some(Ok((p, Some(true))));
+                }
+                Err(super::fork::Unusable(why)) => {
+                    let alive = server.alive();
+                    tracing::info!(tool = %r.name, why, alive, "a fork server could not start a call; the call starts its own process");
+                    let mut slots = self.inner.slots();
+                    if let Some(slot) = slots.get_mut(dir)
+                        && let Server::Ready(s) = &slot.server
+                        && Arc::ptr_eq(s, &server)
+                    {
+                        slot.stop_server();
+                        if alive {
+                            slot.server = Server::Unusable;
+                        }
+                    }
+                    if alive {
+                        return None;
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// The call's process `server` forked before the call, when one waits (and still lives),
+    /// or is being forked and no other call waits for it (then it is waited for, briefly: a
+    /// process forked now would wait for its own move into a cgroup).
+    #[cfg(target_os = "linux")]
+    async fn take_preforked(
+        &self,
+        dir: &Path,
+        server: &Arc<super::fork::Server>,
+    ) -> Option<super::fork::Forked> {
+        let notified = self.inner.preforked_ready.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let take = |claim: bool| {
+            let mut slots = self.inner.slots();
+            let slot = slots.get_mut(dir)?;
+            match slot.preforked.take() {
+                Some(f) if f.of(server) && f.alive() => return Some(Ok(f)),
+                Some(f) => discard(vec![f]),
+                None => {}
+            }
+            if claim && slot.preforking && !slot.prefork_claimed {
+                slot.prefork_claimed = true;
+                return Some(Err(()));
+            }
+            None
+        };
+        match take(true)? {
+            Ok(f) => Some(f),
+            Err(()) => {
+                let _ = tokio::time::timeout(PREFORK_WAIT, notified).await;
+                take(false).and_then(Result::ok)
+            }
+        }
+    }
+
+    /// The tool's running fork server for this key: the one there, the one being started
+    /// (waited for), or one started now. None when it cannot have one.
+    #[cfg(target_os = "linux")]
+    async fn server_for(
+        &self,
+        dir: &Path,
+        r: &Recipe,
+        key: u64,
+    ) -> Option<Arc<super::fork::Server>> {
+        loop {
+            let next = {
+                let mut slots = self.inner.slots();
+                let slot = self.inner.slot(&mut slots, dir, r, key);
+                slot.last_call = Instant::now();
+                if let Server::Ready(s) = &slot.server
+                    && !s.alive()
+                {
+                    tracing::info!(tool = %r.name, "a fork server had exited (killed from outside?); starting another");
+                    slot.stop_server();
+                }
+                match &slot.server {
+                    Server::Ready(s) => return Some(Arc::clone(s)),
+                    Server::Unusable => return None,
+                    Server::Starting(rx) => Err(rx.clone()),
+                    Server::None => {
+                        let (tx, rx) = tokio::sync::watch::channel(false);
+                        slot.server = Server::Starting(rx);
+                        Ok(tx)
+                    }
+                }
+            };
+            let mut wait = match next {
+                Ok(tx) => return start_server(&self.inner, dir, r, key, tx).await,
+                Err(rx) => rx,
+            };
+            let _ = wait.wait_for(|done| *done).await;
+        }
+    }
+
+    /// After a call of a stored tool: keep what its next calls need — its fork server (kept
+    /// anyway), else its spares up to the count it wants now (none when `TOOLSMITH_SPARES=0`
+    /// or the pool is disabled) — making room under the overall bounds.
     pub(crate) fn refill(&self, dir: &Path, r: &Recipe) {
         let inner = &self.inner;
-        let want = if inner.enabled.load(Ordering::SeqCst) {
-            inner.per_tool
-        } else {
-            0
-        };
-        if r.stub.is_none() || want == 0 {
+        if r.stub.is_none() || inner.per_tool == 0 || !self.enabled() {
             return;
         }
         let key = r.key();
         let missing = {
             let mut slots = inner.slots();
-            let now = inner.clock.fetch_add(1, Ordering::Relaxed);
-            let slot = slots.entry(dir.to_path_buf()).or_insert_with(|| Slot {
-                key,
-                idle: Vec::new(),
-                starting: 0,
-                last_used: now,
-            });
-            if slot.key != key {
-                discard(std::mem::take(&mut slot.idle));
-                slot.key = key;
+            let slot = inner.slot(&mut slots, dir, r, key);
+            #[cfg(target_os = "linux")]
+            if self.forks(r) && !matches!(slot.server, Server::Unusable) {
+                return;
             }
-            slot.last_used = now;
+            let want = slot.want.max(inner.per_tool);
             let missing = want.saturating_sub(slot.idle.len() + slot.starting);
             slot.starting += missing;
             missing
@@ -301,10 +613,7 @@ impl Pool {
                 let Some(slot) = slots.get_mut(&dir) else {
                     // Stopped meanwhile: the spare is stopped too.
                     if let Ok(launched) = started {
-                        discard(vec![Spare {
-                            launched,
-                            ready: false,
-                        }]);
+                        discard(vec![launched]);
                     }
                     return;
                 };
@@ -314,19 +623,43 @@ impl Pool {
                         launched,
                         ready: false,
                     }),
-                    Ok(launched) => discard(vec![Spare {
-                        launched,
-                        ready: false,
-                    }]),
+                    Ok(launched) => discard(vec![launched]),
                     Err(e) => tracing::debug!(tool = %r.name, "could not start a spare: {e}"),
                 }
-                evict(&mut slots, inner.max_total);
+                keep::evict(&mut slots, &inner);
             });
         }
     }
 
-    /// Wait until every spare being started is up and waiting (benchmarks and tests: a call
-    /// then finds its spare ready, as a call spaced like an AI's requests does).
+    /// Before any call (a server starting on a toolbox, for the tools it used most): start
+    /// what a call of `r` will find waiting — its fork server, else its spares.
+    pub(crate) fn prestart(&self, dir: &Path, r: &Recipe) {
+        #[cfg(target_os = "linux")]
+        if self.forks(r) {
+            let key = r.key();
+            let done = {
+                let mut slots = self.inner.slots();
+                let slot = self.inner.slot(&mut slots, dir, r, key);
+                if !matches!(slot.server, Server::None) {
+                    return;
+                }
+                let (tx, rx) = tokio::sync::watch::channel(false);
+                slot.server = Server::Starting(rx);
+                tx
+            };
+            let (inner, dir, r) = (Arc::clone(&self.inner), dir.to_path_buf(), r.clone());
+            tokio::spawn(async move {
+                if let Some(s) = start_server(&inner, &dir, &r, key, done).await {
+                    prefork(&inner, &dir, &r, key, &s);
+                }
+            });
+            return;
+        }
+        self.refill(dir, r);
+    }
+
+    /// Wait until everything being started is up and waiting (benchmarks and tests: a call
+    /// then finds its spare or fork server ready, as a call spaced like an AI's requests does).
     pub async fn settled(&self) {
         for _ in 0..2000 {
             let done = {
@@ -343,7 +676,11 @@ impl Pool {
                     discard(dead);
                     let ready = live.iter_mut().all(Spare::poll_ready);
                     s.idle = live;
-                    s.starting == 0 && ready
+                    #[cfg(target_os = "linux")]
+                    let server = !matches!(s.server, Server::Starting(_)) && !s.preforking;
+                    #[cfg(not(target_os = "linux"))]
+                    let server = true;
+                    s.starting == 0 && ready && server
                 })
             };
             if done {
@@ -362,12 +699,27 @@ impl Pool {
             .unwrap_or_default()
     }
 
+    /// The process id of the tool's fork server (its sandbox's outer process), when one runs.
+    pub fn server_pid(&self, dir: &Path) -> Option<u32> {
+        #[cfg(target_os = "linux")]
+        if let Some(Slot {
+            server: Server::Ready(s),
+            ..
+        }) = self.inner.slots().get(dir)
+        {
+            return s.pid();
+        }
+        let _ = dir;
+        None
+    }
+
     /// How many spares are idle, overall.
     pub fn idle_count(&self) -> usize {
         self.inner.slots().values().map(|s| s.idle.len()).sum()
     }
 
-    /// Stop every spare (tests; shutdown), removing their scratch directories and cgroups.
+    /// Stop every spare and fork server (tests; shutdown), removing their scratch directories
+    /// and cgroups.
     pub fn stop_all(&self) {
         let stopped: Vec<Slot> = self.inner.slots().drain().map(|(_, s)| s).collect();
         drop(stopped);
@@ -376,9 +728,107 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        // Replacements still starting find no slot and stop their process.
+        // Replacements and fork servers still starting find no slot and stop their process.
         self.stop_all();
     }
+}
+
+/// Have `server` fork the next call's process now, in the background (after this call's
+/// result is out), unless one waits or is being forked.
+#[cfg(target_os = "linux")]
+fn prefork(
+    inner: &Arc<Inner>,
+    dir: &Path,
+    r: &Recipe,
+    key: u64,
+    server: &Arc<super::fork::Server>,
+) {
+    {
+        let mut slots = inner.slots();
+        let Some(slot) = slots.get_mut(dir) else {
+            return;
+        };
+        if slot.key != key || slot.preforking || slot.preforked.is_some() {
+            return;
+        }
+        slot.preforking = true;
+    }
+    let (inner, dir, r, server) = (
+        Arc::clone(inner),
+        dir.to_path_buf(),
+        r.clone(),
+        Arc::clone(server),
+    );
+    tokio::spawn(async move {
+        let got = server.call(&r).await;
+        let mut slots = inner.slots();
+        let Some(slot) = slots.get_mut(&dir) else {
+            if let Ok(f) = got {
+                discard(vec![f]);
+            }
+            return;
+        };
+        slot.preforking = false;
+        slot.prefork_claimed = false;
+        let current =
+            slot.key == key && matches!(&slot.server, Server::Ready(s) if Arc::ptr_eq(s, &server));
+        match got {
+            Ok(f) if current && slot.preforked.is_none() => slot.preforked = Some(f),
+            Ok(f) => discard(vec![f]),
+            Err(super::fork::Unusable(why)) => {
+                tracing::debug!(tool = %r.name, why, "could not fork a call's process ahead");
+            }
+        }
+        drop(slots);
+        inner.preforked_ready.notify_waiters();
+    });
+}
+
+/// Start the fork server of `dir` (its slot says Starting, with `done`'s receiver).
+#[cfg(target_os = "linux")]
+async fn start_server(
+    inner: &Inner,
+    dir: &Path,
+    r: &Recipe,
+    key: u64,
+    done: tokio::sync::watch::Sender<bool>,
+) -> Option<Arc<super::fork::Server>> {
+    let started = super::fork::Server::start(r).await;
+    // Its binds hold the directories of when it started: still the ones the key names?
+    let current = r.key() == key;
+    let mut slots = inner.slots();
+    let out = match slots.get_mut(dir) {
+        Some(slot) if slot.key == key && matches!(slot.server, Server::Starting(_)) => {
+            match started {
+                Ok(s) if current => {
+                    let s = Arc::new(s);
+                    slot.server = Server::Ready(Arc::clone(&s));
+                    Some(s)
+                }
+                Ok(s) => {
+                    discard(vec![s]);
+                    slot.server = Server::None;
+                    None
+                }
+                Err(super::fork::Unusable(why)) => {
+                    tracing::info!(tool = %r.name, why, "no fork server for this tool: its calls start their own processes");
+                    slot.server = Server::Unusable;
+                    None
+                }
+            }
+        }
+        // Stopped or changed meanwhile.
+        _ => {
+            if let Ok(s) = started {
+                discard(vec![s]);
+            }
+            None
+        }
+    };
+    keep::evict(&mut slots, inner);
+    drop(slots);
+    let _ = done.send(true);
+    out
 }
 
 /// Start a process off the async threads (the fork waits for the child's sandbox set-up).
@@ -392,21 +842,4 @@ async fn start(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
                 message: format!("starting the process failed: {e}"),
             })
         })
-}
-
-/// Stop the least recently used tools' spares while more than `max` are idle.
-fn evict(slots: &mut HashMap<PathBuf, Slot>, max: usize) {
-    while slots.values().map(|s| s.idle.len()).sum::<usize>() > max {
-        let Some(victim) = slots
-            .iter()
-            .filter(|(_, s)| !s.idle.is_empty())
-            .min_by_key(|(_, s)| s.last_used)
-            .map(|(k, _)| k.clone())
-        else {
-            return;
-        };
-        if let Some(s) = slots.get_mut(&victim) {
-            discard(vec![s.idle.remove(0)]);
-        }
-    }
 }

@@ -32,6 +32,7 @@ const PHP: &str = include_str!("stubs/php.php");
 const EXEC: &str = include_str!("stubs/exec.sh");
 const BASH: &str = include_str!("stubs/bash.sh");
 const MOVES: &str = include_str!("stubs/moves.sh");
+const FORK: &str = include_str!("stubs/fork.py");
 
 /// How a spare waits for its call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -68,6 +69,31 @@ impl Stub {
             _ if name == "bash" => Stub::Bash,
             _ => Stub::Exec,
         }
+    }
+
+    /// Whether a fork server can serve this stub's calls (`runner::fork`): Python only (Node
+    /// cannot fork; Ruby, Perl and Bash start fast enough).
+    pub fn forks(self) -> bool {
+        self == Stub::Python
+    }
+
+    /// The command line of a fork server (`stubs/fork.py`, then this stub for each call's
+    /// process) for the interpreter command `interp`: started with `-S` (no package's site
+    /// code runs in the server), its control socket at descriptor `ctl`, its configuration
+    /// (JSON) readable at `config`. None for a stub that does not fork.
+    pub fn fork_server_argv(self, interp: &[String], ctl: i32, config: i32) -> Option<Vec<String>> {
+        if !self.forks() {
+            return None;
+        }
+        let mut a: Vec<String> = interp.to_vec();
+        a.extend([
+            "-S".to_string(),
+            "-c".into(),
+            format!("{FORK}\n{PYTHON}"),
+            ctl.to_string(),
+            config.to_string(),
+        ]);
+        Some(a)
     }
 
     /// Whether the call's input may be written right behind the entry line.

@@ -364,6 +364,38 @@ fn marker_matches(env: &Path, lockfile: &[u8]) -> bool {
     std::fs::read_to_string(env.join(MARKER)).is_ok_and(|h| h.trim() == sha256_bytes(lockfile))
 }
 
+/// The generation of `eco` in `envd` built from the committed lockfile (or, without one,
+/// from the same request), if there is one.
+fn built(envd: &Path, eco: Eco, lockfile: Option<&[u8]>, request: Option<&str>) -> Option<PathBuf> {
+    let matches = |g: &Path| match lockfile {
+        Some(l) => marker_matches(g, l),
+        None => {
+            g.join(MARKER).exists()
+                && std::fs::read_to_string(g.join(REQUEST)).is_ok_and(|r| Some(r.trim()) == request)
+        }
+    };
+    generations::list(envd, eco.subdir())
+        .into_iter()
+        .find(|g| matches(g))
+}
+
+/// Whether the environment `ensure` would give the tool is already built (nothing to
+/// install): what a server may start processes for before any call.
+pub fn built_already(ctx: Ctx<'_>, root: &Path, m: &Manifest, dir: &Path) -> bool {
+    let envd = env_dir(root, &m.name);
+    let Ok(c) = checked(ctx, m, false) else {
+        return false;
+    };
+    Eco::ALL
+        .into_iter()
+        .filter(|e| e.asked(m) || dir.join(e.lockfile()).exists())
+        .all(|eco| {
+            let lockfile = std::fs::read(dir.join(eco.lockfile())).ok();
+            let request = eco.request_key(m, &c).ok();
+            built(&envd, eco, lockfile.as_deref(), request.as_deref()).is_some()
+        })
+}
+
 /// The environment of a tool at call time, built from the committed lockfiles in `dir` when it
 /// is missing or stale. A tool without dependencies gets an empty `Env` at no cost.
 pub async fn ensure(ctx: Ctx<'_>, root: &Path, m: &Manifest, dir: &Path) -> Result<Env, DepsError> {
@@ -393,20 +425,7 @@ pub async fn ensure(ctx: Ctx<'_>, root: &Path, m: &Manifest, dir: &Path) -> Resu
             }
         }
         let request = eco.request_key(m, &c).ok();
-        // Built from the committed lockfile (or, without one, from the same request).
-        let built = |g: &Path| match &lockfile {
-            Some(l) => marker_matches(g, l),
-            None => {
-                g.join(MARKER).exists()
-                    && std::fs::read_to_string(g.join(REQUEST))
-                        .is_ok_and(|r| Some(r.trim()) == request.as_deref())
-            }
-        };
-        let find = || {
-            generations::list(&envd, eco.subdir())
-                .into_iter()
-                .find(|g| built(g))
-        };
+        let find = || built(&envd, eco, lockfile.as_deref(), request.as_deref());
         let env = match find() {
             Some(g) => g,
             None => {

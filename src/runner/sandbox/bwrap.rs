@@ -9,8 +9,7 @@
 
 use super::{Grants, SCRATCH_MB, SandboxError, TMP_MB};
 use std::collections::HashMap;
-use std::io::{Seek, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
@@ -77,35 +76,35 @@ pub fn status(program: &Path) -> Result<String, String> {
 /// that flag on these descriptors only).
 fn seccomp_fd(prog: Result<seccompiler::BpfProgram, String>) -> Result<OwnedFd, SandboxError> {
     let prog = prog.map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
-    let bytes = super::linux::seccomp_bytes(&prog);
-    // SAFETY: memfd_create with a static name; the returned fd is owned here.
-    let fd = unsafe { libc::memfd_create(c"toolsmith-seccomp".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(SandboxError::Setup(format!(
-            "memfd_create: {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    // SAFETY: fd is a fresh descriptor nobody else owns.
-    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
-    file.write_all(&bytes)
-        .and_then(|()| file.rewind())
-        .map_err(|e| SandboxError::Setup(format!("writing the seccomp program: {e}")))?;
-    super::limits::above_nine(OwnedFd::from(file))
-        .map_err(|e| SandboxError::Setup(format!("moving the seccomp descriptor: {e}")))
+    super::limits::memfd("toolsmith-seccomp", &super::linux::seccomp_bytes(&prog))
+        .map_err(|e| SandboxError::Setup(format!("writing the seccomp program: {e}")))
 }
 
 /// Wrap `argv` in bwrap for the grants: the command line and the seccomp descriptors the
-/// child must inherit. Unix sockets stay allowed: the mount view holds only what the grants
-/// name, so no host socket is there to reach.
+/// child must inherit. Unix sockets stay allowed unless the sandbox shares the host's network
+/// (and so its abstract sockets): the mount view holds only what the grants name, so no host
+/// pathname socket is there to reach. A fork server (`fork_server`, see
+/// `runner::fork`) keeps CAP_SYS_ADMIN and CAP_SETPCAP of the sandbox's user namespace and
+/// may mount (each of its calls drops every capability, its bounding set emptied, and loads
+/// the full program before the tool runs).
 pub fn wrap(
     argv: Vec<String>,
     g: &Grants,
     program: &Path,
+    fork_server: bool,
 ) -> Result<(Vec<String>, Vec<OwnedFd>), SandboxError> {
     let prog = status(program).map_err(SandboxError::Setup)?;
+    // With every host, the sandbox shares the host's network namespace, and with it the
+    // host's abstract unix sockets (X11, D-Bus, container runtimes): unix sockets are refused
+    // then (socketpair stays). Otherwise the mount view holds only what the grants name.
+    let unix = !matches!(g.network, super::Net::Any);
+    let main = if fork_server {
+        super::linux::seccomp_fork_server_cached(g.network.inet(), unix)
+    } else {
+        super::linux::seccomp_cached(g.network.inet(), unix)
+    };
     let fds = vec![
-        seccomp_fd(super::linux::seccomp_cached(g.network.inet(), true))?,
+        seccomp_fd(main)?,
         seccomp_fd(super::linux::clone3_cached())?,
     ];
     let s = |p: &Path| p.to_string_lossy().into_owned();
@@ -142,6 +141,17 @@ pub fn wrap(
         "--cap-drop",
         "ALL",
     ]);
+    if fork_server {
+        // In a user namespace of its own or not at all: never the host's capabilities.
+        // CAP_SETPCAP lets each call's process empty its bounding set.
+        push(&[
+            "--unshare-user",
+            "--cap-add",
+            "CAP_SYS_ADMIN",
+            "--cap-add",
+            "CAP_SETPCAP",
+        ]);
+    }
     // A proxied process keeps its own network namespace (only loopback, where the bridge
     // listens): the proxy's socket, bound in above, is its one way out.
     if g.network == super::Net::Any {

@@ -93,6 +93,12 @@ impl PidsCgroup {
         Some(cg)
     }
 
+    /// Move the process `pid` (its whole thread group) into this cgroup: a fork server's
+    /// call, before any of its code runs (what it starts then is counted here).
+    pub fn adopt(&self, pid: u32) -> std::io::Result<()> {
+        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string())
+    }
+
     /// The pids in the cgroup now.
     fn pids(&self) -> Vec<i32> {
         std::fs::read_to_string(self.dir.join("cgroup.procs"))

@@ -47,6 +47,26 @@ pub(crate) fn above_nine(fd: std::os::fd::OwnedFd) -> std::io::Result<std::os::f
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(moved) })
 }
 
+/// An in-memory file holding `bytes`, read from its start, close-on-exec (a child that must
+/// read it inherits it through `InChild::inherit_fds`, which clears the flag): bubblewrap's
+/// seccomp programs, a fork server's configuration. Placed at 10 or more (`above_nine`).
+#[cfg(target_os = "linux")]
+pub(crate) fn memfd(name: &str, bytes: &[u8]) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::io::{Seek, Write};
+    use std::os::fd::FromRawFd;
+    let name = CString::new(name).map_err(std::io::Error::other)?;
+    // SAFETY: memfd_create with a NUL-terminated name; the returned fd is owned here.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh descriptor nobody else owns.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    file.write_all(bytes)?;
+    file.rewind()?;
+    above_nine(std::os::fd::OwnedFd::from(file))
+}
+
 /// Limits applied in the child between fork and exec.
 pub struct ChildLimits {
     /// RLIMIT_AS in bytes (None: unlimited).

@@ -134,14 +134,30 @@ pub fn status() -> Result<Support, String> {
 
 /// `seccomp_program`, built once per process for each value of `network` and `unix`.
 pub fn seccomp_cached(network: bool, unix: bool) -> Result<BpfProgram, String> {
-    static CACHE: [OnceLock<Result<BpfProgram, String>>; 4] = [
+    cached(network, unix, false)
+}
+
+/// The program a fork server gets (`runner::fork`): the same with `mount`,
+/// `umount2` and `setns` allowed, which it needs to give each call a fresh scratch and a pid
+/// namespace of its own. It never runs a tool's code: each call's process loads the full
+/// program (`seccomp_cached`) itself, on top of this one, before the tool starts.
+pub fn seccomp_fork_server_cached(network: bool, unix: bool) -> Result<BpfProgram, String> {
+    cached(network, unix, true)
+}
+
+fn cached(network: bool, unix: bool, mounts: bool) -> Result<BpfProgram, String> {
+    static CACHE: [OnceLock<Result<BpfProgram, String>>; 8] = [
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
         OnceLock::new(),
         OnceLock::new(),
         OnceLock::new(),
         OnceLock::new(),
     ];
-    CACHE[usize::from(network) * 2 + usize::from(unix)]
-        .get_or_init(|| seccomp_program(network, unix))
+    CACHE[usize::from(mounts) * 4 + usize::from(network) * 2 + usize::from(unix)]
+        .get_or_init(|| seccomp_program(network, unix, mounts))
         .clone()
 }
 
@@ -172,9 +188,11 @@ pub fn clone3_cached() -> Result<BpfProgram, String> {
 /// socket there — an SSH agent, docker.sock, D-Bus — would be reachable; `socketpair` stays
 /// allowed), new user namespaces (`unshare`/`clone` with CLONE_NEWUSER: a process there
 /// would regain capabilities to widen its view), and system calls a script never needs that
-/// widen the kernel's attack surface. Refusals return EPERM.
-pub fn seccomp_program(network: bool, unix: bool) -> Result<BpfProgram, String> {
+/// widen the kernel's attack surface. Refusals return EPERM. With `mounts` (a fork server's,
+/// never a tool's): `mount`, `umount2` and `setns` allowed.
+fn seccomp_program(network: bool, unix: bool, mounts: bool) -> Result<BpfProgram, String> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    let mount_calls = [libc::SYS_setns, libc::SYS_mount, libc::SYS_umount2];
     for sc in [
         libc::SYS_ptrace,
         libc::SYS_process_vm_readv,
@@ -205,7 +223,9 @@ pub fn seccomp_program(network: bool, unix: bool) -> Result<BpfProgram, String> 
         libc::SYS_acct,
         libc::SYS_quotactl,
     ] {
-        rules.insert(sc, vec![]);
+        if !(mounts && mount_calls.contains(&sc)) {
+            rules.insert(sc, vec![]);
+        }
     }
     let e = |e: seccompiler::BackendError| e.to_string();
     let newuser = |arg| {
@@ -304,10 +324,27 @@ fn ruleset(g: &Grants, abi_version: i32) -> Result<OwnedFd, String> {
     Option::<OwnedFd>::from(created).ok_or_else(|| "Landlock did not create a ruleset".into())
 }
 
+/// One call of a fork server under this sandbox: a fresh Landlock ruleset for its grants,
+/// which the call's process enters (see `call_rights` for what it adds first).
+pub fn call_ruleset(g: &Grants) -> Result<OwnedFd, String> {
+    ruleset(g, status()?.landlock_abi)
+}
+
+/// The rights a fork server's call process adds to its ruleset for its fresh scratch
+/// directory (all) and its own `/proc` (read) once it has mounted them.
+pub fn call_rights() -> Result<(u64, u64), String> {
+    let abi = ABI::from(status()?.landlock_abi);
+    Ok((
+        AccessFs::from_all(abi).bits(),
+        AccessFs::from_read(abi).bits(),
+    ))
+}
+
 /// Everything the child needs, prepared before the fork.
 pub struct InChild {
     support: Support,
-    landlock: OwnedFd,
+    /// The Landlock ruleset to enter (None: a fork server's, whose calls each enter their own).
+    landlock: Option<OwnedFd>,
     /// The access rights the scratch tmpfs gets (added in the child, after the mount: a
     /// rule on the directory beneath a mount does not cover what is mounted on it).
     scratch_access: u64,
@@ -324,7 +361,16 @@ pub struct InChild {
     gid_map: Vec<u8>,
     /// Bring up the new network namespace's loopback (where the proxy's bridge listens).
     lo_up: bool,
+    /// A fork server (`runner::fork`): it keeps CAP_SYS_ADMIN in its user namespace (to give
+    /// each call a fresh scratch and pid namespace) and CAP_SETPCAP (to let each call empty
+    /// its bounding set), and enters no Landlock domain (a Landlocked process cannot mount);
+    /// each call's process drops every capability, enters its own domain and loads the full
+    /// seccomp program before the tool runs.
+    fork_server: bool,
 }
+
+/// The capabilities a fork server keeps (in its user namespace): CAP_SETPCAP, CAP_SYS_ADMIN.
+const FORK_SERVER_CAPS: [u32; 2] = [8, 21];
 
 #[repr(C)]
 struct SockFprog {
@@ -402,15 +448,41 @@ unsafe fn loopback_up() -> std::io::Result<()> {
 
 impl InChild {
     pub fn new(g: &Grants) -> Result<InChild, SandboxError> {
+        InChild::build(g, false)
+    }
+
+    /// The set-up of a fork server's process (see the `fork_server` field): it needs a user
+    /// namespace (its capability must not be the host's) and a pid namespace.
+    pub fn fork_server(g: &Grants) -> Result<InChild, SandboxError> {
         let support = status().map_err(SandboxError::Setup)?;
-        let landlock = ruleset(g, support.landlock_abi)
-            .map_err(|e| SandboxError::Setup(format!("Landlock: {e}")))?;
+        if support.ns_flags & libc::CLONE_NEWUSER == 0 || !support.pidns {
+            return Err(SandboxError::Setup(
+                "a fork server needs user and pid namespaces, which this kernel refuses".into(),
+            ));
+        }
+        InChild::build(g, true)
+    }
+
+    fn build(g: &Grants, fork_server: bool) -> Result<InChild, SandboxError> {
+        let support = status().map_err(SandboxError::Setup)?;
+        let landlock = if fork_server {
+            None
+        } else {
+            Some(
+                ruleset(g, support.landlock_abi)
+                    .map_err(|e| SandboxError::Setup(format!("Landlock: {e}")))?,
+            )
+        };
         // The host's file system stays visible here, so unix sockets are refused; a proxied
         // process's bridge needs one to reach the proxy, and refuses them to the program it
         // starts (`bridge.rs`).
         let unix = matches!(g.network, super::Net::Proxy(_));
-        let seccomp = seccomp_cached(g.network.inet(), unix)
-            .map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
+        let seccomp = if fork_server {
+            seccomp_fork_server_cached(g.network.inet(), unix)
+        } else {
+            seccomp_cached(g.network.inet(), unix)
+        }
+        .map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
         let clone3 = clone3_cached().map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
         let cstr = |s: String| CString::new(s).map_err(|e| SandboxError::Setup(e.to_string()));
         // SAFETY: getuid/getgid have no preconditions.
@@ -445,6 +517,7 @@ impl InChild {
             uid_map: format!("{uid} {uid} 1").into_bytes(),
             gid_map: format!("{gid} {gid} 1").into_bytes(),
             lo_up,
+            fork_server,
         })
     }
 
@@ -452,6 +525,9 @@ impl InChild {
     ///
     /// SAFETY: async-signal-safe; `path` is NUL-terminated.
     unsafe fn add_rule(&self, path: *const libc::c_char, access: u64) -> std::io::Result<()> {
+        let Some(landlock) = &self.landlock else {
+            return Ok(());
+        };
         unsafe {
             let fd = libc::open(path, libc::O_PATH | libc::O_CLOEXEC);
             if fd < 0 {
@@ -463,7 +539,7 @@ impl InChild {
             };
             let r = libc::syscall(
                 libc::SYS_landlock_add_rule,
-                self.landlock.as_raw_fd(),
+                landlock.as_raw_fd(),
                 1u32, // LANDLOCK_RULE_PATH_BENEATH
                 &attr as *const PathBeneathAttr,
                 0u32,
@@ -574,9 +650,18 @@ impl InChild {
                     self.add_rule(c"/proc".as_ptr(), self.proc_access)?;
                 }
             }
-            // Drop every capability, for good (bounding set first, then the sets).
-            for cap in 0..64 {
-                libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+            // Drop every capability, for good (bounding set first, then the sets); a fork
+            // server keeps CAP_SYS_ADMIN (of its own user namespace), also across its exec.
+            let kept = if self.fork_server {
+                &FORK_SERVER_CAPS[..]
+            } else {
+                &[]
+            };
+            let keep = kept.iter().fold(0u32, |m, c| m | (1 << c));
+            for cap in 0..64u32 {
+                if !kept.contains(&cap) {
+                    libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0);
+                }
             }
             libc::prctl(
                 libc::PR_CAP_AMBIENT,
@@ -589,26 +674,43 @@ impl InChild {
                 version: 0x2008_0522,
                 pid: 0,
             };
-            let data = [CapData {
-                effective: 0,
-                permitted: 0,
-                inheritable: 0,
-            }; 2];
+            let data = [
+                CapData {
+                    effective: keep,
+                    permitted: keep,
+                    inheritable: keep,
+                },
+                CapData {
+                    effective: 0,
+                    permitted: 0,
+                    inheritable: 0,
+                },
+            ];
             if libc::syscall(libc::SYS_capset, &mut hdr, data.as_ptr()) != 0 {
                 return Err(last_err());
+            }
+            for &cap in kept {
+                if libc::prctl(
+                    libc::PR_CAP_AMBIENT,
+                    libc::PR_CAP_AMBIENT_RAISE,
+                    cap as libc::c_ulong,
+                    0,
+                    0,
+                ) != 0
+                {
+                    return Err(last_err());
+                }
             }
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 return Err(last_err());
             }
-            if libc::syscall(
-                libc::SYS_landlock_restrict_self,
-                self.landlock.as_raw_fd(),
-                0u32,
-            ) != 0
-            {
-                return Err(last_err());
+            if let Some(landlock) = &self.landlock {
+                if libc::syscall(libc::SYS_landlock_restrict_self, landlock.as_raw_fd(), 0u32) != 0
+                {
+                    return Err(last_err());
+                }
+                libc::close(landlock.as_raw_fd());
             }
-            libc::close(self.landlock.as_raw_fd());
             load_seccomp(&self.seccomp)?;
             load_seccomp(&self.clone3)?;
         }

@@ -19,6 +19,8 @@ pub mod bridge;
 #[cfg(target_os = "linux")]
 mod bwrap;
 mod cgroup;
+#[cfg(target_os = "linux")]
+mod fork;
 mod grants;
 mod limits;
 #[cfg(target_os = "linux")]
@@ -27,8 +29,14 @@ pub mod net;
 pub mod seatbelt;
 
 pub use cgroup::PidsCgroup;
+#[cfg(target_os = "linux")]
+pub use fork::fork_servers;
+#[cfg(target_os = "linux")]
+pub(crate) use fork::{ForkSetup, prepare_fork_server};
 pub use grants::{Grants, SYSTEM_DIRS, interpreter_prefixes, which};
 pub use limits::ChildLimits;
+#[cfg(target_os = "linux")]
+pub(crate) use limits::memfd;
 #[cfg(unix)]
 pub(crate) use limits::{CALL_STDOUT_FD, above_nine};
 pub use net::{Endpoint, Net};
@@ -228,7 +236,7 @@ pub fn prepare(mut argv: Vec<String>, spec: &Spec<'_>) -> Result<Prepared, Sandb
     }
     let argv0 = argv.first().cloned().unwrap_or_default();
     let grants = Grants::new(spec, &argv0)?;
-    wrap(mechanism, argv, grants, spec.config)
+    wrap(mechanism, argv, grants, spec.config, false)
 }
 
 /// What one build or install process may touch (`build.rs`, and the dependency installs):
@@ -254,15 +262,17 @@ pub struct BuildSpec<'a> {
 pub fn prepare_build(argv: Vec<String>, spec: &BuildSpec<'_>) -> Result<Prepared, SandboxError> {
     let mechanism = choose(SandboxMode::Auto, spec.config)?;
     let grants = Grants::for_build(spec)?;
-    wrap(mechanism, argv, grants, spec.config)
+    wrap(mechanism, argv, grants, spec.config, false)
 }
 
-/// Wrap `argv` for a mechanism and its grants.
+/// Wrap `argv` for a mechanism and its grants (`fork_server`: the set-up of a fork server,
+/// see `fork.rs`).
 fn wrap(
     mechanism: Mechanism,
     argv: Vec<String>,
     grants: Grants,
     config: &SandboxConfig,
+    fork_server: bool,
 ) -> Result<Prepared, SandboxError> {
     #[allow(unused_mut)] // set only by the Linux mechanisms
     let mut child = limits::InChild::default();
@@ -290,13 +300,17 @@ fn wrap(
         Mechanism::Unsandboxed => argv,
         #[cfg(target_os = "linux")]
         Mechanism::Bubblewrap => {
-            let (wrapped, seccomp_fds) = bwrap::wrap(argv, &grants, &config.bwrap)?;
+            let (wrapped, seccomp_fds) = bwrap::wrap(argv, &grants, &config.bwrap, fork_server)?;
             child.inherit_fds.extend(seccomp_fds);
             wrapped
         }
         #[cfg(target_os = "linux")]
         Mechanism::Landlock => {
-            child.linux = Some(linux::InChild::new(&grants)?);
+            child.linux = Some(if fork_server {
+                linux::InChild::fork_server(&grants)?
+            } else {
+                linux::InChild::new(&grants)?
+            });
             argv
         }
         #[cfg(target_os = "macos")]
@@ -319,7 +333,7 @@ fn wrap(
             )));
         }
     };
-    let _ = config;
+    let _ = (config, fork_server);
     Ok(Prepared {
         mechanism,
         program_at: argv.len() - program_len,

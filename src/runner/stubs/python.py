@@ -17,12 +17,17 @@ def _toolsmith_spare():
             os._exit(0)  # the server went away
         got += chunk
     os.write(_toolsmith_channel, b"g")
+    # Forked from a fork server (stubs/fork.py): the site set-up it left for the call.
+    if "_toolsmith_site" in globals():
+        globals().pop("_toolsmith_site")()
     entry = os.fsdecode(got[:-1])
     here = os.path.dirname(entry)
-    # A tool with its own json module must get it, as it would in a cold start.
-    if os.path.exists(os.path.join(here, "json.py")) or os.path.isdir(os.path.join(here, "json")):
-        for m in [m for m in sys.modules if m == "json" or m.startswith("json.")]:
-            del sys.modules[m]
+    # A tool with its own json (or pkgutil, which a fork server loads) module must get it, as
+    # it would in a cold start.
+    for own in ("json", "pkgutil"):
+        if os.path.exists(os.path.join(here, own + ".py")) or os.path.isdir(os.path.join(here, own)):
+            for m in [m for m in sys.modules if m == own or m.startswith(own + ".")]:
+                del sys.modules[m]
     sys.argv[:] = [entry]
     sys.path[0] = here
     return entry
