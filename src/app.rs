@@ -21,6 +21,31 @@ use thiserror::Error;
 /// How deep pipelines may nest.
 pub const MAX_PIPELINE_DEPTH: usize = 8;
 
+/// What runs the servers of MCP entries (`kind = "mcp"`) and calls their tools: the MCP
+/// layer's client (`mcp::upstream`), installed with `App::set_upstream` by what serves or
+/// calls (the server, the CLI). Each call it gets has passed the gates as its entry: the
+/// entry's files verified, its version trusted, its grants decided by `approval::admit`.
+pub trait Upstream: Send + Sync {
+    /// Call the server tool `tool` of the entry `entry` (admitted) living in `dir`.
+    fn call<'a>(
+        &'a self,
+        dir: &'a std::path::Path,
+        entry: &'a Tool,
+        tool: &'a str,
+        args: Value,
+        host: &'a dyn Host,
+    ) -> BoxFuture<'a, Result<CallOutput, RunError>>;
+    /// Ask the entry's server for its tools now (starting it when it is not running) and
+    /// cache the listing; the server's tool names.
+    fn list<'a>(
+        &'a self,
+        dir: &'a std::path::Path,
+        entry: &'a Tool,
+    ) -> BoxFuture<'a, Result<Vec<String>, RunError>>;
+    /// Stop every server (shutdown).
+    fn stop_all(&self);
+}
+
 /// Why a call could not be made or failed.
 #[derive(Debug, Error)]
 pub enum CallError {
@@ -90,6 +115,8 @@ pub struct App {
     wasm: std::sync::OnceLock<Result<WasmRunner, String>>,
     /// This person's private directory (approvals, secrets, audit): `Config::data_dir`.
     personal: std::path::PathBuf,
+    /// The client of MCP entries' servers (`set_upstream`).
+    upstream: RwLock<Option<Arc<dyn Upstream>>>,
 }
 
 impl App {
@@ -113,6 +140,34 @@ impl App {
             personal: config.data_dir.clone(),
             scripts: Scripts::new(Arc::clone(&config)),
             config,
+            upstream: RwLock::new(None),
+        }
+    }
+
+    /// Install what runs MCP entries' servers (the MCP layer's `mcp::upstream::install`).
+    pub fn set_upstream(&self, upstream: Arc<dyn Upstream>) {
+        if let Ok(mut u) = self.upstream.write() {
+            *u = Some(upstream);
+        }
+    }
+
+    /// What runs MCP entries' servers, when one is installed.
+    pub fn upstream(&self) -> Option<Arc<dyn Upstream>> {
+        self.upstream.read().ok().and_then(|u| u.clone())
+    }
+
+    fn upstream_or_err(&self, name: &str) -> Result<Arc<dyn Upstream>, RunError> {
+        self.upstream().ok_or_else(|| RunError::Start {
+            tool: name.to_string(),
+            message: "this process has no MCP client to run MCP server entries".into(),
+        })
+    }
+
+    /// Stop every process this app keeps: warm workers, spares and MCP servers (shutdown).
+    pub fn stop_all(&self) {
+        self.scripts.stop_all();
+        if let Some(u) = self.upstream() {
+            u.stop_all();
         }
     }
 
@@ -393,6 +448,13 @@ impl App {
         let dir = dir.to_path_buf();
         let t0 = std::time::Instant::now();
         check_arguments(&tool, &args)?;
+        // A tool of an MCP entry's server runs as its entry: the entry's files are verified,
+        // its version trusted and its grants approved (the tool itself has no files).
+        let upstream = tool.upstream.clone();
+        let tool = match &upstream {
+            Some(u) => self.tool(&u.entry)?,
+            None => tool,
+        };
         let t_args = t0.elapsed();
         let warning = self.verify_stored(&dir, &tool)?;
         let t_verify = t0.elapsed();
@@ -404,7 +466,16 @@ impl App {
         }
         let (tool, call) = crate::approval::admit(&self.gate(), &dir, tool, &args, host).await?;
         let t_admit = t0.elapsed();
-        let out = (self.dispatch(name, dir, tool, args, &call.host(host), depth)).await;
+        let out = match &upstream {
+            Some(u) => match self.upstream_or_err(name) {
+                Ok(up) => up
+                    .call(&dir, &tool, &u.tool, args, &call.host(host))
+                    .await
+                    .map_err(CallError::from),
+                Err(e) => Err(e.into()),
+            },
+            None => (self.dispatch(name, dir, tool, args, &call.host(host), depth)).await,
+        };
         let t_run = t0.elapsed();
         let out = call.finish(out, |e: &CallError| (e.to_string(), e.hint()));
         tracing::debug!(
@@ -474,6 +545,18 @@ impl App {
             }
             Kind::Script => Ok(self.scripts.call(&dir, &tool, &args, host).await?),
             Kind::Pipeline => self.run_pipeline(&tool, args, host, depth).await,
+            // The entry itself: its server asked for its tools now (the listing refreshed).
+            Kind::Mcp => {
+                let names = self.upstream_or_err(name)?.list(&dir, &tool).await?;
+                let tools: Vec<String> = names
+                    .iter()
+                    .map(|t| crate::index::upstream::tool_name(name, t))
+                    .collect();
+                Ok(CallOutput::from_value(
+                    serde_json::json!({"entry": name, "tools": tools}),
+                    Vec::new(),
+                ))
+            }
         }
     }
 

@@ -277,6 +277,7 @@ pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
         hashes: Default::default(),
         origin: None,
         steps: Vec::new(),
+        mcp: None,
     }
 }
 
@@ -405,6 +406,7 @@ pub async fn register(
         validator: Default::default(),
         secrets: Default::default(),
         admitted: None,
+        upstream: None,
     };
     let failures = crate::examples::check(app, &staging, &tool, host).await;
     let total = tool.manifest.examples.len();

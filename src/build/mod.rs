@@ -603,5 +603,6 @@ fn load_tool(dir: &Path, name: &str, text: &str) -> Result<Tool, BuildError> {
         validator: Default::default(),
         secrets: Default::default(),
         admitted: None,
+        upstream: None,
     })
 }

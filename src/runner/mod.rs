@@ -13,6 +13,7 @@ pub mod pipeline;
 pub mod proxy;
 pub mod sandbox;
 pub mod script;
+pub mod server;
 mod session;
 pub mod spare;
 mod stubs;
@@ -87,6 +88,9 @@ pub struct CallOutput {
     pub warnings: Vec<String>,
     /// The hosts a tool limited to listed domains reached or was refused through its proxy.
     pub network: Option<proxy::Seen>,
+    /// MCP content blocks beyond the text (images, audio, resources), as JSON: what an MCP
+    /// server's tool returned besides text. Empty for toolsmith's own tools.
+    pub content: Vec<Value>,
 }
 
 impl CallOutput {
@@ -102,6 +106,7 @@ impl CallOutput {
             logs: lines(stderr),
             warnings: Vec::new(),
             network: None,
+            content: Vec::new(),
         }
     }
 
@@ -114,6 +119,7 @@ impl CallOutput {
                 logs,
                 warnings: Vec::new(),
                 network: None,
+                content: Vec::new(),
             },
             other => CallOutput {
                 text: other.to_string(),
@@ -121,6 +127,7 @@ impl CallOutput {
                 logs,
                 warnings: Vec::new(),
                 network: None,
+                content: Vec::new(),
             },
         }
     }
