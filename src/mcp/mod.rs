@@ -18,6 +18,7 @@ pub(crate) mod rounds;
 mod tasks;
 mod tool_asks;
 mod tools;
+pub mod upstream;
 mod watch;
 
 use crate::app::App;
@@ -107,6 +108,16 @@ pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
         tasks: rmcp::task_manager::TaskManager::new(),
         partial_list: false.into(),
     });
+    // MCP entries' servers: a listing that changed is announced like any other change.
+    let weak = Arc::downgrade(&shared);
+    upstream::install(
+        &shared.app,
+        Some(Arc::new(move |_entry: &str| {
+            if let Some(s) = weak.upgrade() {
+                s.poke.notify_one();
+            }
+        })),
+    );
     watch::spawn(Arc::clone(&shared))?;
     Ok(shared)
 }

@@ -204,6 +204,22 @@ pub enum RunError {
         "tool {tool:?} was not run: its directory was replaced (a new version was committed) while the call was starting, after its approval was checked; nothing of it ran"
     )]
     Replaced { tool: String },
+    #[error(
+        "the MCP server of {entry:?} {how} during the call of {tool:?}{}",
+        if stderr.is_empty() { " (it wrote nothing to stderr)".to_string() } else { format!("; its stderr ends with:\n{stderr}") }
+    )]
+    ServerExited {
+        entry: String,
+        tool: String,
+        how: String,
+        stderr: String,
+    },
+    #[error("the MCP server of {entry:?} could not be used: {message}")]
+    Server {
+        entry: String,
+        message: String,
+        hint: String,
+    },
 }
 
 impl crate::error::Hint for RunError {
@@ -224,6 +240,8 @@ impl crate::error::Hint for RunError {
             RunError::Sandbox { hint, .. } => hint.clone(),
             RunError::Denied { .. } => "declare it under [capabilities] in tool.toml, inside the allowed roots (TOOLSMITH_ROOTS)".into(),
             RunError::Replaced { .. } => "call it again: the version now committed runs if a person approved it, else it waits for their approval".into(),
+            RunError::ServerExited { entry, .. } => format!("call again: the server restarts on the next call; if it keeps exiting, check its [mcp] command and args in tools/{entry}/tool.toml (`toolsmith call {entry}` lists its tools)"),
+            RunError::Server { hint, .. } => hint.clone(),
             RunError::WrongKind { .. } | RunError::Cancelled { .. } => return None,
         })
     }
