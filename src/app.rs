@@ -42,6 +42,8 @@ pub trait Upstream: Send + Sync {
         dir: &'a std::path::Path,
         entry: &'a Tool,
     ) -> BoxFuture<'a, Result<Vec<String>, RunError>>;
+    /// Stop the server of one entry (it changed, or was deleted).
+    fn stop(&self, entry: &str);
     /// Stop every server (shutdown).
     fn stop_all(&self);
 }

@@ -28,6 +28,7 @@ pub mod runner;
 pub mod scaffold;
 pub mod scan;
 pub mod secrets;
+pub mod servers;
 pub mod share;
 pub mod sync;
 pub mod toolbox;

@@ -468,6 +468,15 @@ impl Upstream for Pool {
         })
     }
 
+    fn stop(&self, entry: &str) {
+        let slot = self.slots.lock().ok().and_then(|mut s| s.remove(entry));
+        if let Some(s) = slot
+            && let Ok(mut g) = s.conn.try_lock()
+        {
+            *g = None;
+        }
+    }
+
     fn stop_all(&self) {
         let slots: Vec<Arc<Slot>> = self
             .slots
