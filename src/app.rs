@@ -421,7 +421,11 @@ impl App {
         depth: usize,
     ) -> Result<CallOutput, CallError> {
         let tool = self.tool(name)?;
-        let dir = self.toolbox.tools_dir().join(name);
+        // A tool of an MCP entry's server lives in its entry's directory.
+        let dir = match &tool.upstream {
+            Some(u) => self.toolbox.tools_dir().join(&u.entry),
+            None => self.toolbox.tools_dir().join(name),
+        };
         self.run_tool_at(&dir, tool, args, host, depth).await
     }
 

@@ -31,7 +31,7 @@ pub struct ScriptSpec {
     #[serde(default)]
     #[schemars(extend("enum" = ["python", "node", "ruby", "bash", "perl", "php", "other"]))]
     pub language: Option<String>,
-    /// e.g. ["lua5.4"]
+    // e.g. ["lua5.4"] (the guide says it; a doc comment would be sent with the schema)
     #[serde(default)]
     pub interpreter: Option<Vec<String>>,
     #[serde(default)]

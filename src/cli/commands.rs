@@ -8,7 +8,7 @@ use crate::error::Hint;
 use crate::index::{self, Index, Status};
 use crate::manifest::Severity;
 use crate::toolbox::{self, FileSpec, Toolbox};
-use crate::{guide, scaffold};
+use crate::scaffold;
 use anyhow::Result;
 use serde_json::json;
 use std::path::PathBuf;
@@ -100,7 +100,7 @@ pub fn run(cli: Cli, mut config: Config) -> Result<i32> {
         Command::Guide => {
             print!("{}", {
                 let tb = open(explicit, &location)?;
-                guide::render_for(&Index::build(tb.root()), &tb, &config.sandbox)
+                crate::mcp::guide(&Index::build(tb.root()), &tb, &config.sandbox)
             });
             Ok(0)
         }

@@ -409,13 +409,31 @@ pub struct Declared {
 // The secrets a registration or build declares: NAME (an environment variable name) → what
 // it is for, or only the names. (Not a doc comment: it would be the schema's description,
 // sent to the model with every meta-tool definition.)
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum SecretsSpec {
     /// `{"GITHUB_TOKEN": "read access to the repositories"}`
     Purposes(BTreeMap<String, String>),
     /// `["GITHUB_TOKEN"]`
     Names(Vec<String>),
+}
+
+/// Names or NAME → purpose, in the short form (the meta-tools' schemas count): `items`
+/// applies to an array, `additionalProperties` to an object.
+impl JsonSchema for SecretsSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SecretsSpec".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": ["object", "array"],
+            "items": {"type": "string"},
+            "additionalProperties": {"type": "string"}
+        })
+    }
 }
 
 impl SecretsSpec {

@@ -464,7 +464,7 @@ impl ServerHandler for Server {
         }
         let args = request.arguments.unwrap_or_default();
         let arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
-        let guide = guide::render_for(
+        let guide = super::guide(
             &self.shared.app.index(),
             &self.shared.app.toolbox,
             &self.shared.app.config().sandbox,

@@ -94,6 +94,17 @@ impl Server {
     }
 }
 
+/// The guide (`toolsmith://guide`, `toolsmith guide`): the toolbox's, with the meta-tools.
+pub fn guide(
+    index: &crate::index::Index,
+    toolbox: &crate::toolbox::Toolbox,
+    sandbox: &crate::config::SandboxConfig,
+) -> String {
+    let mut g = crate::guide::render_for(index, toolbox, sandbox);
+    g.push_str(&tools::guide_section());
+    g
+}
+
 /// Build the shared state and start the watcher.
 pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
     let generation = app.generation();

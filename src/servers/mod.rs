@@ -139,6 +139,17 @@ pub fn manifest_of(spec: &ServerSpec) -> Result<(Manifest, Option<Package>), Add
             "give `package` (npm:NAME@VERSION or pip:NAME==VERSION), `command` or `url`".into(),
         ));
     }
+    let secrets: BTreeMap<String, String> = spec
+        .secrets
+        .as_ref()
+        .map(SecretsSpec::to_map)
+        .unwrap_or_default();
+    // A remote server with one secret and no headers: the secret is its bearer token.
+    let mut headers = spec.headers.clone();
+    if spec.url.is_some() && headers.is_empty() && secrets.len() == 1 {
+        let only = secrets.keys().next().cloned().unwrap_or_default();
+        headers.insert("Authorization".into(), format!("Bearer ${{{only}}}"));
+    }
     let description = spec.description.clone().unwrap_or_else(|| match (&package, &spec.url) {
         (Some(p), _) => format!("The MCP server {} (package {}).", spec.name, p.name()),
         (None, Some(u)) => format!("The MCP server {} at {u}.", spec.name),
@@ -161,11 +172,7 @@ pub fn manifest_of(spec: &ServerSpec) -> Result<(Manifest, Option<Package>), Add
         dependencies: package.as_ref().map(Package::dependencies).unwrap_or_default(),
         limits: Default::default(),
         capabilities: spec.capabilities.clone().unwrap_or_default(),
-        secrets: spec
-            .secrets
-            .as_ref()
-            .map(SecretsSpec::to_map)
-            .unwrap_or_default(),
+        secrets,
         examples: Vec::new(),
         hashes: Default::default(),
         origin: None,
@@ -175,7 +182,7 @@ pub fn manifest_of(spec: &ServerSpec) -> Result<(Manifest, Option<Package>), Add
             args,
             env: spec.env.clone(),
             url: spec.url.clone(),
-            headers: spec.headers.clone(),
+            headers,
             tools: Vec::new(),
             idle_secs: None,
         }),

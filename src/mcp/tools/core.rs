@@ -39,9 +39,7 @@ pub struct ListArgs {
 #[serde(deny_unknown_fields)]
 pub struct GetArgs {
     pub name: String,
-    /// Include the files' text
     pub include_source: Option<bool>,
-    /// As it was at this revision
     pub revision: Option<String>,
 }
 

@@ -1,0 +1,87 @@
+//! `import_mcp`: another MCP server as an entry of the toolbox (`servers::add`); its tools
+//! become `<name>__<tool>` tools. What it asks for beyond the defaults waits for the person.
+
+use super::Ctx;
+use super::args::{define, hints, parse};
+use super::result::{error_result, failure, json_result};
+use crate::error::Hint;
+use crate::runner::host::Host;
+use crate::manifest::{Capabilities, Network, SecretsSpec};
+use crate::servers::{self, ServerSpec};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+pub const NAMES: &[&str] = &["import_mcp"];
+
+/// `import_mcp` arguments (`servers::ServerSpec`, the fields the model needs).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportMcpArgs {
+    pub name: String,
+    /// npm:NAME@VER or pip:NAME==VER
+    pub package: Option<String>,
+    pub command: Option<String>,
+    pub args: Option<Vec<String>>,
+    pub url: Option<String>,
+    pub env: Option<BTreeMap<String, String>>,
+    pub secrets: Option<Vec<String>>,
+    pub network: Option<Network>,
+    pub read: Option<Vec<String>>,
+    pub write: Option<Vec<String>>,
+}
+
+pub fn definitions() -> Vec<Tool> {
+    vec![define::<ImportMcpArgs>(
+        "import_mcp",
+        "Add an MCP server (package, command or url); its tools become NAME__TOOL.",
+        &["entries", "commit"],
+        hints(false, false, true, true),
+    )]
+}
+
+pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResult> {
+    if name != "import_mcp" {
+        return None;
+    }
+    let a: ImportMcpArgs = match parse(name, args) {
+        Ok(a) => a,
+        Err(e) => return Some(e),
+    };
+    let spec = ServerSpec {
+        name: a.name,
+        package: a.package,
+        command: a.command,
+        args: a.args.unwrap_or_default(),
+        url: a.url,
+        env: a.env.unwrap_or_default(),
+        headers: BTreeMap::new(),
+        secrets: a.secrets.map(SecretsSpec::Names),
+        capabilities: Some(Capabilities {
+            network: a.network.unwrap_or_default(),
+            env: Vec::new(),
+            read: a.read.unwrap_or_default(),
+            write: a.write.unwrap_or_default(),
+        }),
+        description: None,
+    };
+    let host = &ctx.host;
+    let progress = |p: f64, total: f64, message: String| {
+        host.log("info", &message);
+        host.progress(p, Some(total), Some(message));
+    };
+    let specs = [spec];
+    let work = servers::add(&ctx.shared.app, &specs, &ctx.actor, host, &progress, None);
+    let r = tokio::select! {
+        _ = ctx.request.ct.cancelled() => return Some(error_result("import_mcp was cancelled; nothing was committed", None)),
+        r = work => r,
+    };
+    Some(match r {
+        Ok(out) => {
+            ctx.changed();
+            json_result(serde_json::json!(out))
+        }
+        Err(e) => failure(&e, e.hint()),
+    })
+}
