@@ -365,7 +365,7 @@ fn the_tool_list_ranks_instead_of_falling_off_a_cliff() {
         "{guide}"
     );
     assert!(
-        // 21 meta-tools within 12,000 bytes as sent (11,686 with `import_mcp`): one-line
+        // 20 meta-tools within 12,000 bytes as sent (11,686 with `import_mcp`): one-line
         // descriptions, object output schemas (their main keys and the details are in the
         // guide's Meta-tools section).
         s["meta_bytes"].as_u64().unwrap() <= 12_000,
