@@ -14,6 +14,7 @@ mod host;
 pub mod http;
 pub(crate) mod hub;
 mod resources;
+mod skills;
 pub(crate) mod rounds;
 mod tasks;
 mod tool_asks;
@@ -130,6 +131,9 @@ pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
         })),
     );
     watch::spawn(Arc::clone(&shared))?;
+    // MCP entries without a listing for their version (a fresh clone): listed now, in the
+    // background; nothing waits for them.
+    upstream::list_stale(Arc::clone(&shared), None);
     Ok(shared)
 }
 

@@ -81,7 +81,7 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
                 }
             }
             let s = Arc::clone(&shared);
-            let _ = tokio::task::spawn_blocking(move || {
+            let changed = tokio::task::spawn_blocking(move || {
                 if full {
                     s.app.refresh()
                 } else {
@@ -89,8 +89,13 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
                     s.app.refresh_tools(&names)
                 }
             })
-            .await;
+            .await
+            .unwrap_or_default();
             announce(&shared).await;
+            // An MCP entry edited or pulled: its server lists its tools for the new version.
+            if !changed.is_empty() {
+                super::upstream::list_stale(Arc::clone(&shared), Some(changed));
+            }
             // Tools changed on disk, and HEAD may have moved with them (a pull, a checkout, a
             // sync): catch the history memo up now, so the next tool_history does not (when
             // HEAD has not moved this is one look at it).

@@ -41,6 +41,35 @@ pub fn definitions() -> Vec<Tool> {
     )]
 }
 
+/// What `get_tool` adds for an MCP entry (its server, its listing, what was left out) and
+/// for a tool of one (which server tool it calls).
+pub fn describe(shared: &crate::mcp::Shared, t: &crate::index::Tool, v: &mut serde_json::Value) {
+    use crate::index::upstream;
+    if let Some(u) = &t.upstream {
+        v["upstream"] = serde_json::json!({"entry": u.entry, "tool": u.tool});
+        return;
+    }
+    if t.manifest.kind != crate::manifest::Kind::Mcp {
+        return;
+    }
+    let root = shared.app.toolbox.root();
+    let name = &t.manifest.name;
+    let listing = upstream::read(root, name);
+    let dir = shared.app.toolbox.tools_dir().join(name);
+    let idx = shared.app.index();
+    let tools: Vec<&str> = idx
+        .tools()
+        .filter(|x| x.upstream.as_ref().is_some_and(|u| &u.entry == name))
+        .map(|x| x.manifest.name.as_str())
+        .collect();
+    v["server"] = serde_json::json!({
+        "listed": listing.as_ref().map(|l| l.listed_at),
+        "stale": listing.as_ref().is_some_and(|l| l.manifest != upstream::manifest_hash(&dir)),
+        "says_it_is": listing.as_ref().and_then(|l| l.server.as_ref()).map(|s| format!("{} {}", s.name, s.version)),
+        "tools": tools,
+    });
+}
+
 pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResult> {
     if name != "import_mcp" {
         return None;

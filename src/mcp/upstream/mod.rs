@@ -393,6 +393,57 @@ impl Pool {
     }
 }
 
+/// List, in the background, the tools of the MCP entries among `names` (all when None) whose
+/// listing is missing or was made for another version of their tool.toml (after a clone, a
+/// pull, a hand edit). Each runs through the gates of a call, with no one to ask: an entry
+/// that waits for approval or is held is left for its first call. The server is stopped after
+/// listing: it starts again on first use.
+pub fn list_stale(shared: Arc<crate::mcp::Shared>, names: Option<Vec<String>>) {
+    tokio::spawn(async move {
+        let s = Arc::clone(&shared);
+        let Ok(idx) = tokio::task::spawn_blocking(move || s.app.index()).await else {
+            return;
+        };
+        let root = shared.app.toolbox.root().to_path_buf();
+        let stale: Vec<Tool> = idx
+            .tools()
+            .filter(|t| t.manifest.kind == crate::manifest::Kind::Mcp && t.upstream.is_none())
+            .filter(|t| {
+                names
+                    .as_ref()
+                    .is_none_or(|n| n.contains(&t.manifest.name))
+            })
+            .filter(|t| {
+                let dir = shared.app.toolbox.tools_dir().join(&t.manifest.name);
+                listing::read(&root, &t.manifest.name)
+                    .is_none_or(|l| l.manifest != listing::manifest_hash(&dir))
+            })
+            .cloned()
+            .collect();
+        drop(idx);
+        for t in stale {
+            let name = t.manifest.name.clone();
+            let dir = shared.app.toolbox.tools_dir().join(&name);
+            let out = shared
+                .app
+                .run_tool(
+                    &dir,
+                    &t,
+                    Value::Object(Default::default()),
+                    &crate::runner::host::NoHost,
+                )
+                .await;
+            match out {
+                Ok(_) => tracing::info!(entry = %name, "listed the tools of an MCP server"),
+                Err(e) => tracing::info!(entry = %name, error = %crate::error::chain(&e), "the tools of an MCP server are listed on its first call"),
+            }
+            if let Some(u) = shared.app.upstream() {
+                u.stop(&name);
+            }
+        }
+    });
+}
+
 /// How a stdio server ended, and the end of its stderr, once it has (given a moment).
 async fn crashed(conn: &Conn) -> Option<(String, String)> {
     let p = conn.process.as_ref()?;
