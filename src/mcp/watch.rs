@@ -91,11 +91,16 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
             })
             .await
             .unwrap_or_default();
-            announce(&shared).await;
-            // An MCP entry edited or pulled: its server lists its tools for the new version.
+            // An MCP entry edited or pulled: its server lists its tools for the new version
+            // first (for a while at most), so that clients hear of the change once.
             if !changed.is_empty() {
-                super::upstream::list_stale(Arc::clone(&shared), Some(changed));
+                let relist = super::upstream::list_stale(Arc::clone(&shared), Some(changed.clone()));
+                if tokio::time::timeout(RELIST_WAIT, relist).await.is_ok() {
+                    let s = Arc::clone(&shared);
+                    let _ = tokio::task::spawn_blocking(move || s.app.refresh_tools(&changed)).await;
+                }
             }
+            announce(&shared).await;
             // Tools changed on disk, and HEAD may have moved with them (a pull, a checkout, a
             // sync): catch the history memo up now, so the next tool_history does not (when
             // HEAD has not moved this is one look at it).
@@ -109,6 +114,10 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
     });
     Ok(())
 }
+
+/// How long a change waits for its MCP entries' servers to list their tools before it is
+/// announced (a slower listing is announced on its own).
+const RELIST_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// Announce the current index generation if clients have not heard of it yet.
 pub async fn announce(shared: &Shared) {

@@ -263,9 +263,17 @@ async fn prepare(
         name: name.clone(),
         message: format!("cannot write tool.toml: {e}"),
     })?;
-    let parsed = parse_checked(&name, &text)?;
-    let mut warnings: Vec<String> = parsed.warnings.iter().map(|d| d.to_string()).collect();
-    m = parsed.manifest;
+    // A package without a command is checked once its command is known (below).
+    let command_later = package.is_some()
+        && m.mcp
+            .as_ref()
+            .is_some_and(|s| s.command.is_none() && s.url.is_none());
+    let mut warnings: Vec<String> = Vec::new();
+    if !command_later {
+        let parsed = parse_checked(&name, &text)?;
+        warnings.extend(parsed.warnings.iter().map(|d| d.to_string()));
+        m = parsed.manifest;
+    }
     deps::check(&m)?;
     let config = app.config();
     let ctx = deps::Ctx {
@@ -286,6 +294,12 @@ async fn prepare(
             .unwrap_or(0)
     ));
     let staged = Staged(staging.clone());
+    // An entry without packages (a URL, a command on PATH) has no lockfile to write first.
+    std::fs::create_dir_all(&staging).map_err(|e| AddError::Io {
+        action: "create",
+        path: staging.clone(),
+        source: e,
+    })?;
     for f in &files {
         write(&staging, f)?;
     }
@@ -319,6 +333,9 @@ async fn prepare(
         message: e.to_string(),
     })?;
     let parsed = parse_checked(&name, &text)?;
+    if command_later {
+        warnings.extend(parsed.warnings.iter().map(|d| d.to_string()));
+    }
     let toml = FileSpec::new(manifest::FILE_NAME, text.into_bytes());
     write(&staging, &toml)?;
     files.push(toml);

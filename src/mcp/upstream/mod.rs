@@ -398,7 +398,10 @@ impl Pool {
 /// pull, a hand edit). Each runs through the gates of a call, with no one to ask: an entry
 /// that waits for approval or is held is left for its first call. The server is stopped after
 /// listing: it starts again on first use.
-pub fn list_stale(shared: Arc<crate::mcp::Shared>, names: Option<Vec<String>>) {
+pub fn list_stale(
+    shared: Arc<crate::mcp::Shared>,
+    names: Option<Vec<String>>,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let s = Arc::clone(&shared);
         let Ok(idx) = tokio::task::spawn_blocking(move || s.app.index()).await else {
@@ -441,7 +444,7 @@ pub fn list_stale(shared: Arc<crate::mcp::Shared>, names: Option<Vec<String>>) {
                 u.stop(&name);
             }
         }
-    });
+    })
 }
 
 /// How a stdio server ended, and the end of its stderr, once it has (given a moment).
