@@ -41,6 +41,7 @@ fn served(shared: &Shared) -> Vec<Served> {
             crate::trust::standing(&shared.app.toolbox, first),
             Ok(crate::trust::Standing::Held(_))
         ) {
+            tracing::info!(tool = %first, "not served as a skill: held (unsigned, not trusted here)");
             continue;
         }
         let Some(entry) = idx.get(first) else {
@@ -50,8 +51,12 @@ fn served(shared: &Shared) -> Vec<Served> {
         let Ok(text) = std::fs::read_to_string(dir.join("SKILL.md")) else {
             continue;
         };
-        let Ok(mut fm) = front_matter(&text) else {
-            continue;
+        let mut fm = match front_matter(&text) {
+            Ok(fm) => fm,
+            Err(why) => {
+                tracing::info!(tool = %first, "not served as a skill: {why}");
+                continue;
+            }
         };
         let (Some(name), Some(description)) = (
             fm.remove("name").and_then(|v| v.as_str().map(str::to_owned)),
@@ -65,6 +70,7 @@ fn served(shared: &Shared) -> Vec<Served> {
             continue;
         }
         let Some(files) = own_files(&dir) else {
+            tracing::info!(skill = %name, "not served as a skill: past 512 files or 16 MiB");
             continue;
         };
         let mut resources = Vec::new();

@@ -20,6 +20,7 @@ pub const GENERATED: &[&str] = &[
     crate::manifest::FILE_NAME,
     "toolsmith_skill.sh",
     "toolsmith_cli.py",
+    "input.schema.json",
     crate::runner::deps::PIP_LOCK,
     crate::runner::deps::NPM_MANIFEST,
     crate::runner::deps::NPM_LOCK,

@@ -187,7 +187,10 @@ async def main():
             if files_tools == ["files__list_allowed_directories", "files__read_text_file"]:
                 break
         summary["hand_edit_tools"] = files_tools
-        await asyncio.sleep(1.5)
+        # The change is announced once its server listed its tools for the new version.
+        while time.monotonic() < deadline and len(changes) == before:
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(2)
         summary["hand_edit_list_changed"] = len(changes) - before
         r = await client.call_tool("files__read_text_file", {"path": "nope.txt"})
         summary["hand_edit_call"] = {"is_error": r.is_error, "text": text_of(r)[:300]}
@@ -196,17 +199,17 @@ async def main():
         caps = client.server_capabilities
         ext = (caps.model_dump(by_alias=True).get("extensions") or {})
         summary["skills_extension"] = "io.modelcontextprotocol/skills" in ext
-        res = await client.session.send_request(types.Request(method="skills/list", params={}), RAW)
+        res = await client.session.send_request(types.Request[dict, str](method="skills/list", params={}), RAW)
         summary["skills_list"] = res
         skills = res.get("skills", [])
         if skills:
             uri = skills[0]["uri"]
-            got = await client.session.send_request(types.Request(method="skills/get", params={"uri": uri}), RAW)
+            got = await client.session.send_request(types.Request[dict, str](method="skills/get", params={"uri": uri}), RAW)
             summary["skills_get"] = got.get("skill", {}).get("uri")
             rr = await client.read_resource(uri)
             summary["skill_md"] = rr.contents[0].text[:80]
         try:
-            await client.session.send_request(types.Request(method="skills/get", params={"uri": "skill://nope/SKILL.md"}), RAW)
+            await client.session.send_request(types.Request[dict, str](method="skills/get", params={"uri": "skill://nope/SKILL.md"}), RAW)
             summary["skills_get_unknown"] = "no error"
         except Exception as e:  # noqa: BLE001 - the error is what is checked
             summary["skills_get_unknown"] = str(e)[:200]
