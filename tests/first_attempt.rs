@@ -440,7 +440,12 @@ fn agent_skills_are_imported_as_what_they_are() {
         .filter_map(|r| r.as_str())
         .filter(|r| r.contains("port-tools"))
         .collect();
-    assert_eq!(port_uris, ["toolsmith://skills/port-tools"], "{s}");
+    // (and once more through the skills extension, as the skill's SKILL.md)
+    assert_eq!(
+        port_uris,
+        ["skill://port-tools/SKILL.md", "toolsmith://skills/port-tools"],
+        "{s}"
+    );
     assert!(
         s["port_resource"]
             .as_str()
