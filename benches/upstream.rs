@@ -146,8 +146,24 @@ fn main() {
     let files = "@modelcontextprotocol/server-filesystem@2026.8.31";
     e.ok(&["add-mcp", "everything", "--npm", everything]);
     e.ok(&["add-mcp", "everything2", "--npm", everything]);
-    e.ok(&["add-mcp", "files", "--npm", files, "--", "mcp-server-filesystem", "."]);
-    e.ok(&["add-mcp", "files2", "--npm", files, "--", "mcp-server-filesystem", "."]);
+    e.ok(&[
+        "add-mcp",
+        "files",
+        "--npm",
+        files,
+        "--",
+        "mcp-server-filesystem",
+        ".",
+    ]);
+    e.ok(&[
+        "add-mcp",
+        "files2",
+        "--npm",
+        files,
+        "--",
+        "mcp-server-filesystem",
+        ".",
+    ]);
     e.ok(&["add-mcp", "time", "--pip", "mcp-server-time==2026.10.19"]);
 
     let serve = || e.cmd(&["serve"]);

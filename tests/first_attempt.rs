@@ -443,7 +443,10 @@ fn agent_skills_are_imported_as_what_they_are() {
     // (and once more through the skills extension, as the skill's SKILL.md)
     assert_eq!(
         port_uris,
-        ["skill://port-tools/SKILL.md", "toolsmith://skills/port-tools"],
+        [
+            "skill://port-tools/SKILL.md",
+            "toolsmith://skills/port-tools"
+        ],
         "{s}"
     );
     assert!(

@@ -33,9 +33,10 @@ fn caches() -> (PathBuf, PathBuf) {
     let npm = target().join("npm-cache");
     assert!(
         std::fs::read_dir(&wheels)
-            .map(|d| d
-                .flatten()
-                .any(|e| e.file_name().to_string_lossy().starts_with("mcp_server_time-")))
+            .map(|d| d.flatten().any(|e| e
+                .file_name()
+                .to_string_lossy()
+                .starts_with("mcp_server_time-")))
             .unwrap_or(false)
             && npm.join(".toolsmith-mcp-servers").is_file(),
         "the MCP servers' packages are not pre-fetched in {} and {}: run ./scripts/setup.sh",
@@ -134,12 +135,7 @@ fn run(mech: Mech) {
     let e = env(mech);
     // A person adds two servers from the registries' packages (pinned, installed from the
     // caches) and imports a skill.
-    let out = e.ok(&[
-        "add-mcp",
-        "time",
-        "--pip",
-        "mcp-server-time==2026.10.19",
-    ]);
+    let out = e.ok(&["add-mcp", "time", "--pip", "mcp-server-time==2026.10.19"]);
     assert!(out.contains("time__get_current_time"), "{out}");
     let out = e.ok(&[
         "add-mcp",
@@ -286,8 +282,14 @@ fn run(mech: Mech) {
         "{s}"
     );
     assert_eq!(s["skills_get"], "skill://count-chars/SKILL.md", "{s}");
-    assert!(text("skill_md").starts_with("---\nname: count-chars"), "{s}");
-    assert!(text("skills_get_unknown").contains("no skill skill://nope/SKILL.md"), "{s}");
+    assert!(
+        text("skill_md").starts_with("---\nname: count-chars"),
+        "{s}"
+    );
+    assert!(
+        text("skills_get_unknown").contains("no skill skill://nope/SKILL.md"),
+        "{s}"
+    );
 
     // What changed through toolsmith is committed; the hand edit is the person's to commit.
     let status = git(&e.root, &["status", "--porcelain"]);
@@ -328,7 +330,10 @@ fn run(mech: Mech) {
     let out = e.cli(&["export", "--skills", other.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("not empty"), "{err}");
-    assert_eq!(std::fs::read_to_string(other.join("mine.txt")).unwrap(), "mine");
+    assert_eq!(
+        std::fs::read_to_string(other.join("mine.txt")).unwrap(),
+        "mine"
+    );
 }
 
 trait Tap {

@@ -7,8 +7,8 @@ use crate::config::Config;
 use crate::error::Hint;
 use crate::index::{self, Index, Status};
 use crate::manifest::Severity;
-use crate::toolbox::{self, FileSpec, Toolbox};
 use crate::scaffold;
+use crate::toolbox::{self, FileSpec, Toolbox};
 use anyhow::Result;
 use serde_json::json;
 use std::path::PathBuf;
@@ -164,7 +164,9 @@ pub fn run(cli: Cli, mut config: Config) -> Result<i32> {
             }
             super::share::import(&tb, &a, &config, cli.json)
         }
-        Command::AddMcp(a) => super::servers::add_mcp(app(open(explicit, &location)?), &a, cli.json),
+        Command::AddMcp(a) => {
+            super::servers::add_mcp(app(open(explicit, &location)?), &a, cli.json)
+        }
         Command::Update(a) => {
             super::share::update(&open(explicit, &location)?, &a, &config, cli.json)
         }

@@ -96,7 +96,11 @@ fn spec_of(a: &AddMcpArgs) -> Result<ServerSpec> {
     })
 }
 
-fn run(app: &crate::app::App, specs: &[ServerSpec], source: Option<&str>) -> Result<servers::Outcome> {
+fn run(
+    app: &crate::app::App,
+    specs: &[ServerSpec],
+    source: Option<&str>,
+) -> Result<servers::Outcome> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -129,9 +133,16 @@ fn report(o: &servers::Outcome, as_json: bool, notes: &[String]) {
         for w in &e.warnings {
             eprintln!("warning: {}: {w}", e.name);
         }
-        let verb = if e.action == "add" { "added" } else { "updated" };
+        let verb = if e.action == "add" {
+            "added"
+        } else {
+            "updated"
+        };
         if e.tools.is_empty() {
-            println!("{verb} MCP server {} (its tools are listed once it runs)", e.name);
+            println!(
+                "{verb} MCP server {} (its tools are listed once it runs)",
+                e.name
+            );
         } else {
             println!("{verb} MCP server {}: {}", e.name, e.tools.join(", "));
         }
@@ -151,7 +162,12 @@ pub fn add_mcp(app: crate::app::App, a: &AddMcpArgs, as_json: bool) -> Result<i3
 }
 
 /// `toolsmith import FILE` of an editor's MCP configuration: every server in it, one commit.
-pub fn import_config(app: crate::app::App, file: &Path, only: Option<&str>, as_json: bool) -> Result<i32> {
+pub fn import_config(
+    app: crate::app::App,
+    file: &Path,
+    only: Option<&str>,
+    as_json: bool,
+) -> Result<i32> {
     let found = servers::read_config(file).map_err(|e| {
         anyhow::Error::new(UserError {
             hint: e.hint(),
@@ -164,7 +180,11 @@ pub fn import_config(app: crate::app::App, file: &Path, only: Option<&str>, as_j
         .collect();
     if found.is_empty() {
         return Err(UserError::new(
-            format!("{} holds no server{}", file.display(), only.map(|o| format!(" named {o:?}")).unwrap_or_default()),
+            format!(
+                "{} holds no server{}",
+                file.display(),
+                only.map(|o| format!(" named {o:?}")).unwrap_or_default()
+            ),
             "the file must be an MCP configuration (`mcpServers` or `servers`)",
         ));
     }

@@ -148,7 +148,11 @@ impl Index {
     /// Insert loaded entries; a tool of an MCP entry never takes the place of a directory.
     fn insert_all(&mut self, entries: Vec<Entry>) {
         for e in entries {
-            if e.parent.is_some() && self.entries.get(&e.name).is_some_and(|x| x.parent.is_none())
+            if e.parent.is_some()
+                && self
+                    .entries
+                    .get(&e.name)
+                    .is_some_and(|x| x.parent.is_none())
             {
                 continue;
             }
@@ -203,10 +207,7 @@ impl Index {
         }
         let dir = self.root.join(TOOLS_DIR).join(name);
         if !dir.is_dir() {
-            let removed = self
-                .entries
-                .get(name)
-                .is_some_and(|e| e.parent.is_none())
+            let removed = self.entries.get(name).is_some_and(|e| e.parent.is_none())
                 && self.entries.remove(name).is_some();
             let derived = self.remove_derived(name);
             if removed || derived {

@@ -279,7 +279,10 @@ fn check_mcp(m: &Manifest, out: &mut Vec<Issue>) {
     if m.name.contains(super::UPSTREAM_SEPARATOR) {
         out.push(err(
             "name",
-            format!("an MCP entry's name may not contain `{}`", super::UPSTREAM_SEPARATOR),
+            format!(
+                "an MCP entry's name may not contain `{}`",
+                super::UPSTREAM_SEPARATOR
+            ),
             "its tools are named `<entry>__<tool>`: use single `_` or `-` in the entry's name",
         ));
     }

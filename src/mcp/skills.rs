@@ -59,7 +59,8 @@ fn served(shared: &Shared) -> Vec<Served> {
             }
         };
         let (Some(name), Some(description)) = (
-            fm.remove("name").and_then(|v| v.as_str().map(str::to_owned)),
+            fm.remove("name")
+                .and_then(|v| v.as_str().map(str::to_owned)),
             fm.remove("description")
                 .and_then(|v| v.as_str().map(str::to_owned)),
         ) else {

@@ -94,10 +94,12 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
             // An MCP entry edited or pulled: its server lists its tools for the new version
             // first (for a while at most), so that clients hear of the change once.
             if !changed.is_empty() {
-                let relist = super::upstream::list_stale(Arc::clone(&shared), Some(changed.clone()));
+                let relist =
+                    super::upstream::list_stale(Arc::clone(&shared), Some(changed.clone()));
                 if tokio::time::timeout(RELIST_WAIT, relist).await.is_ok() {
                     let s = Arc::clone(&shared);
-                    let _ = tokio::task::spawn_blocking(move || s.app.refresh_tools(&changed)).await;
+                    let _ =
+                        tokio::task::spawn_blocking(move || s.app.refresh_tools(&changed)).await;
                 }
             }
             announce(&shared).await;

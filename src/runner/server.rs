@@ -32,9 +32,7 @@ pub struct ServerProcess {
 
 impl ServerProcess {
     /// The protocol's pipes (once).
-    pub fn take_io(
-        &mut self,
-    ) -> Option<(tokio::process::ChildStdout, tokio::process::ChildStdin)> {
+    pub fn take_io(&mut self) -> Option<(tokio::process::ChildStdout, tokio::process::ChildStdin)> {
         let out = self.launched.child.stdout().take()?;
         let inp = self.launched.child.stdin().take()?;
         Some((out, inp))

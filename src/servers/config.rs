@@ -113,8 +113,7 @@ fn table(v: Option<&Value>) -> BTreeMap<String, String> {
 /// The servers of an MCP configuration, each as a spec (named after its key, made a valid
 /// tool name), with notes; an error when `text` is not one.
 pub fn parse(text: &str) -> Result<Vec<Found>, String> {
-    let v: Value =
-        serde_json::from_str(text).map_err(|e| format!("it is not valid JSON: {e}"))?;
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("it is not valid JSON: {e}"))?;
     let all = servers(&v)
         .ok_or("it has no `mcpServers` (Claude Desktop, Cursor) or `servers` (VS Code) table")?;
     let mut out = Vec::new();
@@ -125,7 +124,9 @@ pub fn parse(text: &str) -> Result<Vec<Found>, String> {
             name = name.replace("__", "_");
         }
         if s.get("disabled").and_then(Value::as_bool) == Some(true) {
-            notes.push(format!("{key} is disabled in the configuration; imported anyway"));
+            notes.push(format!(
+                "{key} is disabled in the configuration; imported anyway"
+            ));
         }
         let mut secrets: BTreeMap<String, String> = BTreeMap::new();
         let mut env = BTreeMap::new();
@@ -151,9 +152,8 @@ pub fn parse(text: &str) -> Result<Vec<Found>, String> {
         }
         let mut headers = BTreeMap::new();
         for (k, val) in table(s.get("headers")) {
-            let credential = looks_secret(&k)
-                || k.eq_ignore_ascii_case("authorization")
-                || is_reference(&val);
+            let credential =
+                looks_secret(&k) || k.eq_ignore_ascii_case("authorization") || is_reference(&val);
             if credential {
                 let n = secret_name(&[&name, &k]);
                 let shown = match val.split_once(' ') {

@@ -60,7 +60,9 @@ pub enum AddError {
     Invalid { name: String, message: String },
     #[error(transparent)]
     Deps(#[from] DepsError),
-    #[error("the MCP server of {name:?} did not list its tools, so nothing was committed: {message}")]
+    #[error(
+        "the MCP server of {name:?} did not list its tools, so nothing was committed: {message}"
+    )]
     Server {
         name: String,
         message: String,
@@ -150,11 +152,14 @@ pub fn manifest_of(spec: &ServerSpec) -> Result<(Manifest, Option<Package>), Add
         let only = secrets.keys().next().cloned().unwrap_or_default();
         headers.insert("Authorization".into(), format!("Bearer ${{{only}}}"));
     }
-    let description = spec.description.clone().unwrap_or_else(|| match (&package, &spec.url) {
-        (Some(p), _) => format!("The MCP server {} (package {}).", spec.name, p.name()),
-        (None, Some(u)) => format!("The MCP server {} at {u}.", spec.name),
-        _ => format!("The MCP server {}.", spec.name),
-    });
+    let description = spec
+        .description
+        .clone()
+        .unwrap_or_else(|| match (&package, &spec.url) {
+            (Some(p), _) => format!("The MCP server {} (package {}).", spec.name, p.name()),
+            (None, Some(u)) => format!("The MCP server {} at {u}.", spec.name),
+            _ => format!("The MCP server {}.", spec.name),
+        });
     let m = Manifest {
         format: manifest::FORMAT_VERSION,
         name: spec.name.clone(),
@@ -169,7 +174,10 @@ pub fn manifest_of(spec: &ServerSpec) -> Result<(Manifest, Option<Package>), Add
         output_schema: None,
         output_schema_file: None,
         annotations: Default::default(),
-        dependencies: package.as_ref().map(Package::dependencies).unwrap_or_default(),
+        dependencies: package
+            .as_ref()
+            .map(Package::dependencies)
+            .unwrap_or_default(),
         limits: Default::default(),
         capabilities: spec.capabilities.clone().unwrap_or_default(),
         secrets,

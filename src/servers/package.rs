@@ -69,7 +69,10 @@ impl Package {
 /// A launcher that fetches a package at start (`npx`, `uvx`, `pipx run`), as the package and
 /// the arguments for its command. None for any other command.
 pub fn from_launcher(command: &str, args: &[String]) -> Option<(Package, Vec<String>)> {
-    let base = Path::new(command).file_name()?.to_string_lossy().into_owned();
+    let base = Path::new(command)
+        .file_name()?
+        .to_string_lossy()
+        .into_owned();
     let mut rest: Vec<String> = args.to_vec();
     match base.as_str() {
         "npx" | "npx.cmd" | "bunx" | "pnpx" => {
@@ -232,7 +235,11 @@ mod tests {
         assert_eq!(
             from_launcher(
                 "npx",
-                &s(&["-y", "@modelcontextprotocol/server-filesystem@2026.8.31", "/tmp"])
+                &s(&[
+                    "-y",
+                    "@modelcontextprotocol/server-filesystem@2026.8.31",
+                    "/tmp"
+                ])
             ),
             Some((
                 Package::Npm {
@@ -243,7 +250,10 @@ mod tests {
             ))
         );
         assert_eq!(
-            from_launcher("uvx", &s(&["mcp-server-time@2026.10.19", "--local-timezone=UTC"])),
+            from_launcher(
+                "uvx",
+                &s(&["mcp-server-time@2026.10.19", "--local-timezone=UTC"])
+            ),
             Some((
                 Package::Pip {
                     requirement: "mcp-server-time==2026.10.19".into()
@@ -253,7 +263,9 @@ mod tests {
         );
         assert_eq!(from_launcher("node", &s(&["server.js"])), None);
         assert_eq!(
-            console_scripts("[console_scripts]\nmcp-server-time = mcp_server_time:main\n[x]\ny = z\n"),
+            console_scripts(
+                "[console_scripts]\nmcp-server-time = mcp_server_time:main\n[x]\ny = z\n"
+            ),
             ["mcp-server-time"]
         );
         assert!(Package::parse("left-pad").is_err());

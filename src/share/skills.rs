@@ -86,7 +86,13 @@ pub fn own_files(dir: &Path) -> Option<Vec<String>> {
 pub fn skill_name(tool: &str) -> String {
     let mut s: String = tool
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
         .collect();
     while s.contains("--") {
         s = s.replace("--", "-");
@@ -195,7 +201,8 @@ type Files = (String, Vec<(String, Vec<u8>)>);
 /// The skill of one tool: its name and files (SKILL.md first).
 fn skill_files(t: &Tool, dir: &Path) -> Result<Files, String> {
     let m = &t.manifest;
-    let read = |rel: &str| std::fs::read(dir.join(rel)).map_err(|e| format!("cannot read {rel}: {e}"));
+    let read =
+        |rel: &str| std::fs::read(dir.join(rel)).map_err(|e| format!("cannot read {rel}: {e}"));
     // An imported skill goes out as it came.
     if m.tags.iter().any(|g| g == "skill") && dir.join("SKILL.md").is_file() {
         let text = String::from_utf8(read("SKILL.md")?).map_err(|_| "SKILL.md is not UTF-8")?;
@@ -215,8 +222,8 @@ fn skill_files(t: &Tool, dir: &Path) -> Result<Files, String> {
     let name = skill_name(&m.name);
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     let mut body = format!("# {}\n\n{}\n\n", m.name, m.description.trim());
-    let schema = serde_json::to_string_pretty(&Value::Object((*t.input_schema).clone()))
-        .unwrap_or_default();
+    let schema =
+        serde_json::to_string_pretty(&Value::Object((*t.input_schema).clone())).unwrap_or_default();
     let example = m
         .examples
         .first()
@@ -236,10 +243,15 @@ fn skill_files(t: &Tool, dir: &Path) -> Result<Files, String> {
                 setup.push_str("Install its Python packages first: `python3 -m pip install --no-deps -r scripts/requirements.txt` (in a virtual environment).\n\n");
             }
             if dir.join(crate::runner::deps::NPM_LOCK).is_file() {
-                for f in [crate::runner::deps::NPM_MANIFEST, crate::runner::deps::NPM_LOCK] {
+                for f in [
+                    crate::runner::deps::NPM_MANIFEST,
+                    crate::runner::deps::NPM_LOCK,
+                ] {
                     files.push((format!("scripts/{f}"), read(f)?));
                 }
-                setup.push_str("Install its npm packages first: `npm ci --ignore-scripts` in `scripts/`.\n\n");
+                setup.push_str(
+                    "Install its npm packages first: `npm ci --ignore-scripts` in `scripts/`.\n\n",
+                );
             }
             let run = match m.protocol() {
                 Protocol::Plain => format!(

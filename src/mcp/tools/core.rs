@@ -282,7 +282,8 @@ fn get_tool(shared: &Shared, a: GetArgs) -> Result<CallToolResult, CallToolResul
         super::servers::describe(shared, t, &mut v);
     }
     let gated = entry_tool.map_or(name, |t| t.manifest.name.as_str());
-    if let Ok(crate::trust::Standing::Held(h)) = crate::trust::standing(&shared.app.toolbox, gated) {
+    if let Ok(crate::trust::Standing::Held(h)) = crate::trust::standing(&shared.app.toolbox, gated)
+    {
         v["held"] = json!({"reason": h.reason, "commit": h.commit, "hint": h.hint()});
     }
     let files = source_files(&entry.dir);

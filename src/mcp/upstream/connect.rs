@@ -108,9 +108,9 @@ pub async fn http(entry: &Tool, client: Client) -> Result<Opened, RunError> {
     let name = entry.manifest.name.clone();
     let server = entry.manifest.mcp.as_ref();
     let url = server.and_then(|s| s.url.clone()).unwrap_or_default();
-    let host = server.and_then(|s| s.url_host()).ok_or_else(|| {
-        server_err(&name, format!("{url:?} has no host"), "fix [mcp] url")
-    })?;
+    let host = server
+        .and_then(|s| s.url_host())
+        .ok_or_else(|| server_err(&name, format!("{url:?} has no host"), "fix [mcp] url"))?;
     // Network to the URL's host is what the entry asks for (`approval::requested`): granted
     // only when a person approved this version (`admit` then records the directory it saw).
     if entry.admitted.is_none() {
@@ -126,7 +126,10 @@ pub async fn http(entry: &Tool, client: Client) -> Result<Opened, RunError> {
         .split("://")
         .nth(1)
         .and_then(|r| r.split(['/', '?', '#']).next())
-        .and_then(|a| a.rsplit_once(':').filter(|(h, _)| !h.ends_with(']') || a.starts_with('[')))
+        .and_then(|a| {
+            a.rsplit_once(':')
+                .filter(|(h, _)| !h.ends_with(']') || a.starts_with('['))
+        })
         .and_then(|(_, p)| p.parse::<u16>().ok())
         .unwrap_or(if url.starts_with("https://") { 443 } else { 80 });
     let addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
@@ -140,7 +143,11 @@ pub async fn http(entry: &Tool, client: Client) -> Result<Opened, RunError> {
         })?
         .collect();
     let local_ok = crate::manifest::domain::names_local(&host);
-    let Some(addr) = addrs.iter().find(|a| local_ok || !is_local(a.ip())).copied() else {
+    let Some(addr) = addrs
+        .iter()
+        .find(|a| local_ok || !is_local(a.ip()))
+        .copied()
+    else {
         return Err(server_err(
             &name,
             format!("{host} resolves only to addresses of this machine (loopback or link-local)"),
@@ -198,12 +205,18 @@ pub async fn http(entry: &Tool, client: Client) -> Result<Opened, RunError> {
         }),
         Ok(Err(e)) => Err(server_err(
             &name,
-            format!("{url} did not complete the MCP handshake: {}", init_error(&e)),
+            format!(
+                "{url} did not complete the MCP handshake: {}",
+                init_error(&e)
+            ),
             "check the URL (the streamable HTTP endpoint, often ending in /mcp) and its headers",
         )),
         Err(_) => Err(server_err(
             &name,
-            format!("{url} did not answer `initialize` within {} s", START_TIMEOUT.as_secs()),
+            format!(
+                "{url} did not answer `initialize` within {} s",
+                START_TIMEOUT.as_secs()
+            ),
             "check that the server runs and the URL is its MCP endpoint",
         )),
     }

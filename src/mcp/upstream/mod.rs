@@ -78,10 +78,7 @@ impl Conn {
             return false;
         }
         match &self.process {
-            Some(p) => p
-                .lock()
-                .map(|mut p| p.exited().is_none())
-                .unwrap_or(false),
+            Some(p) => p.lock().map(|mut p| p.exited().is_none()).unwrap_or(false),
             None => true,
         }
     }
@@ -188,8 +185,7 @@ impl Pool {
             let mut rx = rx;
             loop {
                 if let (Some(pool), Some(root)) = (me.upgrade(), root.as_deref())
-                    && let Err(e) =
-                        pool.relist(&peer, root, &entry_name, &manifest_hash).await
+                    && let Err(e) = pool.relist(&peer, root, &entry_name, &manifest_hash).await
                 {
                     tracing::warn!(entry = %entry_name, error = %e, "cannot list the server's tools");
                 }
@@ -242,16 +238,16 @@ impl Pool {
             format: listing::FORMAT,
             manifest: manifest_hash.to_string(),
             listed_at: crate::personal::now_secs(),
-            server: info
-                .as_ref()
-                .and_then(|i| i.server_info.as_ref())
-                .map(|s| listing::ServerInfo {
+            server: info.as_ref().and_then(|i| i.server_info.as_ref()).map(|s| {
+                listing::ServerInfo {
                     name: s.name.clone(),
                     version: s.version.clone(),
-                }),
-            instructions: info.as_ref().and_then(|i| i.instructions.clone()).map(|t| {
-                t.chars().take(listing::MAX_INSTRUCTIONS).collect()
+                }
             }),
+            instructions: info
+                .as_ref()
+                .and_then(|i| i.instructions.clone())
+                .map(|t| t.chars().take(listing::MAX_INSTRUCTIONS).collect()),
             tools: tools
                 .iter()
                 .filter_map(|t| serde_json::to_value(t).ok())
@@ -259,7 +255,11 @@ impl Pool {
         };
         let changed = store(root, entry, &l).map_err(|e| e.to_string())?;
         if changed {
-            tracing::info!(entry, tools = l.tools.len(), "the server's tool list changed");
+            tracing::info!(
+                entry,
+                tools = l.tools.len(),
+                "the server's tool list changed"
+            );
             let f = self.on_listed.lock().ok().and_then(|g| g.clone());
             if let Some(f) = f {
                 f(entry);
@@ -362,7 +362,8 @@ impl Pool {
                 message: format!(
                     "{tool:?} answered with a request for input or a task, which toolsmith does not pass on"
                 ),
-                hint: "call a tool that answers at once; toolsmith's own long tools run as tasks".into(),
+                hint: "call a tool that answers at once; toolsmith's own long tools run as tasks"
+                    .into(),
             }),
             Err(rmcp::ServiceError::McpError(e)) => Err(RunError::ToolError {
                 tool: shown,
@@ -411,11 +412,7 @@ pub fn list_stale(
         let stale: Vec<Tool> = idx
             .tools()
             .filter(|t| t.manifest.kind == crate::manifest::Kind::Mcp && t.upstream.is_none())
-            .filter(|t| {
-                names
-                    .as_ref()
-                    .is_none_or(|n| n.contains(&t.manifest.name))
-            })
+            .filter(|t| names.as_ref().is_none_or(|n| n.contains(&t.manifest.name)))
             .filter(|t| {
                 let dir = shared.app.toolbox.tools_dir().join(&t.manifest.name);
                 listing::read(&root, &t.manifest.name)
@@ -438,7 +435,9 @@ pub fn list_stale(
                 .await;
             match out {
                 Ok(_) => tracing::info!(entry = %name, "listed the tools of an MCP server"),
-                Err(e) => tracing::info!(entry = %name, error = %crate::error::chain(&e), "the tools of an MCP server are listed on its first call"),
+                Err(e) => {
+                    tracing::info!(entry = %name, error = %crate::error::chain(&e), "the tools of an MCP server are listed on its first call")
+                }
             }
             if let Some(u) = shared.app.upstream() {
                 u.stop(&name);
@@ -510,7 +509,8 @@ impl Upstream for Pool {
             let conn = self.connect(dir, entry).await?;
             let peer = conn.service.peer().clone();
             let name = conn.entry.clone();
-            let root = crate::runner::launch::toolbox_root(dir).unwrap_or_else(|| dir.to_path_buf());
+            let root =
+                crate::runner::launch::toolbox_root(dir).unwrap_or_else(|| dir.to_path_buf());
             self.relist(&peer, &root, &name, &listing::manifest_hash(dir))
                 .await
                 .map_err(|message| RunError::Server {

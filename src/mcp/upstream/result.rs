@@ -18,10 +18,7 @@ pub fn output(tool: &str, r: CallToolResult, cap: u64) -> Result<CallOutput, Run
     }
     let text = texts.join("\n");
     let size = text.len()
-        + content
-            .iter()
-            .map(|c| c.to_string().len())
-            .sum::<usize>()
+        + content.iter().map(|c| c.to_string().len()).sum::<usize>()
         + r.structured_content
             .as_ref()
             .map_or(0, |v| v.to_string().len());
