@@ -103,3 +103,22 @@ if [ ! -f "$npm_cache/.toolsmith-filled" ]; then
   touch "$npm_cache/.toolsmith-filled"
 fi
 export npm_config_cache="$npm_cache"
+
+# MCP servers nobody here wrote, for the upstream-server tests (tests/upstream.rs): the wheels
+# of mcp-server-time with every dependency, and the npm packages of the reference servers with
+# every dependency in the npm cache (an `npm install` into a throwaway directory fills it).
+mcp_time="mcp-server-time==2026.10.19"
+if ! ls "$wheels"/mcp_server_time-2026.10.19-*.whl >/dev/null 2>&1; then
+  log "fetching the wheels of $mcp_time and its dependencies into $wheels"
+  python3 -m pip download -q --disable-pip-version-check --only-binary :all: --dest "$wheels" "$mcp_time" >&2
+fi
+mcp_npm="@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31"
+if [ "$(cat "$npm_cache/.toolsmith-mcp-servers" 2>/dev/null)" != "$mcp_npm" ]; then
+  log "filling $npm_cache with $mcp_npm and their dependencies"
+  scratch="$(mktemp -d)"
+  echo '{"name":"toolsmith-prefetch","private":true}' > "$scratch/package.json"
+  # shellcheck disable=SC2086
+  (cd "$scratch" && npm install --cache "$npm_cache" --ignore-scripts --no-audit --no-fund --silent $mcp_npm >&2)
+  rm -rf "$scratch"
+  echo "$mcp_npm" > "$npm_cache/.toolsmith-mcp-servers"
+fi

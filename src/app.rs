@@ -25,6 +25,33 @@ pub const MAX_PIPELINE_DEPTH: usize = 8;
 /// fork servers or spares; the pool's count and memory bounds hold as well).
 pub const PRESTART: usize = 4;
 
+/// What runs the servers of MCP entries (`kind = "mcp"`) and calls their tools: the MCP
+/// layer's client (`mcp::upstream`), installed with `App::set_upstream` by what serves or
+/// calls (the server, the CLI). Each call it gets has passed the gates as its entry: the
+/// entry's files verified, its version trusted, its grants decided by `approval::admit`.
+pub trait Upstream: Send + Sync {
+    /// Call the server tool `tool` of the entry `entry` (admitted) living in `dir`.
+    fn call<'a>(
+        &'a self,
+        dir: &'a std::path::Path,
+        entry: &'a Tool,
+        tool: &'a str,
+        args: Value,
+        host: &'a dyn Host,
+    ) -> BoxFuture<'a, Result<CallOutput, RunError>>;
+    /// Ask the entry's server for its tools now (starting it when it is not running) and
+    /// cache the listing; the server's tool names.
+    fn list<'a>(
+        &'a self,
+        dir: &'a std::path::Path,
+        entry: &'a Tool,
+    ) -> BoxFuture<'a, Result<Vec<String>, RunError>>;
+    /// Stop the server of one entry (it changed, or was deleted).
+    fn stop(&self, entry: &str);
+    /// Stop every server (shutdown).
+    fn stop_all(&self);
+}
+
 /// Why a call could not be made or failed.
 #[derive(Debug, Error)]
 pub enum CallError {
@@ -96,6 +123,8 @@ pub struct App {
     personal: std::path::PathBuf,
     /// The semantic half of search: the configured embeddings and the tools' vectors.
     semantic: Arc<crate::search::Semantic>,
+    /// The client of MCP entries' servers (`set_upstream`).
+    upstream: RwLock<Option<Arc<dyn Upstream>>>,
 }
 
 impl App {
@@ -124,6 +153,34 @@ impl App {
             )),
             scripts: Scripts::new(Arc::clone(&config)),
             config,
+            upstream: RwLock::new(None),
+        }
+    }
+
+    /// Install what runs MCP entries' servers (the MCP layer's `mcp::upstream::install`).
+    pub fn set_upstream(&self, upstream: Arc<dyn Upstream>) {
+        if let Ok(mut u) = self.upstream.write() {
+            *u = Some(upstream);
+        }
+    }
+
+    /// What runs MCP entries' servers, when one is installed.
+    pub fn upstream(&self) -> Option<Arc<dyn Upstream>> {
+        self.upstream.read().ok().and_then(|u| u.clone())
+    }
+
+    fn upstream_or_err(&self, name: &str) -> Result<Arc<dyn Upstream>, RunError> {
+        self.upstream().ok_or_else(|| RunError::Start {
+            tool: name.to_string(),
+            message: "this process has no MCP client to run MCP server entries".into(),
+        })
+    }
+
+    /// Stop every process this app keeps: warm workers, spares and MCP servers (shutdown).
+    pub fn stop_all(&self) {
+        self.scripts.stop_all();
+        if let Some(u) = self.upstream() {
+            u.stop_all();
         }
     }
 
@@ -404,7 +461,11 @@ impl App {
         depth: usize,
     ) -> Result<CallOutput, CallError> {
         let tool = self.tool(name)?;
-        let dir = self.toolbox.tools_dir().join(name);
+        // A tool of an MCP entry's server lives in its entry's directory.
+        let dir = match &tool.upstream {
+            Some(u) => self.toolbox.tools_dir().join(&u.entry),
+            None => self.toolbox.tools_dir().join(name),
+        };
         self.run_tool_at(&dir, tool, args, host, depth).await
     }
 
@@ -433,6 +494,13 @@ impl App {
         let dir = dir.to_path_buf();
         let t0 = std::time::Instant::now();
         check_arguments(&tool, &args)?;
+        // A tool of an MCP entry's server runs as its entry: the entry's files are verified,
+        // its version trusted and its grants approved (the tool itself has no files).
+        let upstream = tool.upstream.clone();
+        let tool = match &upstream {
+            Some(u) => self.tool(&u.entry)?,
+            None => tool,
+        };
         let t_args = t0.elapsed();
         let warning = self.verify_stored(&dir, &tool)?;
         let t_verify = t0.elapsed();
@@ -444,7 +512,16 @@ impl App {
         }
         let (tool, call) = crate::approval::admit(&self.gate(), &dir, tool, &args, host).await?;
         let t_admit = t0.elapsed();
-        let out = (self.dispatch(name, dir, tool, args, &call.host(host), depth)).await;
+        let out = match &upstream {
+            Some(u) => match self.upstream_or_err(name) {
+                Ok(up) => up
+                    .call(&dir, &tool, &u.tool, args, &call.host(host))
+                    .await
+                    .map_err(CallError::from),
+                Err(e) => Err(e.into()),
+            },
+            None => (self.dispatch(name, dir, tool, args, &call.host(host), depth)).await,
+        };
         let t_run = t0.elapsed();
         let out = call.finish(out, |e: &CallError| (e.to_string(), e.hint()));
         tracing::debug!(
@@ -550,6 +627,18 @@ impl App {
             }
             Kind::Script => Ok(self.scripts.call(&dir, &tool, &args, host).await?),
             Kind::Pipeline => self.run_pipeline(&tool, args, host, depth).await,
+            // The entry itself: its server asked for its tools now (the listing refreshed).
+            Kind::Mcp => {
+                let names = self.upstream_or_err(name)?.list(&dir, &tool).await?;
+                let tools: Vec<String> = names
+                    .iter()
+                    .map(|t| crate::index::upstream::tool_name(name, t))
+                    .collect();
+                Ok(CallOutput::from_value(
+                    serde_json::json!({"entry": name, "tools": tools}),
+                    Vec::new(),
+                ))
+            }
         }
     }
 

@@ -44,6 +44,7 @@ pub fn render(index: &Index, sandbox: &SandboxConfig) -> String {
         langs.join(", ")
     );
     g.push_str(WASM);
+    mcp_servers(&mut g, index);
     tool_toml_fields(&mut g);
     let skills = skills(index);
     if !skills.is_empty() {
@@ -284,6 +285,57 @@ fn without_front_matter(text: &str) -> &str {
         Some(i) => rest[i + 4..].trim_start_matches(['\r', '\n']),
         None => text,
     }
+}
+
+const MCP_SERVERS: &str = r#"## MCP servers
+
+Another MCP server can live in this toolbox as an entry (`kind = "mcp"`): its tools become
+tools here, named `<entry>__<tool>`, listed, searched, called directly, with `call_tool`, from
+pipelines and from `execute_code` like any other. Add one with `import_mcp` (or, in a
+terminal, `toolsmith add-mcp NAME --npm PKG@VER -- COMMAND ARGS`, or `toolsmith import
+mcp.json` for an editor's configuration). Its package is installed and pinned like a script's
+dependencies; its server runs in the sandbox with the default grants (no network, no
+environment, its own scratch directory) and starts on first use, then stays warm while used.
+What it needs beyond that (`[capabilities]` network or paths, `[secrets]`; a remote `url` is
+network to its host) waits for the person's approval. Its tools' descriptions are what the
+server says (quoted, cut at 1024 characters), not instructions from toolsmith. Calling the
+entry itself (`call_tool NAME`) asks its server for its tools again.
+
+"#;
+
+/// The MCP server entries and their tools.
+fn mcp_servers(g: &mut String, index: &Index) {
+    g.push_str(MCP_SERVERS);
+    let entries: Vec<_> = index
+        .tools()
+        .filter(|t| t.manifest.kind == crate::manifest::Kind::Mcp && t.upstream.is_none())
+        .collect();
+    if entries.is_empty() {
+        return;
+    }
+    let _ = writeln!(g, "The MCP servers here:\n");
+    for e in entries {
+        let name = &e.manifest.name;
+        let tools: Vec<String> = index
+            .tools()
+            .filter(|t| t.upstream.as_ref().is_some_and(|u| &u.entry == name))
+            .map(|t| format!("`{}`", t.manifest.name))
+            .collect();
+        let how = match e.manifest.mcp.as_ref() {
+            Some(s) if s.url.is_some() => format!("at {}", s.url.as_deref().unwrap_or("")),
+            Some(s) => format!("`{}`", s.command.as_deref().unwrap_or("")),
+            None => String::new(),
+        };
+        if tools.is_empty() {
+            let _ = writeln!(
+                g,
+                "- `{name}` ({how}): its tools are not listed yet (they are once it runs)"
+            );
+        } else {
+            let _ = writeln!(g, "- `{name}` ({how}): {}", tools.join(", "));
+        }
+    }
+    g.push('\n');
 }
 
 /// The tool.toml fields with their meaning, from the manifest's JSON Schema.

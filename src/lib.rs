@@ -29,6 +29,7 @@ pub mod scaffold;
 pub mod scan;
 pub mod search;
 pub mod secrets;
+pub mod servers;
 pub mod share;
 pub mod sync;
 pub mod toolbox;

@@ -27,6 +27,7 @@ pub const RESERVED_NAMES: &[&str] = &[
     "pipeline",
     "memory",
     "execute_code",
+    "import_mcp",
     "undo_session",
     "sync",
     "git",
@@ -101,6 +102,32 @@ pub fn validate(name: &str) -> Result<(), NameError> {
         });
     }
     Ok(())
+}
+
+/// Check the name an MCP server gives one of its tools (it becomes `<entry>__<name>`): MCP's
+/// tool-name characters (ASCII letters, digits, `_`, `-`, `.`), at most [`MAX_NAME_LEN`]
+/// characters. Never a path: upstream names name no file.
+pub fn validate_upstream(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("the name is empty".into());
+    }
+    if name.len() > MAX_NAME_LEN {
+        return Err(format!(
+            "the name is {} characters long; the limit is {MAX_NAME_LEN}",
+            name.len()
+        ));
+    }
+    match name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        Some(c) => Err(format!(
+            "the name {:?} has the character U+{:04X}; MCP tool names use ASCII letters, digits, `_`, `-` and `.`",
+            name.escape_debug().to_string(),
+            c as u32
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Longest relative file path accepted inside a tool directory, in bytes.

@@ -31,7 +31,7 @@ pub struct ScriptSpec {
     #[serde(default)]
     #[schemars(extend("enum" = ["python", "node", "ruby", "bash", "perl", "php", "other"]))]
     pub language: Option<String>,
-    /// e.g. ["lua5.4"]
+    // e.g. ["lua5.4"] (the guide says it; a doc comment would be sent with the schema)
     #[serde(default)]
     pub interpreter: Option<Vec<String>>,
     #[serde(default)]
@@ -277,6 +277,7 @@ pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
         hashes: Default::default(),
         origin: None,
         steps: Vec::new(),
+        mcp: None,
     }
 }
 
@@ -406,6 +407,7 @@ pub async fn register(
         validator: Default::default(),
         secrets: Default::default(),
         admitted: None,
+        upstream: None,
     };
     let failures = crate::examples::check(app, &staging, &tool, host).await;
     let total = tool.manifest.examples.len();

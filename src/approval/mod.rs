@@ -451,6 +451,9 @@ impl Call {
         let out = match out {
             Ok(mut o) => {
                 r.result(&mut o.text, o.structured.as_mut());
+                for c in &mut o.content {
+                    r.json(c);
+                }
                 // Lines as a whole: a value split across them is found too.
                 let mut logs = secrets::lines::Window::new(r.clone());
                 let mut lines: Vec<String> = Vec::with_capacity(o.logs.len());

@@ -81,11 +81,21 @@ pub fn requested(m: &Manifest) -> Vec<Item> {
         return out;
     }
     let c = &m.capabilities;
+    // A remote MCP server (`[mcp] url`) is reached by toolsmith: network to its host.
+    let remote = (m.kind == crate::manifest::Kind::Mcp)
+        .then(|| m.mcp.as_ref().and_then(|s| s.url_host()))
+        .flatten();
     if c.network.is_any() {
         out.push(Item::Network { domains: None });
     } else if let Some(d) = c.network.domains() {
+        let mut d = d.to_vec();
+        if let Some(h) = remote.filter(|h| crate::manifest::domain::allowing(&d, h).is_none()) {
+            d.push(h);
+        }
+        out.push(Item::Network { domains: Some(d) });
+    } else if let Some(h) = remote {
         out.push(Item::Network {
-            domains: Some(d.to_vec()),
+            domains: Some(vec![h]),
         });
     }
     out.extend(c.env.iter().map(|n| Item::Env { name: n.clone() }));

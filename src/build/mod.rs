@@ -45,10 +45,10 @@ use tokio_util::sync::CancellationToken;
 #[serde(deny_unknown_fields)]
 pub struct BuildRequest {
     pub name: String,
-    /// src/main.rs (left out: rebuild the stored one)
+    // src/main.rs (left out: rebuild the stored one); the guide says it.
     #[serde(default)]
     pub source: Option<String>,
-    /// path → text
+    // path → text; the guide says it.
     #[serde(default)]
     pub files: BTreeMap<String, String>,
     #[serde(default)]
@@ -57,7 +57,7 @@ pub struct BuildRequest {
     pub version: Option<String>,
     #[serde(default)]
     pub tags: Option<Vec<String>>,
-    /// name → version; default serde_json
+    // name → version; default serde_json; the guide says it.
     #[serde(default)]
     pub crates: Option<BTreeMap<String, CrateDep>>,
     /// Schemas, annotations, limits, capabilities (as `register_script` takes them).
@@ -603,5 +603,6 @@ fn load_tool(dir: &Path, name: &str, text: &str) -> Result<Tool, BuildError> {
         validator: Default::default(),
         secrets: Default::default(),
         admitted: None,
+        upstream: None,
     })
 }

@@ -7,8 +7,8 @@ use crate::config::Config;
 use crate::error::Hint;
 use crate::index::{Index, Status};
 use crate::manifest::Severity;
+use crate::scaffold;
 use crate::toolbox::{self, FileSpec, Toolbox};
-use crate::{guide, scaffold};
 use anyhow::Result;
 use serde_json::json;
 use std::path::PathBuf;
@@ -108,7 +108,7 @@ pub fn run(cli: Cli, mut config: Config) -> Result<i32> {
         Command::Guide => {
             print!("{}", {
                 let tb = open(explicit, &location)?;
-                guide::render_for(&Index::build(tb.root()), &tb, &config.sandbox)
+                crate::mcp::guide(&Index::build(tb.root()), &tb, &config.sandbox)
             });
             Ok(0)
         }
@@ -167,7 +167,19 @@ pub fn run(cli: Cli, mut config: Config) -> Result<i32> {
             super::history::undo_session(&open(explicit, &location)?, &a, cli.json)
         }
         Command::Import(a) => {
-            super::share::import(&open(explicit, &location)?, &a, &config, cli.json)
+            let tb = open(explicit, &location)?;
+            // An editor's MCP configuration: its servers become entries.
+            let file = std::path::Path::new(&a.source);
+            if file.is_file()
+                && std::fs::read_to_string(file)
+                    .is_ok_and(|t| crate::servers::config::is_config(&t))
+            {
+                return super::servers::import_config(app(tb), file, a.name.as_deref(), cli.json);
+            }
+            super::share::import(&tb, &a, &config, cli.json)
+        }
+        Command::AddMcp(a) => {
+            super::servers::add_mcp(app(open(explicit, &location)?), &a, cli.json)
         }
         Command::Update(a) => {
             super::share::update(&open(explicit, &location)?, &a, &config, cli.json)
@@ -409,7 +421,13 @@ pub(super) fn call(app: App, name: &str, args: &str, as_json: bool) -> Result<i3
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let out = rt.block_on(app.call(name, args, &crate::runner::script::NoHost));
+    // MCP entries' servers, started for this call and stopped after it.
+    crate::mcp::upstream::install(&app, None);
+    let out = rt.block_on(async {
+        let out = app.call(name, args, &crate::runner::script::NoHost).await;
+        app.stop_all();
+        out
+    });
     match out {
         Ok(o) => {
             if as_json {

@@ -12,6 +12,7 @@ mod output;
 mod references;
 mod scripts;
 mod serve;
+mod servers;
 mod share;
 mod team;
 
@@ -127,8 +128,12 @@ pub enum Command {
     Restore(history::RestoreArgs),
     /// Revert every commit one MCP session made, as one new commit.
     UndoSession(history::UndoArgs),
-    /// Import tools from a git repository, a Gist or an OCI registry (oci://…).
+    /// Import tools from a git repository, a Gist or an OCI registry (oci://…), or the MCP
+    /// servers of an editor's configuration file (Claude Desktop, Cursor, VS Code mcp.json).
     Import(share::ImportArgs),
+    /// Add another MCP server as an entry: its tools become NAME__TOOL tools of the toolbox.
+    #[command(name = "add-mcp")]
+    AddMcp(servers::AddMcpArgs),
     /// Show (and with --apply, apply) what changed at an imported tool's origin.
     Update(share::UpdateArgs),
     /// Push tools to a git remote, publish one to an OCI registry, or write a Gist-shaped JSON file.

@@ -203,7 +203,7 @@ fn spec_of(a: &RegisterArgs) -> Result<ScriptSpec> {
 }
 
 /// Progress of the install, on stderr.
-struct StderrHost;
+pub(super) struct StderrHost;
 
 impl crate::runner::script::Host for StderrHost {
     fn log(&self, _level: &str, message: &str) {

@@ -139,7 +139,7 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
             Some(o) => crate::mcp::http::serve(shared, o).await,
             None => crate::mcp::serve_stdio(shared).await,
         };
-        stop.app.scripts().stop_all();
+        stop.app.stop_all();
         crate::index::rank::flush();
         served
     })?;

@@ -47,8 +47,8 @@ pub struct UpdateArgs {
     pub commit: Option<String>,
 }
 
-/// `toolsmith export [NAMES...] --remote URL [--branch B]`, `export NAME --gist FILE` or
-/// `export NAME --oci REGISTRY/REPO:TAG`
+/// `toolsmith export [NAMES...] --remote URL [--branch B]`, `export NAME --gist FILE`,
+/// `export NAME --oci REGISTRY/REPO:TAG` or `export --skills DIR`
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
     /// Tools to export (default: the whole toolbox).
@@ -66,6 +66,10 @@ pub struct ExportArgs {
     /// the docker config file).
     #[arg(long, value_name = "REF", conflicts_with_all = ["gist", "remote"])]
     pub oci: Option<String>,
+    /// Write the toolbox as an Agent Skills directory (a `<skill>/SKILL.md` with its scripts per
+    /// tool) for agents that read skills from disk.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["gist", "remote", "oci"])]
+    pub skills: Option<PathBuf>,
 }
 
 pub fn import(tb: &Toolbox, a: &ImportArgs, config: &Config, json: bool) -> Result<i32> {
@@ -173,6 +177,28 @@ pub fn update(tb: &Toolbox, a: &UpdateArgs, config: &Config, json: bool) -> Resu
 }
 
 pub fn export(tb: &Toolbox, a: &ExportArgs, json: bool) -> Result<i32> {
+    if let Some(dir) = &a.skills {
+        if !a.names.is_empty() {
+            return Err(UserError::new(
+                "--skills exports the whole toolbox",
+                "drop the tool names: toolsmith export --skills DIR",
+            ));
+        }
+        let idx = crate::index::Index::build(tb.root());
+        let o = share::skills::export(&idx, &tb.tools_dir(), dir).map_err(UserError::from)?;
+        if json {
+            output::json(&serde_json::to_value(&o)?);
+        } else {
+            for (skill, tool) in &o.skills {
+                println!("{skill}/SKILL.md  (from {tool})");
+            }
+            for (tool, why) in &o.skipped {
+                eprintln!("note: {tool} left out: {why}");
+            }
+            println!("wrote {} skill(s) to {}", o.skills.len(), o.dir);
+        }
+        return Ok(0);
+    }
     if let Some(target) = &a.oci {
         let [name] = a.names.as_slice() else {
             return Err(UserError::new(

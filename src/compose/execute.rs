@@ -257,6 +257,7 @@ pub async fn run(
         hashes: Default::default(),
         origin: None,
         steps: vec![],
+        mcp: None,
     };
     m.run.language = Some(lang.into());
     m.run.entry = Some(file.into());
@@ -270,6 +271,7 @@ pub async fn run(
         validator: Default::default(),
         secrets: Default::default(),
         admitted: None,
+        upstream: None,
     };
     let calls = AtomicUsize::new(0);
     let counting = CountingHost {

@@ -158,6 +158,7 @@ pub fn manifest_of(spec: &PipelineSpec) -> Manifest {
         examples: spec.examples.clone(),
         hashes: Default::default(),
         origin: None,
+        mcp: None,
         steps: spec.steps.clone(),
     }
 }
@@ -217,6 +218,7 @@ pub async fn create(
         validator: Default::default(),
         secrets: Default::default(),
         admitted: None,
+        upstream: None,
     };
     let dir = app.toolbox.tools_dir();
     let failures = crate::examples::check(app, &dir, &tool, host).await;

@@ -4,10 +4,16 @@
 //! broken manifest becomes a `Broken` entry and never hides the others. Re-indexing one tool
 //! reads only that tool's directory; a full refresh re-reads only tools whose files changed
 //! (by size and modification time).
+//!
+//! An MCP server entry (`kind = "mcp"`) also brings the tools of its server, `<entry>__<tool>`,
+//! from its cached listing (`upstream`, outside git): entries of their own whose directory is
+//! the entry's, re-read with it. The index is then a pure function of the tree and those
+//! listings.
 
 pub mod rank;
 pub mod schema;
 mod search;
+pub mod upstream;
 
 pub use search::{
     Doc, FIELDS, LexicalHit, SearchIndex, embedding_text, field_names, name_words, text_key,
@@ -45,6 +51,8 @@ pub struct Tool {
     /// set only by `approval::admit` when the call gets grants beyond the defaults; a script
     /// whose directory was replaced since is stopped before its code runs. None in the index.
     pub admitted: Option<crate::platform::DirId>,
+    /// The server tool this tool calls, for a tool of an MCP entry (`<entry>__<tool>`).
+    pub upstream: Option<upstream::Upstream>,
 }
 
 /// The state of one tool directory.
@@ -62,6 +70,8 @@ pub struct Entry {
     /// The tool directory.
     pub dir: PathBuf,
     pub status: Status,
+    /// The MCP entry this tool comes from (a tool of its server); None for a directory.
+    pub parent: Option<String>,
     fingerprint: Fingerprint,
 }
 
@@ -124,7 +134,7 @@ impl Index {
                 .map(|part| {
                     s.spawn(move || {
                         part.iter()
-                            .map(|(n, d)| load_entry(n, d))
+                            .flat_map(|(n, d)| load_all(n, d))
                             .collect::<Vec<_>>()
                     })
                 })
@@ -134,10 +144,31 @@ impl Index {
                 .flat_map(|h| h.join().unwrap_or_default())
                 .collect()
         });
-        for e in entries {
-            index.entries.insert(e.name.clone(), Arc::new(e));
-        }
+        index.insert_all(entries);
         index
+    }
+
+    /// Insert loaded entries; a tool of an MCP entry never takes the place of a directory.
+    fn insert_all(&mut self, entries: Vec<Entry>) {
+        for e in entries {
+            if e.parent.is_some()
+                && self
+                    .entries
+                    .get(&e.name)
+                    .is_some_and(|x| x.parent.is_none())
+            {
+                continue;
+            }
+            self.entries.insert(e.name.clone(), Arc::new(e));
+        }
+    }
+
+    /// Drop the tools of the MCP entry `name`.
+    fn remove_derived(&mut self, name: &str) -> bool {
+        let before = self.entries.len();
+        self.entries
+            .retain(|_, e| e.parent.as_deref() != Some(name));
+        before != self.entries.len()
     }
 
     /// An index of only the named tool directories (those that exist and are valid names):
@@ -154,9 +185,7 @@ impl Index {
             }
             let dir = root.join(TOOLS_DIR).join(name);
             if dir.is_dir() {
-                index
-                    .entries
-                    .insert(name.clone(), Arc::new(load_entry(name, &dir)));
+                index.insert_all(load_all(name, &dir));
             }
         }
         index
@@ -186,20 +215,24 @@ impl Index {
         }
         let dir = self.root.join(TOOLS_DIR).join(name);
         if !dir.is_dir() {
-            let removed = self.entries.remove(name).is_some();
-            if removed {
+            let removed = self.entries.get(name).is_some_and(|e| e.parent.is_none())
+                && self.entries.remove(name).is_some();
+            let derived = self.remove_derived(name);
+            if removed || derived {
                 self.search = Default::default();
             }
-            return removed;
+            return removed || derived;
         }
-        let fresh = load_entry(name, &dir);
-        let changed = self
-            .entries
-            .get(name)
-            .is_none_or(|old| old.fingerprint != fresh.fingerprint || !same_status(old, &fresh));
+        let mut fresh = load_all(name, &dir);
+        let main = fresh.remove(0);
+        let changed = self.entries.get(name).is_none_or(|old| {
+            old.parent.is_some() || old.fingerprint != main.fingerprint || !same_status(old, &main)
+        });
         // An unchanged entry stays as it is (with its compiled input schema).
         if changed {
-            self.entries.insert(name.to_string(), Arc::new(fresh));
+            self.remove_derived(name);
+            self.entries.insert(name.to_string(), Arc::new(main));
+            self.insert_all(fresh);
             self.search = Default::default();
         }
         changed
@@ -213,12 +246,13 @@ impl Index {
         let present: std::collections::BTreeSet<&String> = dirs.iter().map(|(n, _)| n).collect();
         let gone: Vec<String> = self
             .entries
-            .keys()
-            .filter(|k| !present.contains(k))
-            .cloned()
+            .iter()
+            .filter(|(k, e)| e.parent.is_none() && !present.contains(k))
+            .map(|(k, _)| k.clone())
             .collect();
         for name in gone {
             self.entries.remove(&name);
+            self.remove_derived(&name);
             self.search = Default::default();
             changed.push(name);
         }
@@ -226,7 +260,7 @@ impl Index {
             let up_to_date = self
                 .entries
                 .get(name)
-                .is_some_and(|e| e.fingerprint == fingerprint(dir, e));
+                .is_some_and(|e| e.parent.is_none() && e.fingerprint == fingerprint(dir, e));
             if !up_to_date && self.reindex_tool(name) {
                 changed.push(name.clone());
             }
@@ -247,6 +281,8 @@ impl Index {
 
     /// Broken entries, sorted by name.
     pub fn broken(&self) -> impl Iterator<Item = &Entry> {
+        // (A tool of an MCP entry is never broken: a server tool that does not check out is
+        // left out, with the reason on its entry.)
         self.entries
             .values()
             .map(|e| &**e)
@@ -298,12 +334,18 @@ fn list_tool_dirs(root: &Path) -> Vec<(String, PathBuf)> {
     out
 }
 
-/// The files an entry depends on: tool.toml plus any schema files it names.
+/// The files an entry depends on: tool.toml plus any schema files it names (and an MCP
+/// entry's cached listing).
 fn fingerprint(dir: &Path, entry: &Entry) -> Fingerprint {
     let mut files = vec![dir.join(manifest::FILE_NAME)];
     if let Some(t) = entry.tool() {
         files.extend(t.manifest.input_schema_file.iter().map(|f| dir.join(f)));
         files.extend(t.manifest.output_schema_file.iter().map(|f| dir.join(f)));
+        if t.manifest.kind == manifest::Kind::Mcp
+            && let Some(root) = dir.parent().and_then(Path::parent)
+        {
+            files.push(upstream::cache_path(root, &entry.name));
+        }
     }
     Fingerprint(files.iter().map(|f| stat(f)).collect())
 }
@@ -322,10 +364,53 @@ fn broken(name: &str, dir: &Path, file: PathBuf, message: String, hint: &str) ->
         name: name.to_string(),
         dir: dir.to_path_buf(),
         status: Status::Broken(vec![d]),
+        parent: None,
         fingerprint: Fingerprint::default(),
     };
     e.fingerprint = fingerprint(dir, &e);
     e
+}
+
+/// Read one tool directory: its entry, then (for an MCP entry) the tools of its server from
+/// the cached listing.
+fn load_all(name: &str, dir: &Path) -> Vec<Entry> {
+    let mut main = load_entry(name, dir);
+    let Status::Ok(t) = &mut main.status else {
+        return vec![main];
+    };
+    if t.manifest.kind != manifest::Kind::Mcp {
+        return vec![main];
+    }
+    let Some(root) = dir.parent().and_then(Path::parent) else {
+        return vec![main];
+    };
+    let note = |message: String| Diagnostic {
+        severity: Severity::Warning,
+        file: upstream::cache_path(root, name),
+        line: None,
+        column: None,
+        field: Some("mcp".into()),
+        message,
+        hint: None,
+    };
+    let Some(listing) = upstream::read(root, name) else {
+        t.warnings.push(note(format!(
+            "the tools of {name}'s server are not listed yet: they are once it runs (on toolsmith's start, or `call_tool {name}`)"
+        )));
+        return vec![main];
+    };
+    let (tools, skipped) = upstream::derive(t, &listing);
+    t.warnings
+        .extend(skipped.into_iter().map(|s| note(format!("left out: {s}"))));
+    let mut out = vec![main];
+    out.extend(tools.into_iter().map(|tool| Entry {
+        name: tool.manifest.name.clone(),
+        dir: dir.to_path_buf(),
+        status: Status::Ok(Box::new(tool)),
+        parent: Some(name.to_string()),
+        fingerprint: Fingerprint::default(),
+    }));
+    out
 }
 
 /// Read and parse one tool directory.
@@ -379,6 +464,7 @@ fn load_entry(name: &str, dir: &Path) -> Entry {
         name: name.to_string(),
         dir: dir.to_path_buf(),
         status,
+        parent: None,
         fingerprint: Fingerprint::default(),
     };
     e.fingerprint = fingerprint(dir, &e);
@@ -437,6 +523,7 @@ fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Status {
             validator: Default::default(),
             secrets: Default::default(),
             admitted: None,
+            upstream: None,
         })),
         (i, o) => Status::Broken(i.err().into_iter().chain(o.err()).collect()),
     }

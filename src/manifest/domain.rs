@@ -44,6 +44,24 @@ pub fn check(entry: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The host of an `http://` or `https://` URL, lowercase, without brackets or port.
+pub fn url_host(url: &str) -> Option<String> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    if authority.contains('@') {
+        return None;
+    }
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        v6.split(']').next()?
+    } else {
+        authority.split(':').next()?
+    };
+    let h = normal(host);
+    (!h.is_empty()).then_some(h)
+}
+
 fn normal(host: &str) -> String {
     let h = host.trim_end_matches('.').to_ascii_lowercase();
     // `[::1]` as written in URLs and CONNECT lines.

@@ -10,7 +10,7 @@ mod validate;
 
 pub use edit::{EditError, set_hashes};
 pub use parse::{Diagnostic, Parsed, Severity, parse};
-pub use validate::is_secret_name;
+pub use validate::{is_secret_name, secret_refs};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -99,6 +99,9 @@ pub struct Manifest {
     /// Steps of a pipeline (kind = "pipeline").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<Step>,
+    /// The MCP server of an entry (kind = "mcp"): a program to run, or a URL to reach.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<McpServer>,
 }
 
 fn default_format() -> u32 {
@@ -121,16 +124,19 @@ pub enum Kind {
     Script,
     /// An ordered list of steps that call other tools.
     Pipeline,
+    /// Another MCP server: its tools become `<name>__<tool>` tools of this toolbox.
+    Mcp,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 3] = [Kind::Wasm, Kind::Script, Kind::Pipeline];
+    pub const ALL: [Kind; 4] = [Kind::Wasm, Kind::Script, Kind::Pipeline, Kind::Mcp];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Wasm => "wasm",
             Kind::Script => "script",
             Kind::Pipeline => "pipeline",
+            Kind::Mcp => "mcp",
         }
     }
 }
@@ -147,7 +153,7 @@ impl std::str::FromStr for Kind {
         Kind::ALL
             .into_iter()
             .find(|k| k.as_str() == s)
-            .ok_or_else(|| format!("unknown kind {s:?}; allowed: wasm, script, pipeline"))
+            .ok_or_else(|| format!("unknown kind {s:?}; allowed: wasm, script, pipeline, mcp"))
     }
 }
 
@@ -403,13 +409,31 @@ pub struct Declared {
 // The secrets a registration or build declares: NAME (an environment variable name) → what
 // it is for, or only the names. (Not a doc comment: it would be the schema's description,
 // sent to the model with every meta-tool definition.)
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum SecretsSpec {
     /// `{"GITHUB_TOKEN": "read access to the repositories"}`
     Purposes(BTreeMap<String, String>),
     /// `["GITHUB_TOKEN"]`
     Names(Vec<String>),
+}
+
+/// Names or NAME → purpose, in the short form (the meta-tools' schemas count): `items`
+/// applies to an array, `additionalProperties` to an object.
+impl JsonSchema for SecretsSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SecretsSpec".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": ["object", "array"],
+            "items": {"type": "string"},
+            "additionalProperties": {"type": "string"}
+        })
+    }
 }
 
 impl SecretsSpec {
@@ -483,6 +507,54 @@ pub struct Origin {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<String>,
 }
+
+/// The MCP server of a `kind = "mcp"` entry: a program started over stdio (`command`, from
+/// the entry's `[dependencies]` or the system) or a streamable HTTP `url`. Its tools become
+/// `<entry>__<tool>` tools; what it needs beyond the default grants (network, a root,
+/// secrets) is asked under `[capabilities]` and `[secrets]` and approved by a person.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct McpServer {
+    /// stdio: the program, a command of the entry's packages (`node_modules/.bin`, the venv's
+    /// `bin`) or one on PATH (`node`, `python3`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// stdio: its arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// stdio: environment values it starts with (settings, never secrets: those are
+    /// `[secrets]`, set by a person and given only once the entry is approved).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Streamable HTTP: the server's URL; reaching its host is network access to that domain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// HTTP: request headers; `${NAME}` stands for the value of the declared secret NAME.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// Only these of its tools become toolsmith tools (default: all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+    /// Seconds without a call after which the server is stopped (default 300).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_secs: Option<u64>,
+}
+
+impl McpServer {
+    /// Seconds without a call after which a started server is stopped.
+    pub const DEFAULT_IDLE_SECS: u64 = 300;
+
+    pub fn idle_secs(&self) -> u64 {
+        self.idle_secs.unwrap_or(Self::DEFAULT_IDLE_SECS)
+    }
+
+    /// The host an HTTP entry reaches (None for a stdio entry or an unparsable URL).
+    pub fn url_host(&self) -> Option<String> {
+        self.url.as_deref().and_then(domain::url_host)
+    }
+}
+
+/// The separator between an MCP entry's name and its server's tool name (`github__search`).
+pub const UPSTREAM_SEPARATOR: &str = "__";
 
 /// One pipeline step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

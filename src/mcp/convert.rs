@@ -24,9 +24,20 @@ pub const ALL_CAP: usize = crate::index::rank::LIST_CAP;
 impl Exposure {
     /// The stored tools to list: in name order when all fit, else in rank order.
     pub fn select(self, index: &Index) -> Vec<&IndexTool> {
+        // An MCP entry is listed through its server's tools, not as a tool of its own.
+        let own = |t: &&IndexTool| {
+            !(t.manifest.kind == crate::manifest::Kind::Mcp && t.upstream.is_none())
+        };
         match self {
-            Exposure::All => crate::index::rank::ranked(index, ALL_CAP),
-            Exposure::Pinned => index.tools().filter(|t| t.manifest.pinned).collect(),
+            Exposure::All => crate::index::rank::ranked(index, ALL_CAP)
+                .into_iter()
+                .filter(own)
+                .collect(),
+            Exposure::Pinned => index
+                .tools()
+                .filter(|t| t.manifest.pinned)
+                .filter(own)
+                .collect(),
             Exposure::None => Vec::new(),
         }
     }

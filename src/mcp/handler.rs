@@ -90,6 +90,7 @@ impl ServerHandler for Server {
             .enable_tools()
             .enable_tool_list_changed()
             .enable_tasks()
+            .enable_skills()
             .build();
         ServerInfo::new(caps)
             .with_server_info(Implementation::new("toolsmith", env!("CARGO_PKG_VERSION")))
@@ -306,6 +307,8 @@ impl ServerHandler for Server {
                 .with_mime_type("text/markdown"),
             );
         }
+        // The same skills under the skills extension's scheme.
+        all.extend(super::skills::resources(&self.shared));
         if self.shared.fixtures {
             all.extend(fixtures::resources());
         }
@@ -338,6 +341,9 @@ impl ServerHandler for Server {
         {
             return Ok(r.into());
         }
+        if let Some(r) = super::skills::read(&self.shared, &request.uri) {
+            return Ok(r.into());
+        }
         match read_text(&self.shared, &request.uri) {
             Some((text, mime)) => Ok(ReadResourceResult::new(vec![
                 ResourceContents::text(text, request.uri.clone()).with_mime_type(mime),
@@ -351,6 +357,22 @@ impl ServerHandler for Server {
                 Some(json!({"uri": request.uri})),
             )),
         }
+    }
+
+    async fn list_skills(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, McpError> {
+        Ok(super::skills::list(&self.shared))
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, McpError> {
+        super::skills::get(&self.shared, &request.uri)
     }
 
     async fn subscribe(
@@ -465,7 +487,7 @@ impl ServerHandler for Server {
         }
         let args = request.arguments.unwrap_or_default();
         let arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
-        let guide = guide::render_for(
+        let guide = super::guide(
             &self.shared.app.index(),
             &self.shared.app.toolbox,
             &self.shared.app.config().sandbox,

@@ -15,9 +15,11 @@ pub mod http;
 pub(crate) mod hub;
 mod resources;
 pub(crate) mod rounds;
+mod skills;
 mod tasks;
 mod tool_asks;
 mod tools;
+pub mod upstream;
 mod watch;
 
 use crate::app::App;
@@ -96,6 +98,17 @@ impl Server {
     }
 }
 
+/// The guide (`toolsmith://guide`, `toolsmith guide`): the toolbox's, with the meta-tools.
+pub fn guide(
+    index: &crate::index::Index,
+    toolbox: &crate::toolbox::Toolbox,
+    sandbox: &crate::config::SandboxConfig,
+) -> String {
+    let mut g = crate::guide::render_for(index, toolbox, sandbox);
+    g.push_str(&tools::guide_section());
+    g
+}
+
 /// Build the shared state and start the watcher.
 pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
     let generation = app.generation();
@@ -111,7 +124,20 @@ pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
         partial_list: false.into(),
         listed: tokio::sync::watch::Sender::new(false),
     });
+    // MCP entries' servers: a listing that changed is announced like any other change.
+    let weak = Arc::downgrade(&shared);
+    upstream::install(
+        &shared.app,
+        Some(Arc::new(move |_entry: &str| {
+            if let Some(s) = weak.upgrade() {
+                s.poke.notify_one();
+            }
+        })),
+    );
     watch::spawn(Arc::clone(&shared))?;
+    // MCP entries without a listing for their version (a fresh clone): listed now, in the
+    // background; nothing waits for them.
+    upstream::list_stale(Arc::clone(&shared), None);
     Ok(shared)
 }
 

@@ -12,7 +12,7 @@ pub const TOOL_URI_TEMPLATE: &str = "toolsmith://tools/{name}";
 pub fn read_text(shared: &Shared, uri: &str) -> Option<(String, &'static str)> {
     if uri == GUIDE_URI {
         return Some((
-            guide::render_for(
+            super::guide(
                 &shared.app.index(),
                 &shared.app.toolbox,
                 &shared.app.config().sandbox,

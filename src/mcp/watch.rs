@@ -81,7 +81,7 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
                 }
             }
             let s = Arc::clone(&shared);
-            let _ = tokio::task::spawn_blocking(move || {
+            let changed = tokio::task::spawn_blocking(move || {
                 if full {
                     s.app.refresh()
                 } else {
@@ -89,7 +89,19 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
                     s.app.refresh_tools(&names)
                 }
             })
-            .await;
+            .await
+            .unwrap_or_default();
+            // An MCP entry edited or pulled: its server lists its tools for the new version
+            // first (for a while at most), so that clients hear of the change once.
+            if !changed.is_empty() {
+                let relist =
+                    super::upstream::list_stale(Arc::clone(&shared), Some(changed.clone()));
+                if tokio::time::timeout(RELIST_WAIT, relist).await.is_ok() {
+                    let s = Arc::clone(&shared);
+                    let _ =
+                        tokio::task::spawn_blocking(move || s.app.refresh_tools(&changed)).await;
+                }
+            }
             announce(&shared).await;
             // Tools changed on disk, and HEAD may have moved with them (a pull, a checkout, a
             // sync): catch the history memo up now, so the next tool_history does not (when
@@ -104,6 +116,10 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
     });
     Ok(())
 }
+
+/// How long a change waits for its MCP entries' servers to list their tools before it is
+/// announced (a slower listing is announced on its own).
+const RELIST_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// Announce the current index generation if clients have not heard of it yet.
 pub async fn announce(shared: &Shared) {

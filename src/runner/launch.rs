@@ -20,7 +20,7 @@ use std::process::Stdio;
 use tokio::process::Command;
 
 /// Environment variables every script gets (besides declared ones).
-const BASE_ENV: &[&str] = &["PATH", "LANG", "LC_ALL", "TZ"];
+pub(crate) const BASE_ENV: &[&str] = &["PATH", "LANG", "LC_ALL", "TZ"];
 
 /// The toolbox root of a tool directory `<root>/tools/<name>` (also for a hidden staging
 /// directory beside it); None for a directory outside a toolbox (e.g. execute_code's scratch).
@@ -32,7 +32,7 @@ pub fn toolbox_root(dir: &Path) -> Option<PathBuf> {
 
 /// Where dependency environments and memory live for a tool directory (outside a toolbox:
 /// the cache directory).
-fn state_root(dir: &Path, config: &Config) -> PathBuf {
+pub(crate) fn state_root(dir: &Path, config: &Config) -> PathBuf {
     toolbox_root(dir).unwrap_or_else(|| config.cache_dir.clone())
 }
 
@@ -81,6 +81,8 @@ pub(crate) struct Recipe {
     /// The interpreter (program resolved through shims) and its flags.
     pub interp: Vec<String>,
     pub entry: PathBuf,
+    /// Arguments after the entry (an MCP server's `[mcp] args`; none for a script).
+    pub args: Vec<String>,
     /// Variables set after the environment is cleared (HOME and TMPDIR are the scratch).
     pub env: Vec<(String, OsString)>,
     /// Secrets a person approved for this tool (decided by `approval::admit`); kept apart from
@@ -193,6 +195,7 @@ impl Recipe {
             name,
             interp,
             entry,
+            args: Vec::new(),
             env: vars,
             secrets: tool.secrets.clone(),
             mode: m.sandbox(),
@@ -214,6 +217,7 @@ impl Recipe {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         (
             &self.interp,
+            &self.args,
             &self.env,
             self.secrets.fingerprint(),
             &self.visible,
@@ -302,7 +306,11 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
     // The interpreter's prefix is granted from the interpreter itself, whatever runs first.
     let direct = || {
         let mut a = r.interp.clone();
-        a.push(r.entry.to_string_lossy().into_owned());
+        // (An MCP server's binary is the interpreter itself, with no entry after it.)
+        if !r.entry.as_os_str().is_empty() {
+            a.push(r.entry.to_string_lossy().into_owned());
+        }
+        a.extend(r.args.iter().cloned());
         a
     };
     let prepared = sandbox::prepare(direct(), &spec).map_err(|e| match e {

@@ -16,6 +16,7 @@ mod process;
 pub mod proxy;
 pub mod sandbox;
 pub mod script;
+pub mod server;
 mod session;
 pub mod spare;
 mod stubs;
@@ -99,6 +100,9 @@ pub struct CallOutput {
     pub warnings: Vec<String>,
     /// The hosts a tool limited to listed domains reached or was refused through its proxy.
     pub network: Option<proxy::Seen>,
+    /// MCP content blocks beyond the text (images, audio, resources), as JSON: what an MCP
+    /// server's tool returned besides text. Empty for toolsmith's own tools.
+    pub content: Vec<Value>,
 }
 
 impl CallOutput {
@@ -114,6 +118,7 @@ impl CallOutput {
             logs: lines(stderr),
             warnings: Vec::new(),
             network: None,
+            content: Vec::new(),
         }
     }
 
@@ -126,6 +131,7 @@ impl CallOutput {
                 logs,
                 warnings: Vec::new(),
                 network: None,
+                content: Vec::new(),
             },
             other => CallOutput {
                 text: other.to_string(),
@@ -133,6 +139,7 @@ impl CallOutput {
                 logs,
                 warnings: Vec::new(),
                 network: None,
+                content: Vec::new(),
             },
         }
     }
@@ -209,6 +216,22 @@ pub enum RunError {
         "tool {tool:?} was not run: its directory was replaced (a new version was committed) while the call was starting, after its approval was checked; nothing of it ran"
     )]
     Replaced { tool: String },
+    #[error(
+        "the MCP server of {entry:?} {how} during the call of {tool:?}{}",
+        if stderr.is_empty() { " (it wrote nothing to stderr)".to_string() } else { format!("; its stderr ends with:\n{stderr}") }
+    )]
+    ServerExited {
+        entry: String,
+        tool: String,
+        how: String,
+        stderr: String,
+    },
+    #[error("the MCP server of {entry:?} could not be used: {message}")]
+    Server {
+        entry: String,
+        message: String,
+        hint: String,
+    },
 }
 
 impl crate::error::Hint for RunError {
@@ -231,6 +254,8 @@ impl crate::error::Hint for RunError {
             RunError::Sandbox { hint, .. } => hint.clone(),
             RunError::Denied { .. } => "declare it under [capabilities] in tool.toml, inside the allowed roots (TOOLSMITH_ROOTS)".into(),
             RunError::Replaced { .. } => "call it again: the version now committed runs if a person approved it, else it waits for their approval".into(),
+            RunError::ServerExited { entry, .. } => format!("call again: the server restarts on the next call; if it keeps exiting, check its [mcp] command and args in tools/{entry}/tool.toml (`toolsmith call {entry}` lists its tools)"),
+            RunError::Server { hint, .. } => hint.clone(),
             RunError::WrongKind { .. } | RunError::Cancelled { .. } => return None,
         })
     }

@@ -247,7 +247,7 @@ fn parse_target(head: &[u8]) -> Result<Target, String> {
 }
 
 /// Whether an address is this machine or a link-local service (cloud metadata).
-fn is_local(ip: IpAddr) -> bool {
+pub fn is_local(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
             v4.is_loopback() || v4.is_link_local() || v4.is_unspecified() || v4.is_broadcast()

@@ -29,9 +29,9 @@ use tokio::sync::mpsc;
 const STDERR_LINES: usize = 10_000;
 
 /// What identifies a version of a tool's files.
-type Stamp = Vec<(u64, Option<SystemTime>)>;
+pub(crate) type Stamp = Vec<(u64, Option<SystemTime>)>;
 
-fn stamp(dir: &Path, tool: &Tool) -> Stamp {
+pub(crate) fn stamp(dir: &Path, tool: &Tool) -> Stamp {
     let m = &tool.manifest;
     let mut files = vec![
         crate::manifest::FILE_NAME.to_string(),

@@ -18,6 +18,7 @@ mod oci;
 mod oci_layout;
 mod prepare;
 mod skill;
+pub mod skills;
 mod update;
 
 pub use convert::infer_script_manifest;

@@ -202,7 +202,8 @@ impl Toolbox {
         }
         // Scripts run their source: it must match the recorded hash. (A WASM tool runs its
         // artifact, whose hash the runner checks on every load.)
-        let source_mismatch = manifest.kind == Kind::Script
+        // (So does an MCP entry its lockfiles: what installs its server.)
+        let source_mismatch = matches!(manifest.kind, Kind::Script | Kind::Mcp)
             && match &manifest.hashes.source {
                 Some(expected) => hashing::source_hash(dir, None)
                     .map(|actual| actual != *expected)
@@ -225,7 +226,8 @@ impl Toolbox {
             Vec::new()
         });
         let mut out = Vec::new();
-        for t in index.tools() {
+        // (A tool of an MCP entry's server has no files: its entry is checked.)
+        for t in index.tools().filter(|t| t.upstream.is_none()) {
             let m = &t.manifest;
             let prefix = format!("{TOOLS_DIR}/{}/", m.name);
             let uncommitted: Vec<String> = changed
@@ -234,7 +236,7 @@ impl Toolbox {
                 .filter(|p| !p.ends_with(".pyc"))
                 .map(|p| format!("{p} (changed)"))
                 .collect();
-            let source_mismatch = m.kind == Kind::Script
+            let source_mismatch = matches!(m.kind, Kind::Script | Kind::Mcp)
                 && m.hashes.source.as_ref().is_some_and(|expected| {
                     hashing::source_hash(&self.tools_dir().join(&m.name), None)
                         .map(|actual| actual != *expected)

@@ -9,7 +9,7 @@ use crate::register::LANGUAGE_ALIASES;
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
@@ -101,6 +101,10 @@ fn tidy(v: &mut Value, depth: usize) {
         }
         if let Some(Value::Array(e)) = o.get_mut("enum") {
             e.retain(|x| !x.is_null());
+            // An enum of strings says its type.
+            if e.iter().all(Value::is_string) && o.get("type") == Some(&json!("string")) {
+                o.remove("type");
+            }
         }
         for (k, x) in o.iter_mut() {
             match (k.as_str(), x) {
@@ -118,20 +122,6 @@ fn tidy(v: &mut Value, depth: usize) {
             }
         }
     }
-}
-
-/// A compact output schema: an object naming its main properties, none required (an error
-/// result carries no structured content) and none typed (the list stays short; what each holds
-/// is in the guide and the result itself).
-pub fn output(props: &[&str]) -> Arc<JsonObject> {
-    let p: Map<String, Value> = props
-        .iter()
-        .map(|n| ((*n).to_string(), json!({})))
-        .collect();
-    let Value::Object(o) = json!({"type": "object", "properties": p}) else {
-        unreachable!("json! of an object is an object")
-    };
-    Arc::new(o)
 }
 
 /// Old spellings of top-level argument names, per meta-tool: (tool, old, current).
@@ -287,17 +277,37 @@ pub fn hints(
     a
 }
 
-/// A meta-tool definition: typed input schema, compact output schema, annotations. (No
-/// `title`: the names say it, and the default tools/list stays small.)
+/// A meta-tool definition: typed input schema, an object output schema, annotations. (No
+/// `title`: the names say it, and the default tools/list stays small.) The main keys of its
+/// result (`output_props`) are told in the guide (`results`), not in the schema: every
+/// tools/list carries the definitions to the model.
 pub fn define<T: JsonSchema>(
     name: &'static str,
     description: &'static str,
-    output_props: &[&str],
+    output_props: &'static [&'static str],
     annotations: ToolAnnotations,
 ) -> Tool {
+    if let Ok(mut r) = RESULTS.get_or_init(Default::default).lock() {
+        r.insert(name, output_props);
+    }
+    let mut object = JsonObject::new();
+    object.insert("type".into(), json!("object"));
     Tool::new(name, description, schema_of::<T>())
-        .with_raw_output_schema(output(output_props))
+        .with_raw_output_schema(Arc::new(object))
         .with_annotations(annotations)
+}
+
+type Results = std::sync::Mutex<HashMap<&'static str, &'static [&'static str]>>;
+static RESULTS: OnceLock<Results> = OnceLock::new();
+
+/// The main keys of a meta-tool's result, as its definition named them.
+pub fn results(name: &str) -> &'static [&'static str] {
+    RESULTS
+        .get_or_init(Default::default)
+        .lock()
+        .ok()
+        .and_then(|r| r.get(name).copied())
+        .unwrap_or(&[])
 }
 
 /// Parse checked arguments into their typed struct.

@@ -22,7 +22,7 @@ struct BuildArgs {
     commit_anyway: Option<bool>,
 }
 
-const DESCRIPTION: &str = "Build Rust (JSON arguments on stdin, result on stdout) into a WASM tool, committed once its examples pass. See toolsmith://guide.";
+const DESCRIPTION: &str = "Build Rust into a WASM tool; commits once its examples pass.";
 
 /// The MCP definition of `build_tool`.
 pub fn definitions() -> Vec<Tool> {

@@ -32,7 +32,7 @@ pub struct PipelineArgs {
     pub action: PipelineAction,
     pub name: Option<String>,
     pub description: Option<String>,
-    /// args may use $input.x, $prev.x, $steps.NAME.x
+    // args may use $input.x, $prev.x, $steps.NAME.x (the guide says it)
     pub steps: Option<Vec<manifest::Step>>,
     pub input_schema: Option<Map<String, Value>>,
     pub output_schema: Option<Map<String, Value>>,
@@ -55,7 +55,7 @@ pub enum ExecLanguage {
 #[serde(deny_unknown_fields)]
 pub struct ExecArgs {
     pub language: ExecLanguage,
-    /// A function body returning the result
+    // A function body returning the result (the guide says it)
     pub code: String,
     pub args: Option<Value>,
     #[schemars(range(min = 1, max = 600000))]
@@ -74,7 +74,7 @@ pub fn definitions() -> Vec<Tool> {
         ),
         define::<ExecArgs>(
             "execute_code",
-            "Run Python or Node code that calls tools (tools.NAME(args)); only its result returns.",
+            "Run Python/Node code calling tools as tools.NAME(args); only its result returns.",
             &["result", "tool_calls"],
             hints(false, false, false, true),
         ),

@@ -39,9 +39,7 @@ pub struct ListArgs {
 #[serde(deny_unknown_fields)]
 pub struct GetArgs {
     pub name: String,
-    /// Include the files' text
     pub include_source: Option<bool>,
-    /// As it was at this revision
     pub revision: Option<String>,
 }
 
@@ -258,6 +256,11 @@ fn get_tool(shared: &Shared, a: GetArgs) -> Result<CallToolResult, CallToolResul
         .ok()
         .and_then(|l| l.into_iter().next())
         .map(|c| json!({"commit": c.id, "time": c.time, "message": c.summary}));
+    // A tool of an MCP entry's server is verified, trusted and approved as its entry.
+    let entry_tool = entry
+        .tool()
+        .and_then(|t| t.upstream.as_ref())
+        .and_then(|u| idx.tool(&u.entry));
     let mut v = match &entry.status {
         Status::Ok(t) => json!({
             "name": name,
@@ -272,7 +275,7 @@ fn get_tool(shared: &Shared, a: GetArgs) -> Result<CallToolResult, CallToolResul
             "exposed_as_mcp_tool": shared.exposure.exposes(&idx, name),
             "sandbox": crate::runner::sandbox::describe_tool(&t.manifest, &shared.app.config().sandbox),
             "builds": crate::runner::sandbox::describe_builds(&shared.app.config().sandbox),
-            "approval": crate::approval::describe(&shared.app.gate(), t),
+            "approval": crate::approval::describe(&shared.app.gate(), entry_tool.unwrap_or(t)),
             "references": crate::approval::references::describe(&shared.app.gate(), name),
             "warnings": t.warnings.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
         }),
@@ -281,7 +284,12 @@ fn get_tool(shared: &Shared, a: GetArgs) -> Result<CallToolResult, CallToolResul
         }
     };
     v["version"] = version.unwrap_or(Value::Null);
-    if let Ok(crate::trust::Standing::Held(h)) = crate::trust::standing(&shared.app.toolbox, name) {
+    if let Some(t) = entry.tool() {
+        super::servers::describe(shared, t, &mut v);
+    }
+    let gated = entry_tool.map_or(name, |t| t.manifest.name.as_str());
+    if let Ok(crate::trust::Standing::Held(h)) = crate::trust::standing(&shared.app.toolbox, gated)
+    {
         v["held"] = json!({"reason": h.reason, "commit": h.commit, "hint": h.hint()});
     }
     let files = source_files(&entry.dir);
@@ -344,6 +352,10 @@ async fn delete_tool(ctx: &Ctx, a: NameArgs) -> Result<CallToolResult, CallToolR
         .await
         .map_err(|e| error_result(e, None))?
         .map_err(|e| failure(&e, e.hint()))?;
+    // An MCP entry's server stops with it.
+    if let Some(u) = ctx.shared.app.upstream() {
+        u.stop(&out.name);
+    }
     ctx.changed();
     Ok(json_result(
         json!({"deleted": out.name, "commit": out.commit}),

@@ -58,13 +58,12 @@ pub struct RestoreArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UndoArgs {
-    /// Default: this session
     pub session: Option<String>,
 }
 
 /// The MCP definitions.
 pub fn definitions() -> Vec<Tool> {
-    let done = ["commit", "warnings"];
+    const DONE: &[&str] = &["commit", "warnings"];
     vec![
         define::<HistoryArgs>(
             "tool_history",
@@ -81,13 +80,13 @@ pub fn definitions() -> Vec<Tool> {
         define::<RollbackArgs>(
             "rollback_tool",
             "Roll a tool back to a revision.",
-            &done,
+            DONE,
             hints(false, true, true, false),
         ),
         define::<RestoreArgs>(
             "restore_tool",
             "Bring back a deleted tool.",
-            &done,
+            DONE,
             hints(false, false, true, false),
         ),
         define::<UndoArgs>(

@@ -30,7 +30,7 @@ pub enum Action {
 #[serde(deny_unknown_fields)]
 pub struct MemoryArgs {
     pub action: Action,
-    /// The tool (not for stats)
+    // The tool (not for stats); the guide says it.
     #[serde(alias = "tool")]
     pub name: Option<String>,
     pub key: Option<String>,

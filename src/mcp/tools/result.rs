@@ -34,6 +34,12 @@ pub fn call_result(out: Result<CallOutput, CallError>) -> CallToolResult {
     match out {
         Ok(o) => {
             let mut blocks = vec![ContentBlock::text(o.text)];
+            // An MCP server's images, audio and resources, as it returned them.
+            blocks.extend(
+                o.content
+                    .into_iter()
+                    .filter_map(|c| serde_json::from_value::<ContentBlock>(c).ok()),
+            );
             blocks.extend(
                 o.warnings
                     .iter()

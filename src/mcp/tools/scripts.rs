@@ -13,8 +13,7 @@ use serde_json::json;
 
 pub const NAMES: &[&str] = &["register_script"];
 
-const DESCRIPTION: &str = "Store a script tool in any language, committed once its examples pass. Simplest: read JSON on stdin, print JSON. \
-Sandboxed (see the result's `sandbox`). Templates, protocol, deps: toolsmith://guide.";
+const DESCRIPTION: &str = "Store a script tool, any language (simplest: JSON on stdin, JSON out); commits once its examples pass.";
 
 /// The MCP definition.
 pub fn definitions() -> Vec<Tool> {

@@ -23,7 +23,6 @@ pub struct ImportArgs {
     pub source: String,
     #[serde(rename = "ref")]
     pub reference: Option<String>,
-    /// A directory in it
     pub path: Option<String>,
     pub name: Option<String>,
 }
@@ -34,7 +33,6 @@ pub struct ImportArgs {
 pub struct UpdateArgs {
     pub name: String,
     pub apply: Option<bool>,
-    /// The reviewed origin commit or digest
     pub commit: Option<String>,
 }
 
@@ -46,7 +44,6 @@ pub struct ExportArgs {
     pub remote: Option<String>,
     pub branch: Option<String>,
     pub gist: Option<bool>,
-    /// REGISTRY/REPO:TAG
     pub oci: Option<String>,
 }
 
@@ -55,7 +52,7 @@ pub fn definitions() -> Vec<Tool> {
     vec![
         define::<ImportArgs>(
             "import_tool",
-            "Import tools or Agent Skills from git, a Gist or oci:// (validated, never run); lists what it refused.",
+            "Import tools or Agent Skills from git, a Gist or oci:// (never run).",
             &["tools", "skills", "refused", "commit"],
             hints(false, false, false, true),
         ),

@@ -29,7 +29,6 @@ pub enum TakeSide {
 #[serde(deny_unknown_fields)]
 pub struct SyncArgs {
     pub remote: Option<String>,
-    /// {tool: side}
     pub take: Option<BTreeMap<String, TakeSide>>,
 }
 

@@ -499,6 +499,12 @@ pub fn describe_tool(m: &Manifest, config: &SandboxConfig) -> Value {
     use crate::manifest::Kind;
     match m.kind {
         Kind::Script => describe(m, config),
+        Kind::Mcp if m.mcp.as_ref().is_none_or(|s| s.url.is_none()) => describe(m, config),
+        Kind::Mcp => json!({
+            "mechanism": "remote",
+            "network": m.mcp.as_ref().and_then(|s| s.url_host()),
+            "note": "a remote MCP server, reached over HTTPS by toolsmith itself; only its host",
+        }),
         Kind::Wasm => json!({
             "mechanism": "wasm",
             "network": m.capabilities.network,

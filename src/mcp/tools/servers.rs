@@ -1,0 +1,116 @@
+//! `import_mcp`: another MCP server as an entry of the toolbox (`servers::add`); its tools
+//! become `<name>__<tool>` tools. What it asks for beyond the defaults waits for the person.
+
+use super::Ctx;
+use super::args::{define, hints, parse};
+use super::result::{error_result, failure, json_result};
+use crate::error::Hint;
+use crate::manifest::{Capabilities, Network, SecretsSpec};
+use crate::runner::host::Host;
+use crate::servers::{self, ServerSpec};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+pub const NAMES: &[&str] = &["import_mcp"];
+
+/// `import_mcp` arguments (`servers::ServerSpec`, the fields the model needs).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportMcpArgs {
+    pub name: String,
+    /// npm:NAME@VER or pip:NAME==VER
+    pub package: Option<String>,
+    pub command: Option<String>,
+    pub args: Option<Vec<String>>,
+    pub url: Option<String>,
+    pub env: Option<BTreeMap<String, String>>,
+    pub secrets: Option<Vec<String>>,
+    pub network: Option<Network>,
+    pub read: Option<Vec<String>>,
+    pub write: Option<Vec<String>>,
+}
+
+pub fn definitions() -> Vec<Tool> {
+    vec![define::<ImportMcpArgs>(
+        "import_mcp",
+        "Add an MCP server (package, command or url); its tools become NAME__TOOL.",
+        &["entries", "commit"],
+        hints(false, false, true, true),
+    )]
+}
+
+/// What `get_tool` adds for an MCP entry (its server, its listing, what was left out) and
+/// for a tool of one (which server tool it calls).
+pub fn describe(shared: &crate::mcp::Shared, t: &crate::index::Tool, v: &mut serde_json::Value) {
+    use crate::index::upstream;
+    if let Some(u) = &t.upstream {
+        v["upstream"] = serde_json::json!({"entry": u.entry, "tool": u.tool});
+        return;
+    }
+    if t.manifest.kind != crate::manifest::Kind::Mcp {
+        return;
+    }
+    let root = shared.app.toolbox.root();
+    let name = &t.manifest.name;
+    let listing = upstream::read(root, name);
+    let dir = shared.app.toolbox.tools_dir().join(name);
+    let idx = shared.app.index();
+    let tools: Vec<&str> = idx
+        .tools()
+        .filter(|x| x.upstream.as_ref().is_some_and(|u| &u.entry == name))
+        .map(|x| x.manifest.name.as_str())
+        .collect();
+    v["server"] = serde_json::json!({
+        "listed": listing.as_ref().map(|l| l.listed_at),
+        "stale": listing.as_ref().is_some_and(|l| l.manifest != upstream::manifest_hash(&dir)),
+        "says_it_is": listing.as_ref().and_then(|l| l.server.as_ref()).map(|s| format!("{} {}", s.name, s.version)),
+        "tools": tools,
+    });
+}
+
+pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResult> {
+    if name != "import_mcp" {
+        return None;
+    }
+    let a: ImportMcpArgs = match parse(name, args) {
+        Ok(a) => a,
+        Err(e) => return Some(e),
+    };
+    let spec = ServerSpec {
+        name: a.name,
+        package: a.package,
+        command: a.command,
+        args: a.args.unwrap_or_default(),
+        url: a.url,
+        env: a.env.unwrap_or_default(),
+        headers: BTreeMap::new(),
+        secrets: a.secrets.map(SecretsSpec::Names),
+        capabilities: Some(Capabilities {
+            network: a.network.unwrap_or_default(),
+            env: Vec::new(),
+            read: a.read.unwrap_or_default(),
+            write: a.write.unwrap_or_default(),
+        }),
+        description: None,
+    };
+    let host = &ctx.host;
+    let progress = |p: f64, total: f64, message: String| {
+        host.log("info", &message);
+        host.progress(p, Some(total), Some(message));
+    };
+    let specs = [spec];
+    let work = servers::add(&ctx.shared.app, &specs, &ctx.actor, host, &progress, None);
+    let r = tokio::select! {
+        _ = ctx.request.ct.cancelled() => return Some(error_result("import_mcp was cancelled; nothing was committed", None)),
+        r = work => r,
+    };
+    Some(match r {
+        Ok(out) => {
+            ctx.changed();
+            json_result(serde_json::json!(out))
+        }
+        Err(e) => failure(&e, e.hint()),
+    })
+}

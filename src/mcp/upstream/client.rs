@@ -1,0 +1,140 @@
+//! toolsmith as the client of one entry's server: what it declares (no roots, no sampling,
+//! no elicitation: the server's questions never reach the person unlabelled), progress
+//! notifications routed to the call that asked for them, and `tools/list_changed` heard.
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, LoggingLevel,
+    LoggingMessageNotificationParam, NumberOrString, ProgressNotificationParam, ProgressToken,
+};
+use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::{ClientHandler, ErrorData as McpError};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+/// A progress report for a call: (progress, total, message).
+pub type Progress = (f64, Option<f64>, Option<String>);
+
+/// The handler of one connection.
+#[derive(Clone)]
+pub struct Client {
+    pub state: Arc<State>,
+}
+
+/// What the handler shares with the pool.
+pub struct State {
+    pub entry: String,
+    next: AtomicU64,
+    progress: Mutex<HashMap<String, mpsc::UnboundedSender<Progress>>>,
+    /// Told when the server says its tool list changed.
+    pub list_changed: mpsc::UnboundedSender<()>,
+}
+
+impl Client {
+    pub fn new(entry: &str, list_changed: mpsc::UnboundedSender<()>) -> Client {
+        Client {
+            state: Arc::new(State {
+                entry: entry.to_string(),
+                next: AtomicU64::new(1),
+                progress: Mutex::default(),
+                list_changed,
+            }),
+        }
+    }
+}
+
+/// A call's progress token and the reports the server sends under it; dropping it forgets
+/// the token.
+pub struct ProgressRoute {
+    state: Arc<State>,
+    pub token: ProgressToken,
+    key: String,
+    pub reports: mpsc::UnboundedReceiver<Progress>,
+}
+
+impl Drop for ProgressRoute {
+    fn drop(&mut self) {
+        if let Ok(mut m) = self.state.progress.lock() {
+            m.remove(&self.key);
+        }
+    }
+}
+
+impl State {
+    /// A fresh progress token for one call.
+    pub fn route(self: &Arc<Self>) -> ProgressRoute {
+        let key = format!("toolsmith-{}", self.next.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = mpsc::unbounded_channel();
+        if let Ok(mut m) = self.progress.lock() {
+            m.insert(key.clone(), tx);
+        }
+        ProgressRoute {
+            state: Arc::clone(self),
+            token: ProgressToken(NumberOrString::String(key.as_str().into())),
+            key,
+            reports: rx,
+        }
+    }
+}
+
+fn token_key(t: &ProgressToken) -> String {
+    match &t.0 {
+        NumberOrString::String(s) => s.to_string(),
+        NumberOrString::Number(n) => n.to_string(),
+    }
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolsmith", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _ctx: NotificationContext<RoleClient>,
+    ) {
+        let key = token_key(&params.progress_token);
+        if let Ok(m) = self.state.progress.lock()
+            && let Some(tx) = m.get(&key)
+        {
+            let _ = tx.send((params.progress, params.total, params.message));
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _ctx: NotificationContext<RoleClient>) {
+        let _ = self.state.list_changed.send(());
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _ctx: NotificationContext<RoleClient>,
+    ) {
+        let text = match &params.data {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        match params.level {
+            LoggingLevel::Error
+            | LoggingLevel::Critical
+            | LoggingLevel::Alert
+            | LoggingLevel::Emergency => {
+                tracing::warn!(server = %self.state.entry, "log: {text}")
+            }
+            _ => tracing::debug!(server = %self.state.entry, "log: {text}"),
+        }
+    }
+
+    async fn list_roots(
+        &self,
+        _ctx: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, McpError> {
+        // No roots: what a server may touch is its grants, not the client's workspace.
+        Ok(rmcp::model::ListRootsResult::default())
+    }
+}
