@@ -343,3 +343,103 @@ fn a_tampered_component_is_refused() {
     ));
     assert!(matches!(e, RunError::Tampered { .. }), "{e:?}");
 }
+
+/// The shared build cache of the WASM tests (cargo target dirs, compiled dependencies).
+fn build_cache() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/wasm-test-cache")
+}
+
+const SHOUT_LIB: &str = r#"wit_bindgen::generate!({ world: "tool", path: "wit" });
+
+struct Tool;
+
+impl Guest for Tool {
+    fn call(mode: Option<Mode>, text: String, times: Option<i64>) -> Result<Output, String> {
+        let n = times.unwrap_or(1);
+        if n < 0 {
+            return Err(format!("times must not be negative, got {n}"));
+        }
+        let one = match mode {
+            Some(Mode::Quiet) => text.to_lowercase(),
+            _ => text.to_uppercase(),
+        };
+        Ok(Output { shout: vec![one; n as usize].join(" "), words: text.split_whitespace().count() as i64 })
+    }
+}
+
+export!(Tool);
+"#;
+
+#[test]
+fn build_tool_makes_a_rust_component_from_the_declared_schemas() {
+    let (_tmp, tb) = toolbox();
+    let boxdir = tb.root().to_path_buf();
+    let app = app(tb, Vec::new());
+    let req: toolsmith::build::BuildRequest = serde_json::from_value(json!({
+        "name": "shout",
+        "description": "Shout a text some times",
+        "world": "tool",
+        "source": SHOUT_LIB,
+        "input_schema": {"type": "object", "required": ["text"], "properties": {
+            "text": {"type": "string", "description": "what to shout"},
+            "times": {"type": "integer"},
+            "mode": {"type": "string", "enum": ["loud", "quiet"]}
+        }},
+        "output_schema": {"type": "object", "required": ["shout", "words"], "properties": {
+            "shout": {"type": "string"}, "words": {"type": "integer"}
+        }},
+        "examples": [{"input": {"text": "hi there", "times": 2}, "output": {"shout": "HI THERE HI THERE", "words": 2}}]
+    }))
+    .expect("a build request");
+    let mut opts = toolsmith::build::Options::new(&NoHost, "test");
+    opts.cache = Some(build_cache());
+    let out = match rt().block_on(toolsmith::build::build(&app, req, &opts)) {
+        Ok(o) => o,
+        Err(e) => panic!(
+            "the component builds: {e}\nhint: {:?}",
+            toolsmith::error::Hint::hint(&e)
+        ),
+    };
+    assert_eq!(out.examples_run, 1);
+    assert!(
+        out.example_failures.is_empty(),
+        "{:?}",
+        out.example_failures
+    );
+    let dir = boxdir.join("tools/shout");
+    let wit =
+        std::fs::read_to_string(dir.join("wit/world.wit")).expect("the generated WIT is committed");
+    assert!(wit.contains("export call: func("), "{wit}");
+    let toml = std::fs::read_to_string(dir.join("tool.toml")).expect("tool.toml");
+    assert!(
+        toml.contains("world = \"tool\"") && toml.contains("export = \"call\""),
+        "{toml}"
+    );
+    let bytes = std::fs::read(dir.join("tool.wasm")).expect("artifact");
+    assert!(
+        bytes.starts_with(b"\0asm\x0d\0\x01\0"),
+        "a component, not a core module"
+    );
+    assert_clean(&boxdir);
+    git(&boxdir, &["fsck", "--strict"]);
+
+    let r = call(
+        &app,
+        "shout",
+        json!({"text": "Hey you", "mode": "quiet", "times": 3}),
+    )
+    .expect("call");
+    assert_eq!(
+        r.structured,
+        Some(json!({"shout": "hey you hey you hey you", "words": 2}))
+    );
+    match run_error(call(&app, "shout", json!({"text": "x", "times": -1}))) {
+        RunError::ToolError { message, .. } => {
+            assert_eq!(message, "times must not be negative, got -1")
+        }
+        other => panic!("{other:?}"),
+    }
+    // The declared schema stays (with its descriptions); the WIT types check the rest.
+    let bad = call(&app, "shout", json!({"text": "x", "mode": "whisper"})).unwrap_err();
+    assert!(bad.to_string().contains("mode"), "{bad}");
+}

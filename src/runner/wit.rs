@@ -2,7 +2,8 @@
 //! (what MCP lists), MCP arguments converted to typed `Val`s (checked, an error naming the
 //! field), and a returned `Val` as JSON.
 //!
-//! The mapping, one way for each type: records are objects (fields by their WIT names),
+//! The mapping, one way for each type: records are objects (a field's JSON name is its WIT
+//! name with `-` as `_`: WIT `max-len` is `max_len`; parameters likewise),
 //! `list` and tuples arrays, `option` a value or `null` (an optional field may be left out),
 //! enums a string, flags an array of strings, a variant case without a payload its name and
 //! one with a payload `{"case": payload}`, a nested `result` `{"ok": …}` or `{"err": …}`.
@@ -98,15 +99,21 @@ fn single(name: &str, value: Value) -> Value {
     json!({"type": "object", "properties": {name: value}, "required": [name], "additionalProperties": false})
 }
 
+/// The JSON name of a WIT field or parameter: `-` written `_` (WIT identifiers are kebab-case,
+/// MCP arguments conventionally snake_case).
+pub fn json_name(wit: &str) -> String {
+    wit.replace('-', "_")
+}
+
 /// The schema of an object whose fields are `fields` (option fields may be left out).
 pub fn object(fields: impl Iterator<Item = (String, Type)>) -> Value {
     let mut props = Map::new();
     let mut required = Vec::new();
     for (name, ty) in fields {
         if !matches!(ty, Type::Option(_)) {
-            required.push(Value::String(name.clone()));
+            required.push(Value::String(json_name(&name)));
         }
-        props.insert(name, schema(&ty));
+        props.insert(json_name(&name), schema(&ty));
     }
     json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
 }
@@ -184,17 +191,18 @@ fn fields<'a>(
 ) -> Result<Vec<(String, Val)>, Mismatch> {
     if let Some(k) = obj
         .keys()
-        .find(|k| !decl.clone().any(|(n, _)| n == k.as_str()))
+        .find(|k| !decl.clone().any(|(n, _)| json_name(n) == k.as_str()))
     {
-        let known: Vec<&str> = decl.clone().map(|(n, _)| n).collect();
+        let known: Vec<String> = decl.clone().map(|(n, _)| json_name(n)).collect();
         return Err(Mismatch {
             path: join(path, k),
             message: format!("no such field (expected: {})", known.join(", ")),
         });
     }
     decl.map(|(name, ty)| {
-        let at = join(path, name);
-        let v = match obj.get(name) {
+        let key = json_name(name);
+        let at = join(path, &key);
+        let v = match obj.get(&key) {
             Some(v) => value(ty, v, &at)?,
             None if matches!(ty, Type::Option(_)) => Val::Option(None),
             None => {
@@ -435,7 +443,7 @@ pub fn to_json(v: &Val) -> Value {
         Val::Record(fields) => Value::Object(
             fields
                 .iter()
-                .map(|(k, v)| (k.clone(), to_json(v)))
+                .map(|(k, v)| (json_name(k), to_json(v)))
                 .collect(),
         ),
         Val::Variant(name, None) | Val::Enum(name) => json!(name),
