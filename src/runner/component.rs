@@ -68,31 +68,45 @@ pub struct Schemas {
     pub output: Option<Value>,
 }
 
-/// The exported functions of a component: (display name, instance, name, type).
-fn functions(
-    engine: &Engine,
-    component: &Component,
-) -> Vec<(
-    String,
-    Option<String>,
-    String,
-    wasmtime::component::types::ComponentFunc,
-)> {
+/// An exported function of a component.
+struct Export {
+    /// As shown and named in `[run] export`: `name`, or `interface#name`.
+    shown: String,
+    /// The exported instance holding it, if any.
+    instance: Option<String>,
+    name: String,
+    ty: wasmtime::component::types::ComponentFunc,
+}
+
+/// The tool's function, checked: every parameter and the result carried by JSON.
+struct Picked {
+    shown: String,
+    instance: Option<String>,
+    name: String,
+    params: Vec<(String, Type)>,
+    result: Option<Type>,
+}
+
+/// The exported functions of a component (top level and one instance deep).
+fn functions(engine: &Engine, component: &Component) -> Vec<Export> {
     let mut out = Vec::new();
     for (name, item) in component.component_type().exports(engine) {
         match item.ty {
-            ComponentItem::ComponentFunc(f) => {
-                out.push((name.to_string(), None, name.to_string(), f))
-            }
+            ComponentItem::ComponentFunc(ty) => out.push(Export {
+                shown: name.to_string(),
+                instance: None,
+                name: name.to_string(),
+                ty,
+            }),
             ComponentItem::ComponentInstance(i) => {
                 for (fname, item) in i.exports(engine) {
-                    if let ComponentItem::ComponentFunc(f) = item.ty {
-                        out.push((
-                            format!("{name}#{fname}"),
-                            Some(name.to_string()),
-                            fname.to_string(),
-                            f,
-                        ));
+                    if let ComponentItem::ComponentFunc(ty) = item.ty {
+                        out.push(Export {
+                            shown: format!("{name}#{fname}"),
+                            instance: Some(name.to_string()),
+                            name: fname.to_string(),
+                            ty,
+                        });
                     }
                 }
             }
@@ -103,27 +117,15 @@ fn functions(
 }
 
 /// Pick the tool's function: `export` (its name, or `interface#name`), else the only one.
-fn pick(
-    engine: &Engine,
-    component: &Component,
-    export: Option<&str>,
-) -> Result<
-    (
-        String,
-        Option<String>,
-        String,
-        Vec<(String, Type)>,
-        Option<Type>,
-    ),
-    String,
-> {
+fn pick(engine: &Engine, component: &Component, export: Option<&str>) -> Result<Picked, String> {
     let all = functions(engine, component);
-    let names: Vec<&str> = all.iter().map(|f| f.0.as_str()).collect();
+    let names: Vec<&str> = all.iter().map(|f| f.shown.as_str()).collect();
     let chosen = match export {
         Some(want) => all
             .iter()
             .find(|f| {
-                f.0 == want || (f.2 == want && all.iter().filter(|g| g.2 == want).count() == 1)
+                f.shown == want
+                    || (f.name == want && all.iter().filter(|g| g.name == want).count() == 1)
             })
             .ok_or_else(|| {
                 format!(
@@ -146,9 +148,13 @@ fn pick(
             }
         },
     };
-    let (shown, instance, name, f) = chosen;
-    let params: Vec<(String, Type)> = f.params().map(|(n, t)| (n.to_string(), t)).collect();
-    let mut results = f.results();
+    let shown = &chosen.shown;
+    let params: Vec<(String, Type)> = chosen
+        .ty
+        .params()
+        .map(|(n, t)| (n.to_string(), t))
+        .collect();
+    let mut results = chosen.ty.results();
     let result = results.next();
     if results.next().is_some() {
         return Err(format!(
@@ -167,13 +173,13 @@ fn pick(
             "the result of {shown} is {why}, which a tool result cannot carry"
         ));
     }
-    Ok((
-        shown.clone(),
-        instance.clone(),
-        name.clone(),
+    Ok(Picked {
+        shown: shown.clone(),
+        instance: chosen.instance.clone(),
+        name: chosen.name.clone(),
         params,
         result,
-    ))
+    })
 }
 
 impl WasmRunner {
@@ -182,11 +188,11 @@ impl WasmRunner {
     pub fn component_schemas(&self, bytes: &[u8], export: Option<&str>) -> Result<Schemas, String> {
         let sha = hashing::sha256_bytes(bytes);
         let component = self.compile_cached::<Component>(bytes, &sha)?;
-        let (export, _, _, params, result) = pick(&self.engine, &component, export)?;
+        let p = pick(&self.engine, &component, export)?;
         Ok(Schemas {
-            export,
-            input: wit::object(params.into_iter()),
-            output: wit::output_schema(result.as_ref()),
+            export: p.shown,
+            input: wit::object(p.params.into_iter()),
+            output: wit::output_schema(p.result.as_ref()),
         })
     }
 
@@ -234,7 +240,13 @@ impl WasmRunner {
         let component = self
             .compile_cached::<Component>(&bytes, &actual)
             .map_err(start)?;
-        let (export, instance, fname, params, result) = pick(
+        let Picked {
+            shown: export,
+            instance,
+            name: fname,
+            params,
+            result,
+        } = pick(
             &self.engine,
             &component,
             tool.manifest.run.export.as_deref(),
