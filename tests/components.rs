@@ -443,3 +443,77 @@ fn build_tool_makes_a_rust_component_from_the_declared_schemas() {
     let bad = call(&app, "shout", json!({"text": "x", "mode": "whisper"})).unwrap_err();
     assert!(bad.to_string().contains("mode"), "{bad}");
 }
+
+/// Calls through `toolsmith serve` with the Python SDK: (tool list, results).
+fn through_mcp(root: &Path, calls: &[Value]) -> Value {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("calls.json");
+    std::fs::write(&file, serde_json::to_string(calls).expect("json")).expect("write");
+    let out = Command::new(python())
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/components_mcp.py"))
+        .arg("--toolsmith")
+        .arg(env!("CARGO_BIN_EXE_toolsmith"))
+        .arg("--toolbox")
+        .arg(root)
+        .arg("--calls")
+        .arg(&file)
+        .env("TOOLSMITH_CACHE", build_cache())
+        .env("TOOLSMITH_DATA", tmp.path().join("data"))
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn a_wit_typed_tool_over_mcp_built_and_called_with_checked_arguments() {
+    let (_tmp, app) = app_with("", Vec::new());
+    let root = app.toolbox.root().to_path_buf();
+    drop(app);
+    let build = json!({
+        "name": "greet",
+        "description": "Greet someone by name",
+        "world": "greeter",
+        "wit": "package toolsmith:greet;\n\nworld greeter {\n  record greeting {\n    text: string,\n    length: u32,\n  }\n\n  export greet: func(name: string, excited: bool) -> result<greeting, string>;\n}\n",
+        "source": "wit_bindgen::generate!({ world: \"greeter\", path: \"wit\" });\nstruct G;\nimpl Guest for G {\n    fn greet(name: String, excited: bool) -> Result<Greeting, String> {\n        if name.is_empty() { return Err(\"no name\".into()); }\n        let text = format!(\"Hello, {name}{}\", if excited { \"!\" } else { \".\" });\n        Ok(Greeting { length: text.len() as u32, text })\n    }\n}\nexport!(G);\n"
+    });
+    let out = through_mcp(
+        &root,
+        &[
+            json!({"tool": "build_tool", "args": build}),
+            json!({"tool": "greet", "args": {"name": "Ada", "excited": true}}),
+            json!({"tool": "greet", "args": {"name": "", "excited": false}}),
+            json!({"tool": "greet", "args": {"name": "Ada", "excited": "yes"}}),
+            json!({"tool": "measure", "args": {"at": {"x": 1, "y": 1}, "shape": {"rect": {"x": 2, "y": 3}}, "scale": 1}}),
+            json!({"tool": "measure", "args": {"at": {"x": 1, "y": 1}, "shape": "empty", "scale": 1}}),
+            json!({"tool": "measure", "args": {"at": {"x": 1, "y": 1}, "shape": {"rect": {"x": 2, "y": "3"}}, "scale": 1}}),
+        ],
+    );
+    let calls = out["calls"].as_array().expect("calls");
+    assert_eq!(calls[0]["is_error"], false, "build_tool: {}", calls[0]["text"]);
+    assert_eq!(calls[1]["is_error"], false, "{}", calls[1]["text"]);
+    assert_eq!(calls[1]["structured"], json!({"text": "Hello, Ada!", "length": 11}));
+    assert_eq!(calls[2]["is_error"], true);
+    assert!(calls[2]["text"].as_str().unwrap_or("").contains("no name"), "{}", calls[2]["text"]);
+    assert_eq!(calls[3]["is_error"], true);
+    assert!(calls[3]["text"].as_str().unwrap_or("").contains("excited"), "{}", calls[3]["text"]);
+    assert_eq!(calls[4]["is_error"], false, "{}", calls[4]["text"]);
+    assert_eq!(calls[4]["structured"]["area"], 6);
+    assert_eq!(calls[4]["structured"]["shape"], json!({"rect": {"x": 2, "y": 3, "label": null}}));
+    assert_eq!(calls[5]["is_error"], true);
+    assert!(calls[5]["text"].as_str().unwrap_or("").contains("nothing to measure at (1, 1)"), "{}", calls[5]["text"]);
+    assert_eq!(calls[6]["is_error"], true);
+    assert!(calls[6]["text"].as_str().unwrap_or("").contains("shape.rect.y"), "{}", calls[6]["text"]);
+
+    // The schemas MCP lists are the WIT types: given as WIT, never declared as JSON.
+    let greet = &out["tools"]["greet"];
+    assert_eq!(greet["input"]["required"], json!(["name", "excited"]), "{greet}");
+    assert_eq!(greet["input"]["properties"]["excited"], json!({"type": "boolean"}));
+    assert_eq!(greet["output"]["properties"]["length"]["maximum"], json!(u32::MAX));
+    assert_clean(&root);
+}
