@@ -495,25 +495,67 @@ fn a_wit_typed_tool_over_mcp_built_and_called_with_checked_arguments() {
         ],
     );
     let calls = out["calls"].as_array().expect("calls");
-    assert_eq!(calls[0]["is_error"], false, "build_tool: {}", calls[0]["text"]);
+    assert_eq!(
+        calls[0]["is_error"], false,
+        "build_tool: {}",
+        calls[0]["text"]
+    );
     assert_eq!(calls[1]["is_error"], false, "{}", calls[1]["text"]);
-    assert_eq!(calls[1]["structured"], json!({"text": "Hello, Ada!", "length": 11}));
+    assert_eq!(
+        calls[1]["structured"],
+        json!({"text": "Hello, Ada!", "length": 11})
+    );
     assert_eq!(calls[2]["is_error"], true);
-    assert!(calls[2]["text"].as_str().unwrap_or("").contains("no name"), "{}", calls[2]["text"]);
+    assert!(
+        calls[2]["text"].as_str().unwrap_or("").contains("no name"),
+        "{}",
+        calls[2]["text"]
+    );
     assert_eq!(calls[3]["is_error"], true);
-    assert!(calls[3]["text"].as_str().unwrap_or("").contains("excited"), "{}", calls[3]["text"]);
+    assert!(
+        calls[3]["text"].as_str().unwrap_or("").contains("excited"),
+        "{}",
+        calls[3]["text"]
+    );
     assert_eq!(calls[4]["is_error"], false, "{}", calls[4]["text"]);
     assert_eq!(calls[4]["structured"]["area"], 6);
-    assert_eq!(calls[4]["structured"]["shape"], json!({"rect": {"x": 2, "y": 3, "label": null}}));
+    assert_eq!(
+        calls[4]["structured"]["shape"],
+        json!({"rect": {"x": 2, "y": 3, "label": null}})
+    );
     assert_eq!(calls[5]["is_error"], true);
-    assert!(calls[5]["text"].as_str().unwrap_or("").contains("nothing to measure at (1, 1)"), "{}", calls[5]["text"]);
+    assert!(
+        calls[5]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("nothing to measure at (1, 1)"),
+        "{}",
+        calls[5]["text"]
+    );
     assert_eq!(calls[6]["is_error"], true);
-    assert!(calls[6]["text"].as_str().unwrap_or("").contains("shape.rect.y"), "{}", calls[6]["text"]);
+    assert!(
+        calls[6]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("shape.rect.y"),
+        "{}",
+        calls[6]["text"]
+    );
 
     // The schemas MCP lists are the WIT types: given as WIT, never declared as JSON.
     let greet = &out["tools"]["greet"];
-    assert_eq!(greet["input"]["required"], json!(["name", "excited"]), "{greet}");
-    assert_eq!(greet["input"]["properties"]["excited"], json!({"type": "boolean"}));
-    assert_eq!(greet["output"]["properties"]["length"]["maximum"], json!(u32::MAX));
+    assert_eq!(
+        greet["input"]["required"],
+        json!(["name", "excited"]),
+        "{greet}"
+    );
+    assert_eq!(
+        greet["input"]["properties"]["excited"],
+        json!({"type": "boolean"})
+    );
+    assert_eq!(
+        greet["output"]["properties"]["length"]["maximum"],
+        json!(u32::MAX)
+    );
     assert_clean(&root);
 }
