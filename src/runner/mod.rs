@@ -3,7 +3,6 @@
 //! Invariant: runners know nothing of git or MCP. They get a tool (its directory and parsed
 //! manifest) and arguments, and return a `CallOutput` or a `RunError` that says what to do.
 
-pub mod component;
 pub mod contained;
 pub mod deps;
 pub mod host;

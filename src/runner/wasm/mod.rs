@@ -17,7 +17,9 @@
 //! same user, outside a sandbox) could forge entries, but could equally replace the toolsmith
 //! binary. Without a key file (no data dir, unwritable), nothing is cached on disk.
 
-use super::{CallOutput, RunError, component, inside_roots};
+use super::{CallOutput, RunError, inside_roots};
+
+pub mod component;
 use crate::hashing;
 use crate::index::Tool;
 use serde_json::Value;
@@ -35,7 +37,7 @@ use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
 /// One epoch tick: the granularity of time limits.
-pub(super) const TICK: Duration = Duration::from_millis(5);
+const TICK: Duration = Duration::from_millis(5);
 /// The most memory any one instance may have (a tool's `memory_mb` is capped to this).
 pub const MAX_MEMORY_MB: u64 = 1024;
 
@@ -46,13 +48,13 @@ struct Ctx {
 
 /// The store's limits, remembering whether a memory request was refused: that is how a call
 /// that ran out of memory is told apart from any other trap (no matching of error text).
-pub(super) struct Limits {
+struct Limits {
     inner: StoreLimits,
-    pub(super) memory_refused: bool,
+    memory_refused: bool,
 }
 
 impl Limits {
-    pub(super) fn new(inner: StoreLimits) -> Limits {
+    fn new(inner: StoreLimits) -> Limits {
         Limits {
             inner,
             memory_refused: false,
@@ -107,12 +109,12 @@ struct Loaded {
 /// Runs WASM tools. Cheap to clone; share one per process.
 #[derive(Clone)]
 pub struct WasmRunner {
-    pub(super) engine: Engine,
+    engine: Engine,
     linker: Arc<Linker<Ctx>>,
     loaded: Arc<Mutex<HashMap<PathBuf, Arc<Loaded>>>>,
     /// Components (`[run] world`): their own linker (WASI 0.2) and loaded set.
-    pub(super) component_linker: Arc<wasmtime::component::Linker<component::Ctx>>,
-    pub(super) components: Arc<Mutex<HashMap<PathBuf, Arc<component::Loaded>>>>,
+    component_linker: Arc<wasmtime::component::Linker<component::Ctx>>,
+    components: Arc<Mutex<HashMap<PathBuf, Arc<component::Loaded>>>>,
     cache_dir: Option<PathBuf>,
     /// Directories tools may be granted (`Config::roots`).
     roots: Arc<[PathBuf]>,
@@ -216,7 +218,7 @@ fn verify_entry<'a>(
 }
 
 /// Compiled code the cache holds: a core module or a component.
-pub(super) trait Compiled: Sized {
+trait Compiled: Sized {
     /// Told apart in the entry's file name.
     const SUFFIX: &'static str;
     fn compile(engine: &Engine, bytes: &[u8]) -> Result<Self, String>;
@@ -401,7 +403,7 @@ impl WasmRunner {
 
     /// Load code compiled earlier for exactly this artifact and engine (its MAC checked),
     /// or compile it and store a new entry.
-    pub(super) fn compile_cached<C: Compiled>(&self, bytes: &[u8], sha: &str) -> Result<C, String> {
+    fn compile_cached<C: Compiled>(&self, bytes: &[u8], sha: &str) -> Result<C, String> {
         let file = self.cache_dir.as_ref().map(|d| {
             d.join(format!(
                 "{}-{}{}.cwasm",
@@ -453,7 +455,7 @@ impl WasmRunner {
 
     /// A call's approved capabilities onto its WASI context: `env` and secrets as environment
     /// values, `read`/`write` roots as preopened directories (each inside TOOLSMITH_ROOTS).
-    pub(super) fn grant(&self, b: &mut WasiCtxBuilder, tool: &Tool) -> Result<(), RunError> {
+    fn grant(&self, b: &mut WasiCtxBuilder, tool: &Tool) -> Result<(), RunError> {
         let m = &tool.manifest;
         let name = m.name.clone();
         for var in &m.capabilities.env {
@@ -577,7 +579,7 @@ impl WasmRunner {
 }
 
 /// Why a call that did not return ended: its time ran out, its memory, or a trap.
-pub(super) fn failure(
+fn failure(
     e: wasmtime::Error,
     tool: String,
     timeout_ms: u64,

@@ -9,10 +9,10 @@
 //! `env`/secrets environment values, as for modules. Network grants are refused: the
 //! `wasi:http` outgoing handler with a host filter is not built yet.
 
-use super::wasm::{Limits, MAX_MEMORY_MB, TICK, WasmRunner};
-use super::{CallOutput, RunError, wit};
+use super::{Limits, MAX_MEMORY_MB, TICK, WasmRunner};
 use crate::hashing;
 use crate::index::Tool;
+use crate::runner::{CallOutput, RunError, lines, wit};
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
@@ -357,7 +357,7 @@ impl WasmRunner {
         }
         if let Err(e) = run {
             let stderr_text = String::from_utf8_lossy(&err).trim().to_string();
-            return Err(super::wasm::failure(
+            return Err(super::failure(
                 e,
                 name,
                 timeout_ms,
@@ -365,8 +365,8 @@ impl WasmRunner {
                 stderr_text,
             ));
         }
-        let mut logs = super::lines(&out);
-        logs.extend(super::lines(&err));
+        let mut logs = lines(&out);
+        logs.extend(lines(&err));
         let value = match results.pop() {
             None => Value::Null,
             Some(Val::Result(r)) if matches!(loaded.result, Some(Type::Result(_))) => match r {
