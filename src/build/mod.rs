@@ -58,18 +58,16 @@ pub struct BuildRequest {
     pub version: Option<String>,
     #[serde(default)]
     pub tags: Option<Vec<String>>,
-    /// name → version; default serde_json (a component: wit-bindgen)
+    /// name → version; default serde_json
     #[serde(default)]
     pub crates: Option<BTreeMap<String, CrateDep>>,
-    /// Build a WebAssembly component (WASI 0.2) of this WIT world instead of a wasip1
-    /// module: `source` is then src/lib.rs, using `wit_bindgen::generate!`.
+    /// WIT world: build a typed component (see guide)
     #[serde(default)]
     pub world: Option<String>,
-    /// A component's WIT (wit/world.wit); left out: generated from the input and output
-    /// schemas (one function `call`).
+    /// WIT text (default: from the schemas)
     #[serde(default)]
     pub wit: Option<String>,
-    /// A component's exported function that is the tool (when its WIT exports several).
+    /// WIT function to run, if several
     #[serde(default)]
     pub export: Option<String>,
     /// Schemas, annotations, limits, capabilities (as `register_script` takes them).
