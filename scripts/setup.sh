@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Idempotent setup of everything the tests use: the wasm32-wasip1 target, interpreters and
+# Idempotent setup of everything the tests use: the wasm32-wasip1 and wasm32-wasip2 targets, interpreters and
 # bubblewrap (Debian packages), and a Python venv with the `mcp` client SDK.
 # Sourced by scripts/test.sh; safe to run by hand.
 set -euo pipefail
@@ -8,10 +8,12 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 log() { echo "setup: $*" >&2; }
 
 if command -v rustup >/dev/null 2>&1; then
-  if ! rustup target list --installed | grep -qx wasm32-wasip1; then
-    log "adding the wasm32-wasip1 target"
-    rustup target add wasm32-wasip1 >&2
-  fi
+  for target in wasm32-wasip1 wasm32-wasip2; do
+    if ! rustup target list --installed | grep -qx "$target"; then
+      log "adding the $target target"
+      rustup target add "$target" >&2
+    fi
+  done
   for comp in rustfmt clippy; do
     if ! rustup component list --installed 2>/dev/null | grep -q "^$comp"; then
       log "adding $comp (the formatting and lint gates)"
@@ -37,6 +39,12 @@ if [ ${#need[@]} -gt 0 ]; then
   else
     log "missing ${need[*]} (not root or no apt-get): tests that need them will fail"
   fi
+fi
+
+# The crates of the component tests (wit-bindgen for tests/fixtures/component-probe and the
+# components build_tool makes), fetched into the registry cache once; the tests build offline.
+if command -v cargo >/dev/null 2>&1; then
+  cargo fetch -q --target wasm32-wasip2 --manifest-path "$root/tests/fixtures/component-probe/Cargo.toml" >&2
 fi
 
 # A Python venv with the official MCP client SDK, for the end-to-end tests.

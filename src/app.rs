@@ -370,7 +370,7 @@ impl App {
         self.generation.load(Ordering::SeqCst)
     }
 
-    fn wasm(&self) -> Result<&WasmRunner, RunError> {
+    pub(crate) fn wasm(&self) -> Result<&WasmRunner, RunError> {
         self.wasm
             .get_or_init(|| {
                 WasmRunner::new(

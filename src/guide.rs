@@ -460,6 +460,28 @@ fn main() {
 }
 ```
 
+**Typed (a WASI 0.2 component)**: give `world` (e.g. `"tool"`) and `source` is `src/lib.rs`
+with wit-bindgen. Without `wit`, toolsmith writes `wit/world.wit` from `input_schema` and
+`output_schema`: one function `call`, its parameters the input properties in alphabetical order
+(`string`, `integer`→`s64`, `number`→`f64`, `boolean`, `array`→`list`, a string `enum` → an
+enum, not required → `option`), returning `result<output, string>` (`output`: the output
+schema's record). Return `Err` for an error. Or give the WIT as `wit` (and `export` when it
+exports several functions): the WIT types then are the schemas. Arguments are checked against
+them. No network for components yet.
+
+```rust
+wit_bindgen::generate!({ world: "tool", path: "wit" });
+struct Tool;
+impl Guest for Tool {
+    // input_schema: {"required": ["text"], "properties": {"text": {"type": "string"}, "times": {"type": "integer"}}}
+    // output_schema: {"properties": {"words": {"type": "integer"}}, "required": ["words"]}
+    fn call(text: String, times: Option<i64>) -> Result<Output, String> {
+        Ok(Output { words: text.split_whitespace().count() as i64 * times.unwrap_or(1) })
+    }
+}
+export!(Tool);
+```
+
 "#;
 
 const CONVENTIONS: &str = r#"## How to use this toolbox

@@ -239,6 +239,8 @@ pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
         pinned: false,
         run: Run {
             artifact: None,
+            world: None,
+            export: None,
             entry: Some(
                 spec.entry
                     .clone()

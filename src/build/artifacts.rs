@@ -10,7 +10,7 @@
 //! use it are the ones that chose the very same dependency set.
 
 use super::BuildError;
-use super::cargo::{self, Cx, Step, TARGET};
+use super::cargo::{self, Cx, Step};
 use super::files::package_name;
 use super::toolchain::CargoHome;
 use crate::hashing::sha256_bytes;
@@ -206,8 +206,13 @@ pub async fn prepare(
     home: &CargoHome,
 ) -> Result<Seeded, BuildError> {
     let (manifest, lock, build_rs) = deps_crate(work, tool)?;
-    let key =
-        sha256_bytes(format!("{}\n{TARGET}\n{manifest}\n{lock}", cx.toolchain.version).as_bytes());
+    let key = sha256_bytes(
+        format!(
+            "{}\n{}\n{manifest}\n{lock}",
+            cx.toolchain.version, cx.target
+        )
+        .as_bytes(),
+    );
     let key = key.trim_start_matches("sha256:");
     let key = &key[..32.min(key.len())];
     let root = cx.cache.join("build-deps");

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
-pub use super::toolchain::TARGET;
+pub use super::toolchain::{COMPONENT_TARGET, TARGET};
 /// The longest a single cargo run may take.
 pub const BUILD_TIMEOUT: Duration = Duration::from_secs(20 * 60);
 /// How many compiler errors a failed build reports in full.
@@ -85,6 +85,8 @@ pub struct Report {
 /// progress and who may cancel.
 pub struct Cx<'a> {
     pub toolchain: &'a Toolchain,
+    /// The Rust target: `TARGET` (a wasip1 module) or `COMPONENT_TARGET` (a component).
+    pub target: &'a str,
     pub cache: &'a Path,
     pub sandbox: &'a SandboxConfig,
     pub host: &'a dyn Host,
@@ -134,7 +136,7 @@ pub async fn fetch(
             cx.toolchain.cargo.to_string_lossy().into_owned(),
             "fetch".to_string(),
             "--target".into(),
-            TARGET.into(),
+            cx.target.into(),
             "--manifest-path".into(),
             manifest.clone(),
             "--color".into(),
@@ -256,7 +258,7 @@ pub async fn run(
         "build".into(),
         "--release".into(),
         "--target".into(),
-        TARGET.into(),
+        cx.target.into(),
         "--message-format".into(),
         "json".into(),
         "--color".into(),
@@ -317,7 +319,10 @@ pub async fn run(
     host.progress(
         0.0,
         None,
-        Some(format!("cargo build --release --target {TARGET} ({what})")),
+        Some(format!(
+            "cargo build --release --target {} ({what})",
+            cx.target
+        )),
     );
     while out_open || err_open {
         tokio::select! {
@@ -376,7 +381,10 @@ pub async fn run(
         .any(|d| d.rendered.contains("target may not be installed"))
         || stderr_text.contains("target may not be installed");
     if missing_target {
-        return Err(BuildError::NoTarget);
+        return Err(match cx.target {
+            COMPONENT_TARGET => BuildError::NoComponentTarget,
+            _ => BuildError::NoTarget,
+        });
     }
     let finished = status.success() && (step == Step::Dependencies || wasm.is_some());
     if !finished {
@@ -456,9 +464,10 @@ fn on_message(
             if v["fresh"] == Value::Bool(false) && !compiled.contains(&pkg) {
                 compiled.push(pkg);
             }
+            // A module is the tool's bin, a component its cdylib.
             let is_bin = v["target"]["kind"]
                 .as_array()
-                .is_some_and(|k| k.iter().any(|x| x == "bin"));
+                .is_some_and(|k| k.iter().any(|x| x == "bin" || x == "cdylib"));
             if is_bin {
                 let file = v["filenames"]
                     .as_array()

@@ -53,6 +53,32 @@ fn check_crate(name: &str, dep: &CrateDep) -> Result<(), BuildError> {
     Ok(())
 }
 
+/// A component's WIT, inside the tool directory (`wit_bindgen::generate!({ path: "wit" })`).
+pub const WIT_FILE: &str = "wit/world.wit";
+
+/// The wit-bindgen dependency every Rust component has (bindings of its WIT world).
+pub fn wit_bindgen() -> CrateDep {
+    CrateDep::Detailed {
+        version: "0.46".into(),
+        features: vec!["macros".into(), "realloc".into()],
+        default_features: Some(false),
+    }
+}
+
+/// A component crate's `Cargo.toml`: its library is a `cdylib` at src/lib.rs (what
+/// `wasm32-wasip2` links into a component), and no `[[bin]]`.
+pub fn component_lib(text: &str) -> Result<String, BuildError> {
+    let mut doc: DocumentMut = text.parse().map_err(|e| BuildError::BadRequest {
+        message: format!("Cargo.toml does not parse: {e}"),
+    })?;
+    let mut lib = Table::new();
+    lib["crate-type"] = value(toml_edit::Array::from_iter(["cdylib"]));
+    lib["path"] = value("src/lib.rs");
+    doc["lib"] = Item::Table(lib);
+    doc.remove("bin");
+    Ok(doc.to_string())
+}
+
 /// The tool's `Cargo.toml`: the rust template's, with `[dependencies]` from `crates`.
 pub fn cargo_toml(name: &str, crates: &BTreeMap<String, CrateDep>) -> Result<String, BuildError> {
     let template = crate::scaffold::render("rust", name, "")
@@ -129,6 +155,7 @@ pub fn manifest_text(
     req: &BuildRequest,
     previous: Option<&Manifest>,
     crates: &BTreeMap<String, CrateDep>,
+    run: &Map<String, Value>,
 ) -> Result<String, BuildError> {
     let bad = |message: String| BuildError::BadRequest { message };
     let mut m: Map<String, Value> = match previous {
@@ -149,6 +176,15 @@ pub fn manifest_text(
         },
     };
     m.remove("hashes");
+    if !run.is_empty() {
+        // A component: its schemas come from its WIT unless declared.
+        if previous.is_none() && req.declared.input_schema.is_none() {
+            m.remove("input_schema");
+        }
+        if let Value::Object(r) = m.entry("run").or_insert_with(|| Value::Object(Map::new())) {
+            r.extend(run.clone());
+        }
+    }
     let mut set = |key: &str, v: Option<Value>| {
         if let Some(v) = v {
             m.insert(key.to_string(), v);

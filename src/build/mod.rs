@@ -18,9 +18,10 @@ mod cargo;
 mod checks;
 mod files;
 mod toolchain;
+pub mod wit_gen;
 
-pub use cargo::{Diagnostic, TARGET};
-pub use files::{package_name, target_dir};
+pub use cargo::{COMPONENT_TARGET, Diagnostic, TARGET};
+pub use files::{WIT_FILE, package_name, target_dir};
 
 use crate::app::App;
 use crate::examples::{self, ExampleFailure};
@@ -60,6 +61,15 @@ pub struct BuildRequest {
     // name → version; default serde_json; the guide says it.
     #[serde(default)]
     pub crates: Option<BTreeMap<String, CrateDep>>,
+    /// WIT world: build a typed component (see guide)
+    #[serde(default)]
+    pub world: Option<String>,
+    /// WIT text (default: from the schemas)
+    #[serde(default)]
+    pub wit: Option<String>,
+    /// WIT function to run, if several
+    #[serde(default)]
+    pub export: Option<String>,
     /// Schemas, annotations, limits, capabilities (as `register_script` takes them).
     #[serde(flatten)]
     pub declared: Declared,
@@ -73,6 +83,8 @@ impl BuildRequest {
             || self.version.is_some()
             || self.tags.is_some()
             || self.crates.is_some()
+            || self.world.is_some()
+            || self.export.is_some()
             || self.declared.any()
             || self.examples.is_some()
     }
@@ -138,6 +150,8 @@ pub struct BuildOutcome {
 pub enum BuildError {
     #[error("invalid build request: {message}")]
     BadRequest { message: String },
+    #[error("tool {name:?}: the built component cannot be a tool: {message}")]
+    Component { name: String, message: String },
     #[error(transparent)]
     Name(#[from] NameError),
     #[error("there is no tool named {name:?}")]
@@ -158,6 +172,11 @@ pub enum BuildError {
     NoCargo { command: String, message: String },
     #[error("the Rust standard library for {} is not installed", cargo::TARGET)]
     NoTarget,
+    #[error(
+        "the Rust standard library for {} (component tools) is not installed",
+        cargo::COMPONENT_TARGET
+    )]
+    NoComponentTarget,
     #[error(
         "tool {tool:?} does not compile ({total} error(s)):\n{}",
         render(diagnostics)
@@ -226,6 +245,7 @@ impl crate::error::Hint for BuildError {
     fn hint(&self) -> Option<String> {
         Some(match self {
             BuildError::BadRequest { .. } => "see build_tool's input schema and the WASM section of toolsmith://guide".into(),
+            BuildError::Component { .. } => "export one function whose parameters and result JSON can carry (no resources, futures or streams), and name it with `export` when the WIT exports several (toolsmith://guide, WASM components)".into(),
             BuildError::Name(e) => return e.hint(),
             BuildError::NoSuchTool { .. } => "give `source` and `description` to create it, or `toolsmith new NAME --lang rust`".into(),
             BuildError::NotWasm { .. } => "script tools need no build; to turn it into a wasm tool, delete it first".into(),
@@ -234,6 +254,7 @@ impl crate::error::Hint for BuildError {
             BuildError::Sandbox { hint, .. } => hint.clone(),
             BuildError::NoCargo { .. } => format!("install Rust with rustup (https://rustup.rs), then `rustup target add {}`; or set TOOLSMITH_CARGO to the cargo binary", cargo::TARGET),
             BuildError::NoTarget => format!("run `rustup target add {}`", cargo::TARGET),
+            BuildError::NoComponentTarget => format!("run `rustup target add {}`", cargo::COMPONENT_TARGET),
             BuildError::Compile { .. } => "fix the errors at the lines shown and build again; the previous version stays active".into(),
             BuildError::Cargo { .. } => "check the crate names and versions in `crates` (is the network reachable for crates not cached yet?)".into(),
             BuildError::Examples { .. } => "fix the tool or its examples; pass commit_anyway=true (CLI: --force) to commit it anyway".into(),
@@ -280,11 +301,25 @@ pub async fn build(
         None
     };
     let artifact = previous.as_ref().map(|m| m.artifact().to_string());
+    let component = req.world.is_some() || previous.as_ref().is_some_and(Manifest::is_component);
+    if !component && (req.wit.is_some() || req.export.is_some()) {
+        return Err(BuildError::BadRequest {
+            message: "`wit` and `export` are for components: give `world` too".into(),
+        });
+    }
 
     let mut files = match (&req.source, &previous) {
         (Some(src), _) => {
             let mut f = BTreeMap::new();
-            f.insert("src/main.rs".to_string(), src.clone().into_bytes());
+            let entry = if component {
+                "src/lib.rs"
+            } else {
+                "src/main.rs"
+            };
+            f.insert(entry.to_string(), src.clone().into_bytes());
+            if let Ok(wit) = std::fs::read(dir.join(WIT_FILE)) {
+                f.insert(WIT_FILE.to_string(), wit);
+            }
             if let Ok(lock) = std::fs::read(dir.join("Cargo.lock")) {
                 f.insert("Cargo.lock".to_string(), lock);
             }
@@ -315,11 +350,61 @@ pub async fn build(
         }
         files.insert(rel.clone(), text.clone().into_bytes());
     }
-    let crates = match (&req.crates, &previous) {
+    let mut crates = match (&req.crates, &previous) {
         (Some(c), _) => c.clone(),
         (None, Some(p)) => p.dependencies.crates.clone(),
+        (None, None) if component => BTreeMap::new(),
         (None, None) => BTreeMap::from([("serde_json".to_string(), CrateDep::Version("1".into()))]),
     };
+    let mut run = Map::new();
+    if component {
+        crates
+            .entry("wit-bindgen".to_string())
+            .or_insert_with(files::wit_bindgen);
+        let world = req
+            .world
+            .clone()
+            .or_else(|| previous.as_ref().and_then(|m| m.run.world.clone()))
+            .unwrap_or_else(|| "tool".into());
+        let generated = files
+            .get(WIT_FILE)
+            .is_none_or(|w| w.starts_with(wit_gen::GENERATED.as_bytes()));
+        match &req.wit {
+            Some(w) => {
+                files.insert(WIT_FILE.to_string(), w.clone().into_bytes());
+            }
+            None if generated => {
+                let schema = |given: &Option<Map<String, Value>>,
+                              old: Option<&manifest::Schema>| {
+                    given.clone().or_else(|| old.map(|s| (**s).clone()))
+                };
+                let input = schema(
+                    &req.declared.input_schema,
+                    previous.as_ref().and_then(|m| m.input_schema.as_ref()),
+                );
+                let output = schema(
+                    &req.declared.output_schema,
+                    previous.as_ref().and_then(|m| m.output_schema.as_ref()),
+                );
+                let text = wit_gen::generate(&world, input.as_ref(), output.as_ref()).map_err(
+                    |e| BuildError::BadRequest {
+                        message: format!(
+                            "no WIT was given and the schema at {} cannot be turned into one: {}; give the WIT as `wit`",
+                            if e.at.is_empty() { "input_schema" } else { e.at.as_str() },
+                            e.message
+                        ),
+                    },
+                )?;
+                files.insert(WIT_FILE.to_string(), text.into_bytes());
+                run.insert("export".into(), Value::String(wit_gen::EXPORT.into()));
+            }
+            None => {}
+        }
+        run.insert("world".into(), Value::String(world));
+        if let Some(e) = &req.export {
+            run.insert("export".into(), Value::String(e.clone()));
+        }
+    }
     let cargo_toml = match files.get("Cargo.toml") {
         Some(existing) if req.crates.is_none() => {
             let text = String::from_utf8_lossy(existing);
@@ -327,12 +412,17 @@ pub async fn build(
         }
         _ => files::cargo_toml(&name, &crates)?,
     };
+    let cargo_toml = if component {
+        files::component_lib(&cargo_toml)?
+    } else {
+        cargo_toml
+    };
     files.insert("Cargo.toml".to_string(), cargo_toml.into_bytes());
 
     let manifest = match (&previous, req.changes_manifest()) {
         (Some(_), false) => std::fs::read_to_string(dir.join(manifest::FILE_NAME))
             .map_err(BuildError::io("read", &dir.join(manifest::FILE_NAME)))?,
-        _ => files::manifest_text(&req, previous.as_ref(), &crates)?,
+        _ => files::manifest_text(&req, previous.as_ref(), &crates, &run)?,
     };
     let plan = Plan {
         name,
@@ -364,9 +454,14 @@ pub async fn build_in_place(
         });
     }
     let mut files = files::read_sources(&dir, Some(parsed.manifest.artifact()))?;
-    if !files.contains_key("src/main.rs") {
+    let entry = if parsed.manifest.is_component() {
+        "src/lib.rs"
+    } else {
+        "src/main.rs"
+    };
+    if !files.contains_key(entry) {
         return Err(BuildError::BadRequest {
-            message: format!("tools/{name}/src/main.rs is missing"),
+            message: format!("tools/{name}/{entry} is missing"),
         });
     }
     let cargo_toml = match files.get("Cargo.toml") {
@@ -384,6 +479,11 @@ pub async fn build_in_place(
             text
         }
         None => files::cargo_toml(name, &parsed.manifest.dependencies.crates)?,
+    };
+    let cargo_toml = if parsed.manifest.is_component() {
+        files::component_lib(&cargo_toml)?
+    } else {
+        cargo_toml
     };
     files.insert("Cargo.toml".into(), cargo_toml.into_bytes());
     let plan = Plan {
@@ -468,8 +568,21 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
                 let cargo = config.cargo.clone();
                 blocking(move || toolchain::resolve(&cargo)).await?
             };
+            let target = if parsed.manifest.is_component() {
+                cargo::COMPONENT_TARGET
+            } else {
+                cargo::TARGET
+            };
+            if !toolchain.has_target(target) {
+                return Err(if target == cargo::COMPONENT_TARGET {
+                    BuildError::NoComponentTarget
+                } else {
+                    BuildError::NoTarget
+                });
+            }
             let cx = cargo::Cx {
                 toolchain: &toolchain,
+                target,
                 cache: &cache,
                 sandbox: &config.sandbox,
                 host,
@@ -482,10 +595,15 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
     };
     let art_path = work.path.join(&artifact);
     std::fs::write(&art_path, &bytes).map_err(BuildError::io("write", &art_path))?;
+    let manifest_text = if parsed.manifest.is_component() {
+        with_component_schemas(app, &name, &plan.manifest, &parsed.manifest, &bytes)?
+    } else {
+        plan.manifest.clone()
+    };
     let source_hash = hashing::source_hash(&work.path, Some(&artifact))
         .map_err(BuildError::io("hash", &work.path))?;
     let artifact_hash = hashing::sha256_bytes(&bytes);
-    let text = manifest::set_hashes(&plan.manifest, Some(&source_hash), Some(&artifact_hash))
+    let text = manifest::set_hashes(&manifest_text, Some(&source_hash), Some(&artifact_hash))
         .map_err(|e| BuildError::Internal {
             message: e.to_string(),
         })?;
@@ -544,6 +662,46 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
         cargo_output: report.map(|r| r.log).unwrap_or_default(),
         examples_run: n,
         example_failures: failures,
+    })
+}
+
+/// A component's tool.toml with the schemas its exported function's WIT types give, where it
+/// declares none (declared ones stay: they carry descriptions; the call converts arguments
+/// to the WIT types either way).
+fn with_component_schemas(
+    app: &App,
+    name: &str,
+    text: &str,
+    m: &Manifest,
+    bytes: &[u8],
+) -> Result<String, BuildError> {
+    let runner = app.wasm().map_err(|e| BuildError::Internal {
+        message: e.to_string(),
+    })?;
+    let s = runner
+        .component_schemas(bytes, m.run.export.as_deref())
+        .map_err(|message| BuildError::Component {
+            name: name.to_string(),
+            message,
+        })?;
+    let mut m = m.clone();
+    let mut changed = false;
+    if m.input_schema.is_none() && m.input_schema_file.is_none() {
+        m.input_schema = s.input.as_object().cloned().map(std::sync::Arc::new);
+        changed = true;
+    }
+    if m.output_schema.is_none()
+        && m.output_schema_file.is_none()
+        && let Some(out) = s.output.as_ref().and_then(Value::as_object)
+    {
+        m.output_schema = Some(std::sync::Arc::new(out.clone()));
+        changed = true;
+    }
+    if !changed {
+        return Ok(text.to_string());
+    }
+    m.to_toml().map_err(|e| BuildError::Internal {
+        message: format!("cannot write tool.toml: {e}"),
     })
 }
 

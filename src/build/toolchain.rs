@@ -9,6 +9,8 @@ use super::BuildError;
 
 /// The compilation target of WASM tools.
 pub const TARGET: &str = "wasm32-wasip1";
+/// The Rust target of component tools (WASI 0.2, `[run] world`).
+pub const COMPONENT_TARGET: &str = "wasm32-wasip2";
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -30,6 +32,15 @@ pub struct Toolchain {
     pub visible: Vec<PathBuf>,
     /// `rustc -vV`: part of the dependency cache's key.
     pub version: String,
+    /// `rustc --print sysroot`.
+    pub sysroot: PathBuf,
+}
+
+impl Toolchain {
+    /// Whether the standard library of `target` is installed.
+    pub fn has_target(&self, target: &str) -> bool {
+        self.sysroot.join("lib/rustlib").join(target).is_dir()
+    }
 }
 
 fn under_system(p: &Path) -> bool {
@@ -102,6 +113,7 @@ pub fn resolve(cargo: &Path) -> Result<Toolchain, BuildError> {
         bin: sysroot.join("bin").is_dir().then(|| sysroot.join("bin")),
         visible,
         version,
+        sysroot,
     };
     cache
         .lock()

@@ -51,7 +51,18 @@ pub(super) fn run(
     let mut checks = Vec::new();
     toolbox_checks(explicit.unwrap_or(location), &mut checks);
     checks.extend(interpreters());
-    checks.push(wasm_target(&config.cargo));
+    checks.push(rust_target(
+        &config.cargo,
+        "rust/wasm",
+        crate::build::TARGET,
+        "Rust tools",
+    ));
+    checks.push(rust_target(
+        &config.cargo,
+        "rust/component",
+        crate::build::COMPONENT_TARGET,
+        "Rust component tools",
+    ));
     checks.extend(sandbox_checks(&config.sandbox));
     checks.push(builds_check(&config.sandbox));
     checks.push(spares_check(config));
@@ -358,18 +369,18 @@ fn ask(exe: &Path, args: &[&str]) -> Option<String> {
     (!line.is_empty()).then_some(line)
 }
 
-fn wasm_target(cargo: &Path) -> Check {
-    let target = crate::build::TARGET;
+/// Whether `target` can be built for (`what`: the tools it makes), as check `id`.
+fn rust_target(cargo: &Path, id: &str, target: &str, what: &str) -> Check {
     let rustc_out = Command::new(cargo)
         .args(["--version"])
         .stderr(Stdio::null())
         .output();
     if !rustc_out.is_ok_and(|o| o.status.success()) {
         return check(
-            "rust/wasm",
+            id,
             Status::Warn,
             format!(
-                "no cargo ({}): Rust tools cannot be built (scripts still work)",
+                "no cargo ({}): {what} cannot be built (scripts still work)",
                 cargo.display()
             ),
             Some(format!(
@@ -389,19 +400,19 @@ fn wasm_target(cargo: &Path) -> Check {
         });
     match installed {
         Some(true) => check(
-            "rust/wasm",
+            id,
             Status::Ok,
             format!("cargo and the {target} target"),
             None,
         ),
         Some(false) => check(
-            "rust/wasm",
+            id,
             Status::Warn,
-            format!("the {target} target is missing: Rust tools cannot be built"),
+            format!("the {target} target is missing: {what} cannot be built"),
             Some(format!("rustup target add {target}")),
         ),
         None => check(
-            "rust/wasm",
+            id,
             Status::Warn,
             format!("cargo found, but no rustup to check for the {target} target"),
             Some(format!(

@@ -163,6 +163,14 @@ pub struct Run {
     /// kind = "wasm": the built module, relative to the tool directory (default "tool.wasm").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact: Option<String>,
+    /// kind = "wasm": the artifact is a WebAssembly component (WASI 0.2) of this WIT world,
+    /// not a wasip1 module; its exported function's WIT types are the tool's schemas.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub world: Option<String>,
+    /// kind = "wasm" with `world`: the exported function that is the tool (its name, or
+    /// `interface#name`); may be left out when the component exports one function.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub export: Option<String>,
     /// kind = "script": python, node, ruby, bash, perl, php or other.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
@@ -590,6 +598,11 @@ impl Manifest {
     }
 
     /// The artifact path of a wasm tool, relative to the tool directory.
+    /// A WebAssembly component tool (`kind = "wasm"` with `[run] world`).
+    pub fn is_component(&self) -> bool {
+        self.kind == Kind::Wasm && self.run.world.is_some()
+    }
+
     pub fn artifact(&self) -> &str {
         self.run.artifact.as_deref().unwrap_or("tool.wasm")
     }

@@ -182,6 +182,22 @@ pub(super) fn validate(m: &Manifest, dir_name: Option<&str>) -> Vec<Issue> {
 fn check_run(m: &Manifest, out: &mut Vec<Issue>) {
     match m.kind {
         Kind::Wasm => {
+            if m.run.export.is_some() && m.run.world.is_none() {
+                out.push(err(
+                    "run.export",
+                    "`export` names a component's function, but this tool has no `world` (it is a wasip1 module)",
+                    "add `world = \"<the WIT world>\"` under [run] for a component, or remove `export`",
+                ));
+            }
+            if let Some(w) = &m.run.world
+                && (w.is_empty() || w.chars().any(|c| c.is_control()))
+            {
+                out.push(err(
+                    "run.world",
+                    format!("{w:?} is not a WIT world name"),
+                    "use the world's name as the WIT file declares it, e.g. \"tool\"",
+                ));
+            }
             if !is_inner_path(m.artifact()) {
                 out.push(err(
                     "run.artifact",

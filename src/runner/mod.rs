@@ -21,6 +21,7 @@ mod session;
 pub mod spare;
 mod stubs;
 pub mod wasm;
+pub mod wit;
 pub mod worker;
 
 use crate::config::Config;
@@ -188,6 +189,8 @@ pub enum RunError {
         message: String,
         data: Option<Value>,
     },
+    #[error("tool {tool:?} was not run: its arguments do not fit its WIT types: {message}")]
+    Arguments { tool: String, message: String },
     #[error(
         "tool {tool:?}: protocol mismatch: it is registered as a jsonrpc script, but {message}"
     )]
@@ -245,6 +248,7 @@ impl crate::error::Hint for RunError {
             RunError::Timeout { .. } => "make the tool faster, or raise `limits.timeout_ms` in its tool.toml".into(),
             RunError::Memory { .. } => "use less memory, or raise `limits.memory_mb` in its tool.toml".into(),
             RunError::OutputTooLarge { .. } => "print less, or raise `limits.output_bytes` in its tool.toml".into(),
+            RunError::Arguments { tool, .. } => format!("give the arguments as the input schema of {tool} says (`get_tool`): every field its WIT function declares, by its WIT name, nothing else"),
             RunError::Failed { .. } | RunError::Trap { .. } | RunError::ToolError { .. } => "check the arguments against the tool's input schema (`get_tool`), or fix the tool".into(),
             RunError::ProtocolMismatch { tool, .. } => format!("a script that reads its JSON arguments from stdin and prints the result is a plain script: register it again with protocol \"plain\" (or without `protocol`, to have it detected), or set `protocol = \"plain\"` under [run] in tools/{tool}/tool.toml; to keep jsonrpc, use the helper of the language's template (toolsmith://guide)"),
             RunError::Protocol { .. } => "a jsonrpc script must answer the request with id 0 (the protocol is in the toolsmith://guide resource), or set protocol = \"plain\"".into(),

@@ -153,10 +153,11 @@ pub fn pack(name: &str, m: &Manifest, files: &[FileAt]) -> Result<Packed, ShareE
             title: Some("source.tar".into()),
         });
     }
-    // The CNCF wasm config: what the module targets and which layer it is.
+    // The CNCF wasm config: what the module (or component: WASI 0.2) targets and which layer
+    // it is.
     let config = serde_json::json!({
         "architecture": "wasm",
-        "os": "wasip1",
+        "os": if m.is_component() { "wasip2" } else { "wasip1" },
         "layerDigests": [module_digest],
     });
     Ok(Packed {

@@ -18,6 +18,8 @@
 //! binary. Without a key file (no data dir, unwritable), nothing is cached on disk.
 
 use super::{CallOutput, RunError, inside_roots};
+
+pub mod component;
 use crate::hashing;
 use crate::index::Tool;
 use serde_json::Value;
@@ -49,6 +51,15 @@ struct Ctx {
 struct Limits {
     inner: StoreLimits,
     memory_refused: bool,
+}
+
+impl Limits {
+    fn new(inner: StoreLimits) -> Limits {
+        Limits {
+            inner,
+            memory_refused: false,
+        }
+    }
 }
 
 impl ResourceLimiter for Limits {
@@ -101,6 +112,9 @@ pub struct WasmRunner {
     engine: Engine,
     linker: Arc<Linker<Ctx>>,
     loaded: Arc<Mutex<HashMap<PathBuf, Arc<Loaded>>>>,
+    /// Components (`[run] world`): their own linker (WASI 0.2) and loaded set.
+    component_linker: Arc<wasmtime::component::Linker<component::Ctx>>,
+    components: Arc<Mutex<HashMap<PathBuf, Arc<component::Loaded>>>>,
     cache_dir: Option<PathBuf>,
     /// Directories tools may be granted (`Config::roots`).
     roots: Arc<[PathBuf]>,
@@ -203,6 +217,46 @@ fn verify_entry<'a>(
     mac.verify_slice(tag).ok().map(|()| compiled)
 }
 
+/// Compiled code the cache holds: a core module or a component.
+trait Compiled: Sized {
+    /// Told apart in the entry's file name.
+    const SUFFIX: &'static str;
+    fn compile(engine: &Engine, bytes: &[u8]) -> Result<Self, String>;
+    fn serialize(&self) -> wasmtime::Result<Vec<u8>>;
+    /// # Safety
+    /// `bytes` must come from `serialize` on an engine with the same compatibility hash.
+    unsafe fn deserialize(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Self>;
+}
+
+impl Compiled for Module {
+    const SUFFIX: &'static str = "";
+    fn compile(engine: &Engine, bytes: &[u8]) -> Result<Self, String> {
+        Module::new(engine, bytes).map_err(|e| format!("not a valid WebAssembly module: {e}"))
+    }
+    fn serialize(&self) -> wasmtime::Result<Vec<u8>> {
+        Module::serialize(self)
+    }
+    unsafe fn deserialize(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Self> {
+        // SAFETY: the caller's promise.
+        unsafe { Module::deserialize(engine, bytes) }
+    }
+}
+
+impl Compiled for wasmtime::component::Component {
+    const SUFFIX: &'static str = "-component";
+    fn compile(engine: &Engine, bytes: &[u8]) -> Result<Self, String> {
+        wasmtime::component::Component::new(engine, bytes)
+            .map_err(|e| format!("not a valid WebAssembly component: {e:#}"))
+    }
+    fn serialize(&self) -> wasmtime::Result<Vec<u8>> {
+        wasmtime::component::Component::serialize(self)
+    }
+    unsafe fn deserialize(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Self> {
+        // SAFETY: the caller's promise.
+        unsafe { wasmtime::component::Component::deserialize(engine, bytes) }
+    }
+}
+
 /// Where the cache MAC key lives: outside every cache directory.
 pub fn cache_key_path() -> Option<PathBuf> {
     dirs::data_local_dir().map(|d| d.join("toolsmith").join("wasm-cache.key"))
@@ -252,6 +306,7 @@ impl WasmRunner {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |c: &mut Ctx| &mut c.wasi)
             .map_err(|e| start(e.to_string()))?;
+        let component_linker = component::linker(&engine).map_err(|e| start(e.to_string()))?;
         let mut h = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut h);
         let engine_key = format!("{:016x}", h.finish());
@@ -279,6 +334,8 @@ impl WasmRunner {
             engine,
             linker: Arc::new(linker),
             loaded: Arc::default(),
+            component_linker: Arc::new(component_linker),
+            components: Arc::default(),
             cache_dir: cache_dir.filter(|_| cache_key.is_some()),
             roots: roots.into(),
             engine_key,
@@ -321,7 +378,7 @@ impl WasmRunner {
             });
         }
         let module = self
-            .compile_cached(&bytes, &actual)
+            .compile_cached::<Module>(&bytes, &actual)
             .map_err(|message| RunError::Start {
                 tool: name.clone(),
                 message,
@@ -344,14 +401,15 @@ impl WasmRunner {
         Ok(loaded)
     }
 
-    /// Load a module compiled earlier for exactly this artifact and engine (its MAC checked),
+    /// Load code compiled earlier for exactly this artifact and engine (its MAC checked),
     /// or compile it and store a new entry.
-    fn compile_cached(&self, bytes: &[u8], sha: &str) -> Result<Module, String> {
+    fn compile_cached<C: Compiled>(&self, bytes: &[u8], sha: &str) -> Result<C, String> {
         let file = self.cache_dir.as_ref().map(|d| {
             d.join(format!(
-                "{}-{}.cwasm",
+                "{}-{}{}.cwasm",
                 sha.trim_start_matches("sha256:"),
-                self.engine_key
+                self.engine_key,
+                C::SUFFIX
             ))
         });
         if let (Some(f), Some(key)) = (&file, &self.cache_key)
@@ -360,9 +418,10 @@ impl WasmRunner {
             match verify_entry(key, sha, &self.engine_key, &data) {
                 Some(compiled) => {
                     // SAFETY: these exact bytes carry a valid MAC under our secret key, made
-                    // by `Module::serialize` for the artifact whose sha256 was just verified
-                    // and an engine with the same compatibility hash.
-                    match unsafe { Module::deserialize(&self.engine, compiled) } {
+                    // by `C::serialize` for the artifact whose sha256 was just verified and an
+                    // engine with the same compatibility hash (the file name keeps modules
+                    // and components apart).
+                    match unsafe { C::deserialize(&self.engine, compiled) } {
                         Ok(m) => return Ok(m),
                         Err(e) => {
                             tracing::warn!(file = %f.display(), error = %e, "discarding an unusable compiled module")
@@ -375,8 +434,7 @@ impl WasmRunner {
                 ),
             }
         }
-        let module = Module::new(&self.engine, bytes)
-            .map_err(|e| format!("not a valid WebAssembly module: {e}"))?;
+        let module = C::compile(&self.engine, bytes)?;
         if let (Some(f), Some(key), Ok(data)) = (&file, &self.cache_key, module.serialize()) {
             if let Some(parent) = f.parent() {
                 let _ = std::fs::create_dir_all(parent);
@@ -395,28 +453,11 @@ impl WasmRunner {
         Ok(module)
     }
 
-    /// Verify and compile a tool ahead of its first call (e.g. at server start).
-    pub fn prepare(&self, dir: &Path, tool: &Tool) -> Result<(), RunError> {
-        self.load(dir, tool).map(|_| ())
-    }
-
-    /// Run a WASM tool with JSON arguments on stdin. Blocking: call from a blocking context.
-    pub fn call(&self, dir: &Path, tool: &Tool, args: &Value) -> Result<CallOutput, RunError> {
-        let _running = Running::start(&self.ticking);
+    /// A call's approved capabilities onto its WASI context: `env` and secrets as environment
+    /// values, `read`/`write` roots as preopened directories (each inside TOOLSMITH_ROOTS).
+    fn grant(&self, b: &mut WasiCtxBuilder, tool: &Tool) -> Result<(), RunError> {
         let m = &tool.manifest;
         let name = m.name.clone();
-        let loaded = self.load(dir, tool)?;
-        let cap = m.limits.output_bytes() as usize;
-        let mem_mb = m.limits.memory_mb().min(MAX_MEMORY_MB);
-        let timeout_ms = m.limits.timeout_ms();
-
-        let stdout = MemoryOutputPipe::new(cap + 1);
-        let stderr = MemoryOutputPipe::new(cap + 1);
-        let mut b = WasiCtxBuilder::new();
-        b.stdin(MemoryInputPipe::new(args.to_string().into_bytes()))
-            .stdout(stdout.clone())
-            .stderr(stderr.clone())
-            .arg(&name);
         for var in &m.capabilities.env {
             if let Ok(v) = std::env::var(var) {
                 b.env(var, v);
@@ -433,7 +474,7 @@ impl WasmRunner {
                 let path = Path::new(p);
                 if !inside_roots(path, &self.roots) {
                     return Err(RunError::Denied {
-                        tool: name,
+                        tool: name.clone(),
                         what: format!("the path {p}"),
                         why: "it is not inside TOOLSMITH_ROOTS".into(),
                     });
@@ -446,14 +487,45 @@ impl WasmRunner {
                     })?;
             }
         }
-        let limits = Limits {
-            inner: StoreLimitsBuilder::new()
+        Ok(())
+    }
+
+    /// Verify and compile a tool ahead of its first call (e.g. at server start).
+    pub fn prepare(&self, dir: &Path, tool: &Tool) -> Result<(), RunError> {
+        if tool.manifest.is_component() {
+            return self.load_component(dir, tool).map(|_| ());
+        }
+        self.load(dir, tool).map(|_| ())
+    }
+
+    /// Run a WASM tool with JSON arguments on stdin. Blocking: call from a blocking context.
+    pub fn call(&self, dir: &Path, tool: &Tool, args: &Value) -> Result<CallOutput, RunError> {
+        let _running = Running::start(&self.ticking);
+        if tool.manifest.is_component() {
+            return self.call_component(dir, tool, args);
+        }
+        let m = &tool.manifest;
+        let name = m.name.clone();
+        let loaded = self.load(dir, tool)?;
+        let cap = m.limits.output_bytes() as usize;
+        let mem_mb = m.limits.memory_mb().min(MAX_MEMORY_MB);
+        let timeout_ms = m.limits.timeout_ms();
+
+        let stdout = MemoryOutputPipe::new(cap + 1);
+        let stderr = MemoryOutputPipe::new(cap + 1);
+        let mut b = WasiCtxBuilder::new();
+        b.stdin(MemoryInputPipe::new(args.to_string().into_bytes()))
+            .stdout(stdout.clone())
+            .stderr(stderr.clone())
+            .arg(&name);
+        self.grant(&mut b, tool)?;
+        let limits = Limits::new(
+            StoreLimitsBuilder::new()
                 .memory_size((mem_mb as usize) << 20)
                 .trap_on_grow_failure(true)
                 .instances(1)
                 .build(),
-            memory_refused: false,
-        };
+        );
         let mut store = Store::new(
             &self.engine,
             Ctx {
@@ -494,31 +566,42 @@ impl WasmRunner {
                         stderr: stderr_text,
                     });
                 }
-                if let Some(trap) = e.downcast_ref::<wasmtime::Trap>()
-                    && *trap == wasmtime::Trap::Interrupt
-                {
-                    return Err(RunError::Timeout {
-                        tool: name,
-                        ms: timeout_ms,
-                    });
-                }
-                let text = format!("{e:#}");
-                if memory_refused {
-                    return Err(RunError::Memory {
-                        tool: name,
-                        mb: mem_mb,
-                    });
-                }
-                let message = if stderr_text.is_empty() {
-                    text
-                } else {
-                    format!("{text}\nstderr: {stderr_text}")
-                };
-                Err(RunError::Trap {
-                    tool: name,
-                    message,
-                })
+                Err(failure(
+                    e,
+                    name,
+                    timeout_ms,
+                    memory_refused.then_some(mem_mb),
+                    stderr_text,
+                ))
             }
         }
     }
+}
+
+/// Why a call that did not return ended: its time ran out, its memory, or a trap.
+fn failure(
+    e: wasmtime::Error,
+    tool: String,
+    timeout_ms: u64,
+    memory_refused_mb: Option<u64>,
+    stderr_text: String,
+) -> RunError {
+    if let Some(trap) = e.downcast_ref::<wasmtime::Trap>()
+        && *trap == wasmtime::Trap::Interrupt
+    {
+        return RunError::Timeout {
+            tool,
+            ms: timeout_ms,
+        };
+    }
+    if let Some(mb) = memory_refused_mb {
+        return RunError::Memory { tool, mb };
+    }
+    let text = format!("{e:#}");
+    let message = if stderr_text.is_empty() {
+        text
+    } else {
+        format!("{text}\nstderr: {stderr_text}")
+    };
+    RunError::Trap { tool, message }
 }

@@ -1,0 +1,227 @@
+//! Component tools beside wasip1 modules; prints a table.
+//! Run: `cargo bench --bench components` (uses the binary cargo builds for the bench).
+//!
+//! The same greeting tool built twice with `build_tool` — as a wasip1 module (serde_json on
+//! stdin/stdout) and as a WASI 0.2 component (WIT-typed, wit-bindgen) — into one fresh
+//! toolbox, sharing the cargo cache of the test suite when it is there; then warm calls of
+//! each in process (`App::call`) and through `toolsmith serve` over MCP stdio (raw JSON-RPC),
+//! and the first call after a restart (the compiled-code cache).
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+use toolsmith::app::App;
+use toolsmith::build;
+use toolsmith::runner::script::NoHost;
+use toolsmith::toolbox::Toolbox;
+
+const MODULE_SRC: &str = r#"use serde_json::{json, Value};
+use std::io::Read;
+fn main() {
+    let mut s = String::new();
+    std::io::stdin().read_to_string(&mut s).unwrap();
+    let v: Value = serde_json::from_str(&s).unwrap_or(json!({}));
+    let text = v["text"].as_str().unwrap_or("");
+    println!("{}", json!({"message": format!("Hello, {text}!")}));
+}
+"#;
+
+const COMPONENT_SRC: &str = r#"wit_bindgen::generate!({ world: "tool", path: "wit" });
+struct T;
+impl Guest for T {
+    fn call(text: String) -> Result<Output, String> {
+        Ok(Output { message: format!("Hello, {text}!") })
+    }
+}
+export!(T);
+"#;
+
+fn request(name: &str, component: bool) -> Value {
+    let mut r = json!({
+        "name": name,
+        "description": "Greets a text (benchmark)",
+        "source": if component { COMPONENT_SRC } else { MODULE_SRC },
+        "input_schema": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
+        "output_schema": {"type": "object", "required": ["message"], "properties": {"message": {"type": "string"}}},
+    });
+    if component {
+        r["world"] = json!("tool");
+    } else {
+        r["crates"] = json!({"serde_json": "1"});
+    }
+    r
+}
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl Server {
+    fn spawn(toolbox: &Path, cache: &Path) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+            .arg("--toolbox")
+            .arg(toolbox)
+            .arg("serve")
+            .env("TOOLSMITH_CACHE", cache)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn toolsmith");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut s = Server {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+        };
+        s.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}));
+        writeln!(
+            s.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        .expect("write");
+        s
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        writeln!(
+            self.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        )
+        .expect("write");
+        self.stdin.flush().expect("flush");
+        loop {
+            let mut line = String::new();
+            self.stdout.read_line(&mut line).expect("read");
+            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+            if v.get("id") == Some(&json!(id)) {
+                return v;
+            }
+        }
+    }
+
+    fn call(&mut self, tool: &str) -> Value {
+        let r = self.request(
+            "tools/call",
+            json!({"name": tool, "arguments": {"text": "bench"}}),
+        );
+        assert_eq!(
+            r["result"]["structuredContent"],
+            json!({"message": "Hello, bench!"}),
+            "{r}"
+        );
+        r
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn p(times: &mut [Duration], q: usize) -> Duration {
+    times.sort();
+    times[times.len() * q / 100]
+}
+
+fn main() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cache: PathBuf = std::env::var_os("TOOLSMITH_BENCH_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/wasm-test-cache"));
+    let root = tmp.path().join("box");
+    let tb = Toolbox::init(&root, &[], "bench").expect("init");
+    let app = App::new(tb, toolsmith::config::Config::from_env().expect("config"));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut rows: Vec<(String, String, String)> = Vec::new();
+    for (name, component) in [("module", false), ("component", true)] {
+        let mut opts = build::Options::new(&NoHost, "bench");
+        opts.cache = Some(cache.clone());
+        let req = serde_json::from_value(request(name, component)).expect("a request");
+        let t = Instant::now();
+        let out = rt
+            .block_on(build::build(&app, req, &opts))
+            .unwrap_or_else(|e| panic!("build of {name}: {e}"));
+        rows.push((
+            format!("build: {name}"),
+            ms(t.elapsed()),
+            format!(
+                "{} bytes, cargo compiled {}",
+                out.artifact_bytes,
+                out.compiled_crates.join(", ")
+            ),
+        ));
+    }
+    let n = 2000;
+    for name in ["module", "component"] {
+        let mut times = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = Instant::now();
+            let out = rt
+                .block_on(app.call(name, json!({"text": "bench"}), &NoHost))
+                .expect("call");
+            times.push(t.elapsed());
+            assert_eq!(out.structured, Some(json!({"message": "Hello, bench!"})));
+        }
+        rows.push((
+            format!("call in process, warm: {name} ({n})"),
+            format!("p50 {}", ms(p(&mut times, 50))),
+            format!("p95 {}", ms(p(&mut times, 95))),
+        ));
+    }
+    drop(app);
+    for name in ["module", "component"] {
+        let mut server = Server::spawn(&root, &cache);
+        let t = Instant::now();
+        server.call(name);
+        let first = t.elapsed();
+        let mut times = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = Instant::now();
+            server.call(name);
+            times.push(t.elapsed());
+        }
+        rows.push((
+            format!("call over MCP stdio, warm: {name} ({n})"),
+            format!("p50 {}", ms(p(&mut times, 50))),
+            format!(
+                "p95 {}; first call after a restart {}",
+                ms(p(&mut times, 95)),
+                ms(first)
+            ),
+        ));
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    println!(
+        "load average: {}",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    println!("{:w$}  {:>14}  notes", "what", "time");
+    for (what, time, note) in rows {
+        println!("{what:w$}  {time:>14}  {note}");
+    }
+}
