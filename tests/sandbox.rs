@@ -527,7 +527,11 @@ fn a_network_tool_reaches_no_host_abstract_socket() {
     git(&f.root, &["add", "-A"]);
     git(&f.root, &["commit", "-qm", "netabs"]);
     let out = cli(&f, Mech::Bwrap, &["approve", "netabs"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for mech in [Mech::Bwrap, Mech::Fallback] {
         let out = cli(&f, mech, &["call", "netabs", "--args", "{}"]);
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -538,9 +542,14 @@ fn a_network_tool_reaches_no_host_abstract_socket() {
         );
         let r: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
         assert!(
-            r["abstract"].as_str().is_some_and(|s| s.starts_with("denied")),
+            r["abstract"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("denied")),
             "{mech:?}: {r}"
         );
-        assert!(listener.accept().is_err(), "{mech:?}: the host socket got a connection");
+        assert!(
+            listener.accept().is_err(),
+            "{mech:?}: the host socket got a connection"
+        );
     }
 }

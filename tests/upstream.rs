@@ -247,7 +247,10 @@ fn run(mech: Mech) {
     // Once when its server relisted within RELIST_WAIT (20 s); on a machine so loaded that
     // relisting takes longer, the edit and the new listing are announced apart.
     let announced = s["hand_edit_list_changed"].as_u64().unwrap_or(0);
-    assert!((1..=2).contains(&announced), "{announced} list_changed: {s}\n{log_tail}");
+    assert!(
+        (1..=2).contains(&announced),
+        "{announced} list_changed: {s}\n{log_tail}"
+    );
     eprintln!("{mech:?}: the hand edit was announced {announced} time(s)");
     assert!(
         s["hand_edit_call"]["text"]

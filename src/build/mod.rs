@@ -61,13 +61,13 @@ pub struct BuildRequest {
     // name → version; default serde_json; the guide says it.
     #[serde(default)]
     pub crates: Option<BTreeMap<String, CrateDep>>,
-    /// WIT world: build a typed component (see guide)
+    /// Build a component of this WIT world
     #[serde(default)]
     pub world: Option<String>,
-    /// WIT text (default: from the schemas)
+    // The WIT text (default: from the schemas) and the function to run when it exports
+    // several: the guide tells them; no description here keeps the meta-tools small.
     #[serde(default)]
     pub wit: Option<String>,
-    /// WIT function to run, if several
     #[serde(default)]
     pub export: Option<String>,
     /// Schemas, annotations, limits, capabilities (as `register_script` takes them).

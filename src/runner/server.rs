@@ -147,14 +147,12 @@ async fn recipe(dir: &Path, tool: &Tool, config: &Config) -> Result<Recipe, RunE
         cache: &config.cache_dir,
         allowed: &allowed,
     };
-    let env = deps::ensure(ctx, &root, m, dir)
-        .await
-        .map_err(|e| {
-            start_err(format!(
-                "its packages could not be installed: {e}{}",
-                e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default()
-            ))
-        })?;
+    let env = deps::ensure(ctx, &root, m, dir).await.map_err(|e| {
+        start_err(format!(
+            "its packages could not be installed: {e}{}",
+            e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default()
+        ))
+    })?;
     let found = find(command, dir, &env).ok_or_else(|| {
         start_err(format!(
             "the command {command:?} is neither a command of its packages ([dependencies]) nor on PATH"

@@ -86,7 +86,7 @@ pub fn definitions() -> Vec<Tool> {
         ),
         define::<SearchArgs>(
             "search_tools",
-            "Find tools by what they do, in plain words or by name: ranked by meaning and words together; each result says why it matched.",
+            "Find tools by what they do or by name, ranked by meaning and words; results say why.",
             &["query", "results", "ranking", "notice"],
             hints(true, false, true, false),
         ),
