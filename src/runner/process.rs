@@ -12,8 +12,14 @@ pub(crate) type CallStdin = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// The call's stderr: read as it comes, and what is left read at once at the end
 /// (`script::drain_ready` needs the descriptor).
+#[cfg(unix)]
 pub(crate) trait StderrPipe: AsyncRead + std::os::fd::AsRawFd + Send + Unpin {}
+#[cfg(unix)]
 impl<T: AsyncRead + std::os::fd::AsRawFd + Send + Unpin> StderrPipe for T {}
+#[cfg(not(unix))]
+pub(crate) trait StderrPipe: AsyncRead + Send + Unpin {}
+#[cfg(not(unix))]
+impl<T: AsyncRead + Send + Unpin> StderrPipe for T {}
 
 pub(crate) enum CallProcess {
     Tree(Launched),

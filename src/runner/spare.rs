@@ -216,6 +216,7 @@ struct Inner {
     /// Their resident memory overall, in KiB (`Config::spare_memory_mb`).
     max_kib: u64,
     /// Fork servers for Python tools (`Config::fork_servers`).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     fork_servers: bool,
     /// The background look-after (`keep::sweep`) runs.
     sweeping: AtomicBool,

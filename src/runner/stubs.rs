@@ -32,6 +32,7 @@ const PHP: &str = include_str!("stubs/php.php");
 const EXEC: &str = include_str!("stubs/exec.sh");
 const BASH: &str = include_str!("stubs/bash.sh");
 const MOVES: &str = include_str!("stubs/moves.sh");
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const FORK: &str = include_str!("stubs/fork.py");
 
 /// How a spare waits for its call.
@@ -73,6 +74,7 @@ impl Stub {
 
     /// Whether a fork server can serve this stub's calls (`runner::fork`): Python only (Node
     /// cannot fork; Ruby, Perl and Bash start fast enough).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub fn forks(self) -> bool {
         self == Stub::Python
     }
@@ -81,6 +83,7 @@ impl Stub {
     /// process) for the interpreter command `interp`: started with `-S` (no package's site
     /// code runs in the server), its control socket at descriptor `ctl`, its configuration
     /// (JSON) readable at `config`. None for a stub that does not fork.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub fn fork_server_argv(self, interp: &[String], ctl: i32, config: i32) -> Option<Vec<String>> {
         if !self.forks() {
             return None;
