@@ -16,7 +16,9 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
-use thiserror::Error;
+
+mod calls;
+pub use calls::{CallError, check_arguments};
 
 /// How deep pipelines may nest.
 pub const MAX_PIPELINE_DEPTH: usize = 8;
@@ -50,62 +52,6 @@ pub trait Upstream: Send + Sync {
     fn stop(&self, entry: &str);
     /// Stop every server (shutdown).
     fn stop_all(&self);
-}
-
-/// Why a call could not be made or failed.
-#[derive(Debug, Error)]
-pub enum CallError {
-    #[error("there is no tool named {name:?}")]
-    NoSuchTool { name: String },
-    #[error("tool {name:?} is broken: {errors}")]
-    Broken { name: String, errors: String },
-    #[error("the arguments do not match the input schema of {name:?}: {problems}")]
-    BadArguments { name: String, problems: String },
-    #[error(transparent)]
-    Run(#[from] RunError),
-    #[error("pipeline {pipeline:?}, step {step} ({tool}): {message}")]
-    Step {
-        pipeline: String,
-        step: String,
-        tool: String,
-        message: String,
-        hint: Option<String>,
-    },
-    #[error("pipeline {name:?} nests pipelines deeper than {max}; is there a cycle?")]
-    TooDeep { name: String, max: usize },
-    #[error("refused: {details}, and this toolbox's policy refuses such calls")]
-    Uncommitted { name: String, details: String },
-    #[error("refused: {0}")]
-    Held(#[from] Box<crate::trust::Held>),
-    #[error(transparent)]
-    Gate(#[from] crate::approval::GateError),
-}
-
-impl crate::error::Hint for CallError {
-    fn hint(&self) -> Option<String> {
-        match self {
-            CallError::NoSuchTool { .. } => {
-                Some("`list_tools` or `search_tools` shows the tools there are".into())
-            }
-            CallError::Broken { name, .. } => Some(format!(
-                "fix tools/{name}/tool.toml (`toolsmith lint` points at the line)"
-            )),
-            CallError::BadArguments { name, .. } => {
-                Some(format!("`get_tool {name}` shows the input schema"))
-            }
-            CallError::Run(e) => e.hint(),
-            CallError::Step { hint, .. } => hint.clone(),
-            CallError::TooDeep { .. } => {
-                Some("a pipeline must not call itself, directly or through other pipelines".into())
-            }
-            CallError::Uncommitted { name, .. } => Some(format!(
-                "commit the change (`git add tools/{name} && git commit`) or drop it (`git checkout HEAD -- tools/{name}`); to allow such calls, set `[policy] uncommitted = \"warn\"` in {}",
-                crate::toolbox::SETTINGS_FILE
-            )),
-            CallError::Held(h) => h.hint(),
-            CallError::Gate(e) => e.hint(),
-        }
-    }
 }
 
 /// The toolbox, its index, the configuration and the runners.
@@ -710,44 +656,5 @@ impl App {
         }
         last.logs = logs;
         Ok(last)
-    }
-}
-
-/// Validate arguments against the tool's input schema.
-pub fn check_arguments(tool: &Tool, args: &Value) -> Result<(), CallError> {
-    let name = tool.manifest.name.clone();
-    if !args.is_object() {
-        return Err(CallError::BadArguments {
-            name,
-            problems: format!("arguments must be a JSON object, not {args}"),
-        });
-    }
-    let validator = match tool.validator.get(&tool.input_schema) {
-        Ok(v) => v,
-        Err(e) => {
-            return Err(CallError::Broken {
-                name,
-                errors: format!("its input schema is not a valid JSON Schema: {e}"),
-            });
-        }
-    };
-    let problems: Vec<String> = validator
-        .iter_errors(args)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            if at.is_empty() {
-                e.to_string()
-            } else {
-                format!("{at}: {e}")
-            }
-        })
-        .collect();
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(CallError::BadArguments {
-            name,
-            problems: problems.join("; "),
-        })
     }
 }

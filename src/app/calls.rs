@@ -1,0 +1,102 @@
+//! Why a call could not be made or failed, and the check of a call's arguments against the
+//! tool's input schema.
+
+use crate::index::Tool;
+use crate::runner::RunError;
+use serde_json::Value;
+use thiserror::Error;
+
+/// Why a call could not be made or failed.
+#[derive(Debug, Error)]
+pub enum CallError {
+    #[error("there is no tool named {name:?}")]
+    NoSuchTool { name: String },
+    #[error("tool {name:?} is broken: {errors}")]
+    Broken { name: String, errors: String },
+    #[error("the arguments do not match the input schema of {name:?}: {problems}")]
+    BadArguments { name: String, problems: String },
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error("pipeline {pipeline:?}, step {step} ({tool}): {message}")]
+    Step {
+        pipeline: String,
+        step: String,
+        tool: String,
+        message: String,
+        hint: Option<String>,
+    },
+    #[error("pipeline {name:?} nests pipelines deeper than {max}; is there a cycle?")]
+    TooDeep { name: String, max: usize },
+    #[error("refused: {details}, and this toolbox's policy refuses such calls")]
+    Uncommitted { name: String, details: String },
+    #[error("refused: {0}")]
+    Held(#[from] Box<crate::trust::Held>),
+    #[error(transparent)]
+    Gate(#[from] crate::approval::GateError),
+}
+
+impl crate::error::Hint for CallError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            CallError::NoSuchTool { .. } => {
+                Some("`list_tools` or `search_tools` shows the tools there are".into())
+            }
+            CallError::Broken { name, .. } => Some(format!(
+                "fix tools/{name}/tool.toml (`toolsmith lint` points at the line)"
+            )),
+            CallError::BadArguments { name, .. } => {
+                Some(format!("`get_tool {name}` shows the input schema"))
+            }
+            CallError::Run(e) => e.hint(),
+            CallError::Step { hint, .. } => hint.clone(),
+            CallError::TooDeep { .. } => {
+                Some("a pipeline must not call itself, directly or through other pipelines".into())
+            }
+            CallError::Uncommitted { name, .. } => Some(format!(
+                "commit the change (`git add tools/{name} && git commit`) or drop it (`git checkout HEAD -- tools/{name}`); to allow such calls, set `[policy] uncommitted = \"warn\"` in {}",
+                crate::toolbox::SETTINGS_FILE
+            )),
+            CallError::Held(h) => h.hint(),
+            CallError::Gate(e) => e.hint(),
+        }
+    }
+}
+
+/// Validate arguments against the tool's input schema.
+pub fn check_arguments(tool: &Tool, args: &Value) -> Result<(), CallError> {
+    let name = tool.manifest.name.clone();
+    if !args.is_object() {
+        return Err(CallError::BadArguments {
+            name,
+            problems: format!("arguments must be a JSON object, not {args}"),
+        });
+    }
+    let validator = match tool.validator.get(&tool.input_schema) {
+        Ok(v) => v,
+        Err(e) => {
+            return Err(CallError::Broken {
+                name,
+                errors: format!("its input schema is not a valid JSON Schema: {e}"),
+            });
+        }
+    };
+    let problems: Vec<String> = validator
+        .iter_errors(args)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            }
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(CallError::BadArguments {
+            name,
+            problems: problems.join("; "),
+        })
+    }
+}
