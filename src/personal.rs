@@ -176,3 +176,19 @@ pub fn console_address(dir: &Path) -> Option<String> {
     std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_millis(300)).ok()?;
     Some(url)
 }
+
+/// The file of one toolbox's records of a kind (`approvals`, `references`) in the personal
+/// directory, named by a hash of the toolbox's canonical path; and that path.
+pub fn toolbox_file(
+    personal_dir: &Path,
+    kind: &str,
+    root: &Path,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let key = crate::hashing::sha256_bytes(canonical.to_string_lossy().as_bytes());
+    let key = key.trim_start_matches("sha256:");
+    (
+        personal_dir.join(kind).join(format!("{}.json", &key[..16])),
+        canonical,
+    )
+}

@@ -52,15 +52,8 @@ pub struct Store {
 impl Store {
     /// The store of the toolbox at `root`, kept under `personal_dir`.
     pub fn new(personal_dir: &Path, root: &Path) -> Store {
-        let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-        let key = crate::hashing::sha256_bytes(canonical.to_string_lossy().as_bytes());
-        let key = key.trim_start_matches("sha256:");
-        Store {
-            path: personal_dir
-                .join("approvals")
-                .join(format!("{}.json", &key[..16])),
-            toolbox: canonical,
-        }
+        let (path, toolbox) = crate::personal::toolbox_file(personal_dir, "approvals", root);
+        Store { path, toolbox }
     }
 
     pub fn path(&self) -> &Path {

@@ -143,15 +143,8 @@ pub struct Allowances {
 impl Allowances {
     /// The allowances of the toolbox at `root`, kept under `personal_dir`.
     pub fn new(personal_dir: &Path, root: &Path) -> Allowances {
-        let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-        let key = crate::hashing::sha256_bytes(canonical.to_string_lossy().as_bytes());
-        let key = key.trim_start_matches("sha256:");
-        Allowances {
-            path: personal_dir
-                .join("references")
-                .join(format!("{}.json", &key[..16])),
-            toolbox: canonical,
-        }
+        let (path, toolbox) = crate::personal::toolbox_file(personal_dir, "references", root);
+        Allowances { path, toolbox }
     }
 
     pub fn path(&self) -> &Path {
