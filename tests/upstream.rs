@@ -343,6 +343,78 @@ fn run(mech: Mech) {
     );
 }
 
+/// Progress, cancellation and list_changed between a client, toolsmith and an upstream server
+/// (tests/fixtures/mcp-waiter, the Python SDK's MCPServer) that a person wrote into the
+/// toolbox: its own server.py beside the entry, added with `add-mcp … -- python ./server.py`.
+#[test]
+fn progress_cancellation_and_list_changed_pass_through_an_entry() {
+    let e = env(Mech::Bwrap);
+    let dir = e.root.join("tools/waiter");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp-waiter/server.py"),
+        dir.join("server.py"),
+    )
+    .unwrap();
+    let out = e.ok(&[
+        "add-mcp",
+        "waiter",
+        "--pip",
+        "mcp==2.3.0",
+        "--",
+        "python",
+        "./server.py",
+    ]);
+    assert!(
+        out.contains("added MCP server waiter") && out.contains("waiter__count"),
+        "{out}"
+    );
+    // The person's server.py is committed with the entry, not dropped by it.
+    let files = git(&e.root, &["ls-files", "tools/waiter"]);
+    assert!(files.contains("tools/waiter/server.py"), "{files}");
+    assert_clean(&e.root);
+
+    let out = Command::new(python())
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/upstream_flow.py"))
+        .arg("--toolsmith")
+        .arg(env!("CARGO_BIN_EXE_toolsmith"))
+        .arg("--toolbox")
+        .arg(&e.root)
+        .tap(|c| e.apply(c))
+        .output()
+        .expect("run the Python client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the client failed:\n{stdout}\n{stderr}"
+    );
+    let s: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|err| panic!("no summary ({err}):\n{stdout}\n{stderr}"));
+    assert_eq!(s["count"], "counted to 4", "{s}");
+    assert_eq!(
+        s["progress"],
+        serde_json::json!([
+            [1.0, 4.0, "step 1"],
+            [2.0, 4.0, "step 2"],
+            [3.0, 4.0, "step 3"],
+            [4.0, 4.0, "step 4"]
+        ]),
+        "every report of the upstream reaches the client: {s}"
+    );
+    assert_eq!(
+        s["tally"],
+        serde_json::json!({"cancelled": 1, "finished": 0}),
+        "the abandoned wait was cancelled upstream: {s}"
+    );
+    assert_eq!(s["after_cancel"], "waited", "{s}");
+    assert_eq!(s["grow"], "grown", "{s}");
+    assert_eq!(s["list_changed"], 1, "one list_changed downstream: {s}");
+    assert_eq!(s["has_extra"], true, "{s}");
+    assert_eq!(s["extra"], "extra", "{s}");
+    assert_clean(&e.root);
+}
+
 trait Tap {
     fn tap(&mut self, f: impl FnOnce(&mut Self)) -> &mut Self;
 }

@@ -103,11 +103,7 @@ fn shebang(file: &Path) -> Option<Vec<String>> {
 /// environment (the venv's `bin`, `node_modules/.bin`), or one on PATH.
 fn find(command: &str, dir: &Path, env: &deps::Env) -> Option<PathBuf> {
     if command.contains('/') {
-        let p = Path::new(command);
-        let inside = p.is_relative()
-            && p.components()
-                .all(|c| matches!(c, std::path::Component::Normal(_)));
-        return inside.then(|| dir.join(p)).filter(|p| p.is_file());
+        return in_entry(dir, command).filter(|p| p.is_file());
     }
     let mut bins: Vec<PathBuf> = Vec::new();
     if let Some(py) = &env.python
@@ -122,6 +118,63 @@ fn find(command: &str, dir: &Path, env: &deps::Env) -> Option<PathBuf> {
         .map(|b| b.join(command))
         .find(|p| p.is_file())
         .or_else(|| super::interp::resolve(command))
+}
+
+/// `rel` (`server.py`, `./bin/run`) as a path inside the entry's directory; None when it
+/// would leave it (absolute, `..`).
+fn in_entry(dir: &Path, rel: &str) -> Option<PathBuf> {
+    let p = Path::new(rel);
+    let mut parts = p.components().peekable();
+    if parts.peek() == Some(&std::path::Component::CurDir) {
+        parts.next();
+    }
+    let mut out = dir.to_path_buf();
+    for c in parts {
+        match c {
+            std::path::Component::Normal(n) => out.push(n),
+            _ => return None,
+        }
+    }
+    (out != dir).then_some(out)
+}
+
+/// The server's arguments: one written `./PATH` names a file of the entry's directory and is
+/// passed as its absolute path (the server runs in a scratch directory); the rest as written.
+fn entry_args(dir: &Path, args: &[String]) -> Vec<String> {
+    args.iter()
+        .map(|a| match a.strip_prefix("./") {
+            Some(_) => in_entry(dir, a)
+                .filter(|p| p.exists())
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|| a.clone()),
+            None => a.clone(),
+        })
+        .collect()
+}
+
+/// The interpreter words and the script of a found command. A script runs under the
+/// interpreter its `#!` names (so the sandbox grants it); the file itself is what a
+/// `node_modules/.bin` or venv link points to. The venv's own `python` stays as it is:
+/// resolved to the base interpreter it links to, it would run without the entry's packages.
+fn command_line(found: PathBuf, env: &deps::Env) -> (Vec<String>, PathBuf) {
+    if let Some(py) = &env.python
+        && py.parent() == found.parent()
+        && found
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("python"))
+    {
+        return (vec![found.to_string_lossy().into_owned()], PathBuf::new());
+    }
+    let file = found.canonicalize().unwrap_or(found);
+    match shebang(&file) {
+        Some(mut words) => {
+            if let Some(real) = super::interp::resolve(&words[0]) {
+                words[0] = real.to_string_lossy().into_owned();
+            }
+            (words, file)
+        }
+        None => (vec![file.to_string_lossy().into_owned()], PathBuf::new()),
+    }
 }
 
 /// The recipe of an entry's server: its command line, environment, grants and limits.
@@ -158,18 +211,7 @@ async fn recipe(dir: &Path, tool: &Tool, config: &Config) -> Result<Recipe, RunE
             "the command {command:?} is neither a command of its packages ([dependencies]) nor on PATH"
         ))
     })?;
-    // A script runs under the interpreter its `#!` names (so the sandbox grants it); the
-    // file itself is what a `node_modules/.bin` or venv link points to.
-    let file = found.canonicalize().unwrap_or(found);
-    let (interp, entry) = match shebang(&file) {
-        Some(mut words) => {
-            if let Some(real) = super::interp::resolve(&words[0]) {
-                words[0] = real.to_string_lossy().into_owned();
-            }
-            (words, file)
-        }
-        None => (vec![file.to_string_lossy().into_owned()], PathBuf::new()),
-    };
+    let (interp, entry) = command_line(found, &env);
     let is_node = Path::new(&interp[0])
         .file_name()
         .is_some_and(|f| f.to_string_lossy().starts_with("node"));
@@ -208,7 +250,7 @@ async fn recipe(dir: &Path, tool: &Tool, config: &Config) -> Result<Recipe, RunE
         name,
         interp,
         entry,
-        args: server.args.clone(),
+        args: entry_args(dir, &server.args),
         env: vars,
         secrets: tool.secrets.clone(),
         mode: m.sandbox(),
@@ -263,6 +305,25 @@ pub async fn start(dir: &Path, tool: &Tool, config: &Config) -> Result<ServerPro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dot_slash_argument_names_a_file_of_the_entry_and_nothing_outside() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("server.py"), "").unwrap();
+        let args: Vec<String> = ["./server.py", "--port", "./missing.txt", "../x", "plain"]
+            .map(String::from)
+            .to_vec();
+        let got = entry_args(tmp.path(), &args);
+        assert_eq!(got[0], tmp.path().join("server.py").to_string_lossy());
+        assert_eq!(&got[1..], &args[1..]);
+        assert_eq!(in_entry(tmp.path(), "./../etc/passwd"), None);
+        assert_eq!(in_entry(tmp.path(), "/etc/passwd"), None);
+        assert_eq!(in_entry(tmp.path(), "./"), None);
+        assert_eq!(
+            in_entry(tmp.path(), "./bin/run"),
+            Some(tmp.path().join("bin/run"))
+        );
+    }
 
     #[test]
     fn a_scripts_interpreter_comes_from_its_first_line() {

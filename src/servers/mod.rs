@@ -233,6 +233,54 @@ fn parse_checked(name: &str, text: &str) -> Result<manifest::Parsed, AddError> {
     })
 }
 
+/// The files of an entry's directory that an update carries over: all but its tool.toml, the
+/// lockfiles (made afresh) and what git ignores there (`.venv`, `node_modules`, ...).
+fn kept_files(dir: &Path, new: &[FileSpec]) -> Result<Vec<FileSpec>, AddError> {
+    let mut out = Vec::new();
+    if !dir.is_dir() {
+        return Ok(out);
+    }
+    let walk = walkdir::WalkDir::new(dir).min_depth(1).into_iter();
+    for entry in walk.filter_entry(|e| {
+        !(e.file_type().is_dir()
+            && crate::hashing::IGNORED_NAMES.contains(&e.file_name().to_string_lossy().as_ref()))
+    }) {
+        let entry = entry.map_err(|e| AddError::Io {
+            action: "read",
+            path: dir.to_path_buf(),
+            source: e.into(),
+        })?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(dir)
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
+        if [manifest::FILE_NAME, deps::PIP_LOCK, deps::NPM_LOCK].contains(&rel.as_str())
+            || new.iter().any(|f| f.path == rel)
+        {
+            continue;
+        }
+        let contents = std::fs::read(entry.path()).map_err(|e| AddError::Io {
+            action: "read",
+            path: entry.path().to_path_buf(),
+            source: e,
+        })?;
+        let mut f = FileSpec::new(rel, contents);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            f.executable = entry
+                .metadata()
+                .is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+        }
+        out.push(f);
+    }
+    Ok(out)
+}
+
 /// One entry made ready in a staging directory: its files and what its server listed.
 struct Ready {
     added: Added,
@@ -263,7 +311,14 @@ async fn prepare(
             });
         }
         Some(_) => "update",
-        None if tb.tools_dir().join(&name).exists() => "update",
+        None if tb
+            .tools_dir()
+            .join(&name)
+            .join(manifest::FILE_NAME)
+            .exists() =>
+        {
+            "update"
+        }
         None => "add",
     };
     let (mut m, package) = manifest_of(spec)?;
@@ -310,6 +365,8 @@ async fn prepare(
         path: staging.clone(),
         source: e,
     })?;
+    // An update keeps the entry's own files (a server script of its own, a README).
+    files.extend(kept_files(&tb.tools_dir().join(&name), &files)?);
     for f in &files {
         write(&staging, f)?;
     }

@@ -9,7 +9,6 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData as McpError};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
@@ -25,7 +24,6 @@ pub struct Client {
 /// What the handler shares with the pool.
 pub struct State {
     pub entry: String,
-    next: AtomicU64,
     progress: Mutex<HashMap<String, mpsc::UnboundedSender<Progress>>>,
     /// Told when the server says its tool list changed.
     pub list_changed: mpsc::UnboundedSender<()>,
@@ -36,7 +34,6 @@ impl Client {
         Client {
             state: Arc::new(State {
                 entry: entry.to_string(),
-                next: AtomicU64::new(1),
                 progress: Mutex::default(),
                 list_changed,
             }),
@@ -44,11 +41,10 @@ impl Client {
     }
 }
 
-/// A call's progress token and the reports the server sends under it; dropping it forgets
-/// the token.
+/// The reports the server sends under a call's progress token; dropping it forgets the
+/// token.
 pub struct ProgressRoute {
     state: Arc<State>,
-    pub token: ProgressToken,
     key: String,
     pub reports: mpsc::UnboundedReceiver<Progress>,
 }
@@ -62,16 +58,15 @@ impl Drop for ProgressRoute {
 }
 
 impl State {
-    /// A fresh progress token for one call.
-    pub fn route(self: &Arc<Self>) -> ProgressRoute {
-        let key = format!("toolsmith-{}", self.next.fetch_add(1, Ordering::Relaxed));
+    /// Route the reports under `token` (the one rmcp put into a call's request) to the call.
+    pub fn route(self: &Arc<Self>, token: ProgressToken) -> ProgressRoute {
+        let key = token_key(&token);
         let (tx, rx) = mpsc::unbounded_channel();
         if let Ok(mut m) = self.progress.lock() {
             m.insert(key.clone(), tx);
         }
         ProgressRoute {
             state: Arc::clone(self),
-            token: ProgressToken(NumberOrString::String(key.as_str().into())),
             key,
             reports: rx,
         }

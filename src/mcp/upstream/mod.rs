@@ -23,8 +23,11 @@ use crate::runner::server::{self, ServerProcess};
 use crate::runner::{CallOutput, RunError};
 use client::Client;
 use futures::future::BoxFuture;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, RequestMetaObject};
-use rmcp::service::{RoleClient, RunningService};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotificationParam,
+    ClientRequest, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -317,6 +320,26 @@ impl Pool {
         }
     }
 
+    /// The error of a call whose connection failed: the server's exit and stderr when it
+    /// ended, and the connection dropped either way (the next call opens it afresh).
+    async fn failed(&self, conn: &Arc<Conn>, tool: &str, e: rmcp::ServiceError) -> RunError {
+        let gone = crashed(conn).await;
+        self.drop_conn(conn).await;
+        match gone {
+            Some((how, stderr)) => RunError::ServerExited {
+                entry: conn.entry.clone(),
+                tool: tool.to_string(),
+                how,
+                stderr,
+            },
+            None => RunError::Server {
+                entry: conn.entry.clone(),
+                message: format!("the call of {tool:?} failed: {}", crate::error::chain(&e)),
+                hint: "call again: the connection is opened afresh".into(),
+            },
+        }
+    }
+
     async fn call_on(
         &self,
         dir: &Path,
@@ -333,11 +356,22 @@ impl Pool {
             Value::Object(o) => o,
             _ => Default::default(),
         };
-        let mut route = conn.client.state.route();
-        let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
-        params.meta = Some(RequestMetaObject::with_progress_token(route.token.clone()));
+        // rmcp gives each request its own progress token; reports under it reach this call.
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new(tool.to_string()).with_arguments(arguments),
+        ));
         let peer = conn.service.peer().clone();
-        let call = peer.call_tool_once(params);
+        let sent = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await;
+        let handle = match sent {
+            Ok(h) => h,
+            Err(e) => return Err(self.failed(&conn, tool, e).await),
+        };
+        let mut route = conn.client.state.route(handle.progress_token.clone());
+        // Abandoning the call (the client cancelled, the deadline passed) tells the server.
+        let mut abandon = Abandon(Some((peer.clone(), handle.id.clone())));
+        let call = handle.await_response();
         tokio::pin!(call);
         let limit = Duration::from_millis(entry.manifest.limits.timeout_ms());
         let deadline = tokio::time::sleep(limit);
@@ -346,12 +380,18 @@ impl Pool {
             tokio::select! {
                 r = &mut call => break r,
                 Some((p, total, message)) = route.reports.recv() => host.progress(p, total, message),
-                // Dropping the request sends `notifications/cancelled` to the server.
                 _ = &mut deadline => {
                     return Err(RunError::Timeout { tool: shown, ms: limit.as_millis() as u64 });
                 }
             }
         };
+        abandon.0 = None;
+        let answer = answer.and_then(|r| match r {
+            ServerResult::CallToolResult(r) => Ok(CallToolResponse::Complete(r)),
+            ServerResult::InputRequiredResult(r) => Ok(CallToolResponse::InputRequired(r)),
+            ServerResult::CreateTaskResult(r) => Ok(CallToolResponse::Task(r)),
+            _ => Err(rmcp::ServiceError::UnexpectedResponse),
+        });
         drop(busy);
         match answer {
             Ok(CallToolResponse::Complete(r)) => {
@@ -370,26 +410,7 @@ impl Pool {
                 message: e.message.to_string(),
                 data: e.data,
             }),
-            Err(e) => {
-                let gone = crashed(&conn).await;
-                self.drop_conn(&conn).await;
-                match gone {
-                    Some((how, stderr)) => Err(RunError::ServerExited {
-                        entry: conn.entry.clone(),
-                        tool: tool.to_string(),
-                        how,
-                        stderr,
-                    }),
-                    None => Err(RunError::Server {
-                        entry: conn.entry.clone(),
-                        message: format!(
-                            "the call of {tool:?} failed: {}",
-                            crate::error::chain(&e)
-                        ),
-                        hint: "call again: the connection is opened afresh".into(),
-                    }),
-                }
-            }
+            Err(e) => Err(self.failed(&conn, tool, e).await),
         }
     }
 }
@@ -541,6 +562,24 @@ impl Upstream for Pool {
             if let Ok(mut g) = s.conn.try_lock() {
                 *g = None;
             }
+        }
+    }
+}
+
+/// Sends `notifications/cancelled` for a request still unanswered when dropped.
+struct Abandon(Option<(Peer<RoleClient>, rmcp::model::RequestId)>);
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        if let Some((peer, id)) = self.0.take() {
+            tokio::spawn(async move {
+                let _ = peer
+                    .notify_cancelled(CancelledNotificationParam::new(
+                        Some(id),
+                        Some("the caller abandoned the call".into()),
+                    ))
+                    .await;
+            });
         }
     }
 }
