@@ -41,7 +41,7 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
-# The crates of the component tests (wit-bindgen for tests/fixtures/component-probe and the
+# The crates of the component tests (wit-bindgen and wasip2 for tests/fixtures/component-probe and the
 # components build_tool makes), fetched into the registry cache once; the tests build offline.
 if command -v cargo >/dev/null 2>&1; then
   cargo fetch -q --target wasm32-wasip2 --manifest-path "$root/tests/fixtures/component-probe/Cargo.toml" >&2

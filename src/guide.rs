@@ -467,7 +467,10 @@ with wit-bindgen. Without `wit`, toolsmith writes `wit/world.wit` from `input_sc
 enum, not required → `option`), returning `result<output, string>` (`output`: the output
 schema's record). Return `Err` for an error. Or give the WIT as `wit` (and `export` when it
 exports several functions): the WIT types then are the schemas. Arguments are checked against
-them. No network for components yet.
+them. Network: declare `capabilities.network = ["api.example.com"]` (the person approves it);
+requests go out through `wasi:http` only (e.g. `crates = {"wasip2": "1"}`,
+`wasip2::http::outgoing_handler::handle`), to the listed hosts only; any other request gets
+`ErrorCode::HttpRequestDenied`. There are no sockets or name lookups in a component.
 
 ```rust
 wit_bindgen::generate!({ world: "tool", path: "wit" });
