@@ -472,6 +472,21 @@ requests go out through `wasi:http` only (e.g. `crates = {"wasip2": "1"}`,
 `wasip2::http::outgoing_handler::handle`), to the listed hosts only; any other request gets
 `ErrorCode::HttpRequestDenied`. There are no sockets or name lookups in a component.
 
+**Python as a component**: add `language = "python"`; `source` is `app.py` (standard library
+only, no pip packages), the WIT as above. Implement the world as componentize-py names it:
+
+```python
+import wit_world
+from wit_world import Output
+from componentize_py_types import Err
+
+class WitWorld(wit_world.WitWorld):
+    def call(self, text, times):          # parameters in alphabetical order
+        if times is not None and times < 0:
+            raise Err("times must not be negative")   # the tool's error
+        return Output(words=len(text.split()) * (times or 1))
+```
+
 ```rust
 wit_bindgen::generate!({ world: "tool", path: "wit" });
 struct Tool;
