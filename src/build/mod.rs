@@ -18,7 +18,7 @@ mod cargo;
 mod checks;
 mod error;
 mod files;
-mod python;
+pub mod python;
 mod toolchain;
 pub mod wit_gen;
 
