@@ -199,6 +199,7 @@ fn through_mcp(root_dir: &Path, calls: &[Value]) -> Value {
         .arg("--calls")
         .arg(&file)
         .env("TOOLSMITH_CACHE", cache())
+        .env("TOOLSMITH_COMPONENTIZE_PY", componentize_py())
         .env("TOOLSMITH_DATA", tmp.path().join("data"))
         .output()
         .expect("python runs");
@@ -235,4 +236,63 @@ fn a_python_build_error_says_what_failed() {
     assert!(text.contains("SyntaxError"), "{text}");
     assert!(toolsmith::error::Hint::hint(&e).is_some());
     assert!(!boxdir.join("tools/shout").exists(), "nothing committed");
+}
+
+#[test]
+fn register_script_makes_a_python_component_when_asked() {
+    let (_tmp, tb) = toolbox();
+    let boxdir = tb.root().to_path_buf();
+    drop(tb);
+    let spec = json!({
+        "name": "count",
+        "description": "Count the words of a text",
+        "language": "python",
+        "component": true,
+        "source": "import wit_world\nfrom wit_world import Output\n\nclass WitWorld(wit_world.WitWorld):\n    def call(self, text):\n        return Output(words=len(text.split()))\n",
+        "input_schema": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
+        "output_schema": {"type": "object", "required": ["words"], "properties": {"words": {"type": "integer"}}},
+        "examples": [{"input": {"text": "a b c"}, "output": {"words": 3}}]
+    });
+    let mut script_form = spec.clone();
+    script_form["name"] = json!("count2");
+    script_form["source"] = json!("import json, sys\nprint(json.dumps({'words': 1}))\n");
+    let out = through_mcp(
+        &boxdir,
+        &[
+            json!({"tool": "register_script", "args": spec}),
+            json!({"tool": "count", "args": {"text": "one two"}}),
+            json!({"tool": "register_script", "args": script_form}),
+        ],
+    );
+    let calls = out["calls"].as_array().expect("calls");
+    assert_eq!(calls[0]["is_error"], false, "{}", calls[0]["text"]);
+    assert_eq!(
+        calls[1]["structured"],
+        json!({"words": 2}),
+        "{}",
+        calls[1]["text"]
+    );
+    assert_eq!(calls[2]["is_error"], true);
+    assert!(
+        calls[2]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("class WitWorld"),
+        "{}",
+        calls[2]["text"]
+    );
+    let toml = std::fs::read_to_string(boxdir.join("tools/count/tool.toml")).expect("tool.toml");
+    assert!(
+        toml.contains("kind = \"wasm\"") && toml.contains("language = \"python\""),
+        "{toml}"
+    );
+    assert_clean(&boxdir);
+
+    // Where no OS sandbox runs a script, the refusal points at components.
+    let e = toolsmith::runner::sandbox::SandboxError::Unavailable {
+        missing: "bubblewrap".into(),
+        required: false,
+    };
+    let hint = toolsmith::error::Hint::hint(&e).expect("a hint");
+    assert!(hint.contains("component = true"), "{hint}");
 }
