@@ -472,8 +472,9 @@ requests go out through `wasi:http` only (e.g. `crates = {"wasip2": "1"}`,
 `wasip2::http::outgoing_handler::handle`), to the listed hosts only; any other request gets
 `ErrorCode::HttpRequestDenied`. There are no sockets or name lookups in a component.
 
-**Python as a component**: add `language = "python"`; `source` is `app.py` (standard library
-only, no pip packages), the WIT as above. Implement the world as componentize-py names it:
+**Python as a component**: add `language = "python"` (or give `register_script` the same
+source with `component = true`); `source` is `app.py` (standard library only, no pip
+packages), the WIT as above. It needs no OS sandbox. Implement the world as componentize-py names it:
 
 ```python
 import wit_world

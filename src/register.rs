@@ -54,7 +54,7 @@ pub struct ScriptSpec {
     pub tags: Vec<String>,
     #[serde(default)]
     pub version: Option<String>,
-    /// Python: build it as a WebAssembly component instead (runs with no OS sandbox)
+    // Python: a WebAssembly component build instead (the guide says it).
     #[serde(default)]
     pub component: Option<bool>,
 }

@@ -63,10 +63,10 @@ pub struct BuildRequest {
     // name → version; default serde_json; the guide says it.
     #[serde(default)]
     pub crates: Option<BTreeMap<String, CrateDep>>,
-    /// Build a component of this WIT world
+    // Build a component of this WIT world (the guide says it).
     #[serde(default)]
     pub world: Option<String>,
-    /// "rust" (default) or "python" (a component from app.py, componentize-py)
+    // "rust" (default) or "python" (a component from app.py): the guide says it.
     #[serde(default)]
     pub language: Option<String>,
     // The WIT text (default: from the schemas) and the function to run when it exports
