@@ -5,7 +5,9 @@
 //! stdin/stdout) and as a WASI 0.2 component (WIT-typed, wit-bindgen) — into one fresh
 //! toolbox, sharing the cargo cache of the test suite when it is there; then warm calls of
 //! each in process (`App::call`) and through `toolsmith serve` over MCP stdio (raw JSON-RPC),
-//! and the first call after a restart (the compiled-code cache).
+//! and the first call after a restart (the compiled-code cache). A third build is the same
+//! tool in Python (`language = "python"`, componentize-py from `TOOLSMITH_COMPONENTIZE_PY` or
+//! scripts/setup.sh's target/componentize-py).
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -38,15 +40,26 @@ impl Guest for T {
 export!(T);
 "#;
 
+const PYTHON_SRC: &str = r#"import wit_world
+from wit_world import Output
+
+
+class WitWorld(wit_world.WitWorld):
+    def call(self, text):
+        return Output(message=f"Hello, {text}!")
+"#;
+
 fn request(name: &str, component: bool) -> Value {
     let mut r = json!({
         "name": name,
         "description": "Greets a text (benchmark)",
-        "source": if component { COMPONENT_SRC } else { MODULE_SRC },
+        "source": match name { "python" => PYTHON_SRC, _ if component => COMPONENT_SRC, _ => MODULE_SRC },
         "input_schema": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
         "output_schema": {"type": "object", "required": ["message"], "properties": {"message": {"type": "string"}}},
     });
-    if component {
+    if name == "python" {
+        r["language"] = json!("python");
+    } else if component {
         r["world"] = json!("tool");
     } else {
         r["crates"] = json!({"serde_json": "1"});
@@ -148,13 +161,19 @@ fn main() {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/wasm-test-cache"));
     let root = tmp.path().join("box");
     let tb = Toolbox::init(&root, &[], "bench").expect("init");
-    let app = App::new(tb, toolsmith::config::Config::from_env().expect("config"));
+    let mut config = toolsmith::config::Config::from_env().expect("config");
+    if std::env::var_os("TOOLSMITH_COMPONENTIZE_PY").is_none() {
+        config.componentize_py = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target/componentize-py/bin/componentize-py");
+    }
+    let app = App::new(tb, config);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    for (name, component) in [("module", false), ("component", true)] {
+    const TOOLS: [&str; 3] = ["module", "component", "python"];
+    for (name, component) in [("module", false), ("component", true), ("python", true)] {
         let mut opts = build::Options::new(&NoHost, "bench");
         opts.cache = Some(cache.clone());
         let req = serde_json::from_value(request(name, component)).expect("a request");
@@ -173,7 +192,7 @@ fn main() {
         ));
     }
     let n = 2000;
-    for name in ["module", "component"] {
+    for name in TOOLS {
         let mut times = Vec::with_capacity(n);
         for _ in 0..n {
             let t = Instant::now();
@@ -190,7 +209,9 @@ fn main() {
         ));
     }
     drop(app);
-    for name in ["module", "component"] {
+    for name in TOOLS {
+        // A first server compiles the tool into the cache; the restart then finds it there.
+        Server::spawn(&root, &cache).call(name);
         let mut server = Server::spawn(&root, &cache);
         let t = Instant::now();
         server.call(name);

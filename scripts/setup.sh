@@ -41,11 +41,22 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
-# The crates of the component tests (wit-bindgen for tests/fixtures/component-probe and the
+# The crates of the component tests (wit-bindgen and wasip2 for tests/fixtures/component-probe and the
 # components build_tool makes), fetched into the registry cache once; the tests build offline.
 if command -v cargo >/dev/null 2>&1; then
   cargo fetch -q --target wasm32-wasip2 --manifest-path "$root/tests/fixtures/component-probe/Cargo.toml" >&2
 fi
+
+# componentize-py (PyPI, pinned) for Python component tools: a venv of its own under target/,
+# made once; TOOLSMITH_COMPONENTIZE_PY names it for toolsmith (tests set it themselves).
+cpy="$root/target/componentize-py"
+cpy_version=0.25.1
+if [ ! -x "$cpy/bin/componentize-py" ] || [ "$("$cpy/bin/componentize-py" --version 2>/dev/null)" != "componentize-py $cpy_version" ]; then
+  log "installing componentize-py $cpy_version under $cpy"
+  python3 -m venv "$cpy" >&2
+  "$cpy/bin/pip" install -q --disable-pip-version-check "componentize-py==$cpy_version" >&2
+fi
+export TOOLSMITH_COMPONENTIZE_PY="$cpy/bin/componentize-py"
 
 # A Python venv with the official MCP client SDK, for the end-to-end tests.
 venv="$root/target/test-venv"

@@ -61,6 +61,9 @@ pub struct Config {
     pub max_workers: usize,
     /// `TOOLSMITH_CARGO`: the cargo binary builds run; default `cargo` on PATH.
     pub cargo: PathBuf,
+    /// `TOOLSMITH_COMPONENTIZE_PY`: the componentize-py executable Python component builds
+    /// run; default `componentize-py` on PATH.
+    pub componentize_py: PathBuf,
     /// `TOOLSMITH_GIST_BASE`: where Gists are fetched from; default https://gist.github.com.
     pub gist_base: Option<String>,
     /// `TOOLSMITH_APPROVAL_WAIT`: seconds a call waits for the person to decide (or set a
@@ -328,6 +331,8 @@ impl Config {
             fork_servers: flag_or("TOOLSMITH_FORK_SERVERS", true)?,
             max_workers: count("TOOLSMITH_MAX_WORKERS", DEFAULT_MAX_WORKERS, 1)?,
             cargo: path("TOOLSMITH_CARGO").unwrap_or_else(|| PathBuf::from("cargo")),
+            componentize_py: path("TOOLSMITH_COMPONENTIZE_PY")
+                .unwrap_or_else(|| PathBuf::from("componentize-py")),
             gist_base: text("TOOLSMITH_GIST_BASE")?,
             approval_wait_secs: count("TOOLSMITH_APPROVAL_WAIT", 120, 0)?,
             conformance_fixtures: flag("TOOLSMITH_CONFORMANCE_FIXTURES")?,

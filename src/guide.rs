@@ -467,7 +467,26 @@ with wit-bindgen. Without `wit`, toolsmith writes `wit/world.wit` from `input_sc
 enum, not required → `option`), returning `result<output, string>` (`output`: the output
 schema's record). Return `Err` for an error. Or give the WIT as `wit` (and `export` when it
 exports several functions): the WIT types then are the schemas. Arguments are checked against
-them. No network for components yet.
+them. Network: declare `capabilities.network = ["api.example.com"]` (the person approves it);
+requests go out through `wasi:http` only (e.g. `crates = {"wasip2": "1"}`,
+`wasip2::http::outgoing_handler::handle`), to the listed hosts only; any other request gets
+`ErrorCode::HttpRequestDenied`. There are no sockets or name lookups in a component.
+
+**Python as a component**: add `language = "python"` (or give `register_script` the same
+source with `component = true`); `source` is `app.py` (standard library only, no pip
+packages), the WIT as above. It needs no OS sandbox. Implement the world as componentize-py names it:
+
+```python
+import wit_world
+from wit_world import Output
+from componentize_py_types import Err
+
+class WitWorld(wit_world.WitWorld):
+    def call(self, text, times):          # parameters in alphabetical order
+        if times is not None and times < 0:
+            raise Err("times must not be negative")   # the tool's error
+        return Output(words=len(text.split()) * (times or 1))
+```
 
 ```rust
 wit_bindgen::generate!({ world: "tool", path: "wit" });

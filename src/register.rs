@@ -54,6 +54,9 @@ pub struct ScriptSpec {
     pub tags: Vec<String>,
     #[serde(default)]
     pub version: Option<String>,
+    // Python: a WebAssembly component build instead (the guide says it).
+    #[serde(default)]
+    pub component: Option<bool>,
 }
 
 /// One example as a registration gives it: strict, so a misspelled key (`expected_output`) is
@@ -309,6 +312,51 @@ fn write_files(dir: &Path, files: &[FileSpec]) -> Result<(), RegisterError> {
 }
 
 /// Register (add or update) a script tool. `progress` hears about dependency installs.
+/// A Python script registered with `component = true`, as the `build_tool` request that
+/// makes it a WebAssembly component (`language = "python"`): the source must be the
+/// component form (a `WitWorld` class), and nothing a component cannot have may be asked for
+/// (packages, an interpreter, a protocol, a worker, a sandbox mode).
+pub fn as_component(spec: &ScriptSpec) -> Result<crate::build::BuildRequest, RegisterError> {
+    let bad = |why: &str| {
+        RegisterError::Invalid(format!(
+            "`component = true` {why}; a component's Python defines `class WitWorld(wit_world.WitWorld)` with a method `call` (toolsmith://guide, Python as a component)"
+        ))
+    };
+    if spec.language.as_deref() != Some("python") {
+        return Err(bad("is for `language = \"python\"` only"));
+    }
+    if spec.dependencies.is_some() {
+        return Err(bad(
+            "takes no `dependencies` (a component has only the standard library)",
+        ));
+    }
+    if spec.interpreter.is_some()
+        || spec.protocol.is_some()
+        || spec.worker.is_some()
+        || spec.sandbox.is_some()
+        || spec.entry.is_some()
+    {
+        return Err(bad(
+            "takes no interpreter, entry, protocol, worker or sandbox",
+        ));
+    }
+    if !spec.source.contains("class WitWorld") {
+        return Err(bad("needs the source in the component form"));
+    }
+    Ok(crate::build::BuildRequest {
+        name: spec.name.clone(),
+        source: Some(spec.source.clone()),
+        description: Some(spec.description.clone()),
+        version: spec.version.clone(),
+        tags: (!spec.tags.is_empty()).then(|| spec.tags.clone()),
+        language: Some("python".into()),
+        declared: spec.declared.clone(),
+        examples: (!spec.examples.is_empty())
+            .then(|| spec.examples.iter().map(ExampleSpec::to_manifest).collect()),
+        ..Default::default()
+    })
+}
+
 pub async fn register(
     app: &App,
     spec: &ScriptSpec,
@@ -320,6 +368,11 @@ pub async fn register(
     crate::names::validate(&spec.name).map_err(|e| RegisterError::Invalid(e.to_string()))?;
     if spec.source.trim().is_empty() {
         return Err(RegisterError::Invalid("`source` is empty".into()));
+    }
+    if spec.component == Some(true) {
+        return Err(RegisterError::Invalid(
+            "`component = true` is a component build: build_tool with `language = \"python\"` (or register_script over MCP) makes it".into(),
+        ));
     }
     let mut m = manifest_of(spec);
     let entry = m.run.entry.clone().unwrap_or_default();

@@ -123,7 +123,7 @@ fn wit_types_become_the_schemas() {
         .expect("schemas");
     assert_eq!(
         p.input["properties"]["mode"]["enum"],
-        json!(["echo", "spin", "hog", "spew", "read-file"])
+        json!(["echo", "spin", "hog", "spew", "read-file", "fetch"])
     );
     assert_eq!(p.output, None, "a string result is not structured content");
 
@@ -232,7 +232,7 @@ fn arguments_are_checked_against_the_wit_types() {
     let e = run_error(call(&app, "probe", json!({"mode": "shout", "text": ""})));
     assert!(
         e.to_string()
-            .contains("argument `mode`: expected one of echo, spin, hog, spew, read-file"),
+            .contains("argument `mode`: expected one of echo, spin, hog, spew, read-file, fetch"),
         "{e}"
     );
 }
@@ -310,15 +310,93 @@ fn files_are_denied_by_default_and_a_granted_root_is_readable_after_approval() {
     assert!(matches!(outside, RunError::ToolError { .. }), "{outside:?}");
     let write_path = dir.join("new.txt");
     assert!(!write_path.exists());
+}
 
-    // A network grant is refused with what to do.
-    let (_t3, app3) = app_with("\n[capabilities]\nnetwork = true\n", Vec::new());
-    approve(&app3, "probe");
-    let net = run_error(call(&app3, "probe", json!({"mode": "echo", "text": "x"})));
+/// An HTTP server on 127.0.0.1 answering every request with `hello PATH`; the request
+/// lines it saw.
+fn http_server() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let mut reader = BufReader::new(conn.try_clone().expect("clone"));
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            let path = line.split(' ').nth(1).unwrap_or("?").to_string();
+            let mut rest = String::new();
+            while reader.read_line(&mut rest).is_ok_and(|n| n > 2) {
+                rest.clear();
+            }
+            log.lock().expect("log").push(line.trim().to_string());
+            let body = format!("hello {path}");
+            let mut conn = conn;
+            let _ = write!(
+                conn,
+                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn http_reaches_only_approved_hosts_through_the_wasi_http_filter() {
+    let (port, seen) = http_server();
+    let url = |host: &str, path: &str| format!("http://{host}:{port}{path}");
+    let fetch = |app: &App, u: String| call(app, "probe", json!({"mode": "fetch", "text": u}));
+
+    // Nothing declared: the request is refused in the host, the guest sees the error code.
+    let (_t1, none) = app_with("", Vec::new());
+    match run_error(fetch(&none, url("127.0.0.1", "/none"))) {
+        RunError::ToolError { message, .. } => assert_eq!(message, "ErrorCode::HttpRequestDenied"),
+        other => panic!("expected the guest to see the denial, got {other:?}"),
+    }
+
+    // Declared: nothing runs before the person approved it.
+    let (_t2, app) = app_with("\n[capabilities]\nnetwork = [\"127.0.0.1\"]\n", Vec::new());
+    let before = fetch(&app, url("127.0.0.1", "/early"));
+    assert!(matches!(before, Err(CallError::Gate(_))), "{before:?}");
     assert!(
-        net.to_string()
-            .contains("cannot be granted network access yet"),
-        "{net}"
+        seen.lock().expect("seen").is_empty(),
+        "nothing reached the server yet"
+    );
+
+    approve(&app, "probe");
+    let ok = fetch(&app, url("127.0.0.1", "/granted")).expect("the approved host");
+    assert_eq!(ok.text, "200 hello /granted");
+    assert_eq!(
+        ok.network
+            .as_ref()
+            .map(|s| s.allowed.iter().cloned().collect::<Vec<_>>()),
+        Some(vec!["127.0.0.1".to_string()])
+    );
+    assert!(ok.warnings.is_empty(), "{:?}", ok.warnings);
+
+    // Another host (the same server under another name) is refused, and the AI is told.
+    match run_error(fetch(&app, url("localhost", "/other"))) {
+        RunError::ToolError { message, .. } => assert_eq!(message, "ErrorCode::HttpRequestDenied"),
+        other => panic!("expected the denial, got {other:?}"),
+    }
+    assert_eq!(
+        *seen.lock().expect("seen"),
+        vec!["GET /granted HTTP/1.1".to_string()],
+        "only the approved request reached the server"
+    );
+    let log = toolsmith::audit::Log::new(app.personal_dir())
+        .read(None, None)
+        .expect("audit");
+    let granted = log
+        .iter()
+        .find(|e| e.outcome == "ok" && e.tool == "probe")
+        .expect("the call's audit entry");
+    assert_eq!(granted.hosts_reached, vec!["127.0.0.1".to_string()]);
+    assert_eq!(
+        granted.grants,
+        vec!["network access to 127.0.0.1 only".to_string()]
     );
 }
 

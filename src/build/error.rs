@@ -39,6 +39,19 @@ pub enum BuildError {
         cargo::COMPONENT_TARGET
     )]
     NoComponentTarget,
+    #[error("cannot run {chain} ({command}): {message}")]
+    NoComponentizer {
+        chain: &'static str,
+        command: String,
+        message: String,
+    },
+    #[error("{chain} failed to build {tool:?} ({status}):\n{output}")]
+    Componentize {
+        chain: &'static str,
+        tool: String,
+        status: String,
+        output: String,
+    },
     #[error(
         "tool {tool:?} does not compile ({total} error(s)):\n{}",
         render(diagnostics)
@@ -117,6 +130,8 @@ impl crate::error::Hint for BuildError {
             BuildError::NoCargo { .. } => format!("install Rust with rustup (https://rustup.rs), then `rustup target add {}`; or set TOOLSMITH_CARGO to the cargo binary", cargo::TARGET),
             BuildError::NoTarget => format!("run `rustup target add {}`", cargo::TARGET),
             BuildError::NoComponentTarget => format!("run `rustup target add {}`", cargo::COMPONENT_TARGET),
+            BuildError::NoComponentizer { chain, .. } => format!("install {chain} (scripts/setup.sh does: {}), or set {} to its executable; `toolsmith doctor` checks it", super::python::INSTALL, super::python::VAR),
+            BuildError::Componentize { .. } => "fix the source at the lines shown (the WIT world's function must be implemented as the guide shows) and build again; the previous version stays active".into(),
             BuildError::Compile { .. } => "fix the errors at the lines shown and build again; the previous version stays active".into(),
             BuildError::Cargo { .. } => "check the crate names and versions in `crates` (is the network reachable for crates not cached yet?)".into(),
             BuildError::Examples { .. } => "fix the tool or its examples; pass commit_anyway=true (CLI: --force) to commit it anyway".into(),

@@ -65,6 +65,37 @@ pub fn wit_bindgen() -> CrateDep {
     }
 }
 
+/// The `Cargo.toml` of a tool built in place (`toolsmith build NAME`): its own, made
+/// standalone (the host told what changed), or one made from tool.toml's crates.
+pub fn in_place_cargo_toml(
+    name: &str,
+    m: &Manifest,
+    existing: Option<&Vec<u8>>,
+    host: &dyn crate::runner::script::Host,
+) -> Result<String, BuildError> {
+    let toml = match existing {
+        Some(t) => {
+            let (text, changed) = standalone_cargo_toml(name, &String::from_utf8_lossy(t))?;
+            if changed {
+                host.log(
+                    "warning",
+                    &format!(
+                        "Cargo.toml: set the package name to {} and added an empty [workspace]",
+                        package_name(name)
+                    ),
+                );
+            }
+            text
+        }
+        None => cargo_toml(name, &m.dependencies.crates)?,
+    };
+    if m.is_component() {
+        component_lib(&toml)
+    } else {
+        Ok(toml)
+    }
+}
+
 /// A component crate's `Cargo.toml`: its library is a `cdylib` at src/lib.rs (what
 /// `wasm32-wasip2` links into a component), and no `[[bin]]`.
 pub fn component_lib(text: &str) -> Result<String, BuildError> {

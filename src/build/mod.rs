@@ -18,6 +18,7 @@ mod cargo;
 mod checks;
 mod error;
 mod files;
+pub mod python;
 mod toolchain;
 pub mod wit_gen;
 
@@ -62,9 +63,12 @@ pub struct BuildRequest {
     // name → version; default serde_json; the guide says it.
     #[serde(default)]
     pub crates: Option<BTreeMap<String, CrateDep>>,
-    /// Build a component of this WIT world
+    // Build a component of this WIT world (the guide says it).
     #[serde(default)]
     pub world: Option<String>,
+    // "rust" (default) or "python" (a component from app.py): the guide says it.
+    #[serde(default)]
+    pub language: Option<String>,
     // The WIT text (default: from the schemas) and the function to run when it exports
     // several: the guide tells them; no description here keeps the meta-tools small.
     #[serde(default)]
@@ -85,6 +89,7 @@ impl BuildRequest {
             || self.tags.is_some()
             || self.crates.is_some()
             || self.world.is_some()
+            || self.language.is_some()
             || self.export.is_some()
             || self.declared.any()
             || self.examples.is_some()
@@ -181,7 +186,28 @@ pub async fn build(
         None
     };
     let artifact = previous.as_ref().map(|m| m.artifact().to_string());
-    let component = req.world.is_some() || previous.as_ref().is_some_and(Manifest::is_component);
+    let python = match req
+        .language
+        .as_deref()
+        .or_else(|| previous.as_ref().and_then(|m| m.run.language.as_deref()))
+    {
+        None | Some("rust") => false,
+        Some("python") => true,
+        Some(other) => {
+            return Err(BuildError::BadRequest {
+                message: format!(
+                    "language {other:?} is not built here: give \"rust\" (the default) or \"python\""
+                ),
+            });
+        }
+    };
+    if python && req.crates.is_some() {
+        return Err(BuildError::BadRequest {
+            message: "`crates` are Rust's; a Python component has no dependencies but its standard library".into(),
+        });
+    }
+    let component =
+        python || req.world.is_some() || previous.as_ref().is_some_and(Manifest::is_component);
     if !component && (req.wit.is_some() || req.export.is_some()) {
         return Err(BuildError::BadRequest {
             message: "`wit` and `export` are for components: give `world` too".into(),
@@ -191,7 +217,9 @@ pub async fn build(
     let mut files = match (&req.source, &previous) {
         (Some(src), _) => {
             let mut f = BTreeMap::new();
-            let entry = if component {
+            let entry = if python {
+                python::ENTRY
+            } else if component {
                 "src/lib.rs"
             } else {
                 "src/main.rs"
@@ -237,10 +265,17 @@ pub async fn build(
         (None, None) => BTreeMap::from([("serde_json".to_string(), CrateDep::Version("1".into()))]),
     };
     let mut run = Map::new();
-    if component {
+    if python {
+        run.insert("language".into(), Value::String("python".into()));
+        run.insert("entry".into(), Value::String(python::ENTRY.into()));
+        files.remove("Cargo.toml");
+        files.remove("Cargo.lock");
+    } else if component {
         crates
             .entry("wit-bindgen".to_string())
             .or_insert_with(files::wit_bindgen);
+    }
+    if component {
         let world = req
             .world
             .clone()
@@ -285,19 +320,21 @@ pub async fn build(
             run.insert("export".into(), Value::String(e.clone()));
         }
     }
-    let cargo_toml = match files.get("Cargo.toml") {
-        Some(existing) if req.crates.is_none() => {
-            let text = String::from_utf8_lossy(existing);
-            files::standalone_cargo_toml(&name, &text)?.0
-        }
-        _ => files::cargo_toml(&name, &crates)?,
-    };
-    let cargo_toml = if component {
-        files::component_lib(&cargo_toml)?
-    } else {
-        cargo_toml
-    };
-    files.insert("Cargo.toml".to_string(), cargo_toml.into_bytes());
+    if !python {
+        let cargo_toml = match files.get("Cargo.toml") {
+            Some(existing) if req.crates.is_none() => {
+                let text = String::from_utf8_lossy(existing);
+                files::standalone_cargo_toml(&name, &text)?.0
+            }
+            _ => files::cargo_toml(&name, &crates)?,
+        };
+        let cargo_toml = if component {
+            files::component_lib(&cargo_toml)?
+        } else {
+            cargo_toml
+        };
+        files.insert("Cargo.toml".to_string(), cargo_toml.into_bytes());
+    }
 
     let manifest = match (&previous, req.changes_manifest()) {
         (Some(_), false) => std::fs::read_to_string(dir.join(manifest::FILE_NAME))
@@ -334,7 +371,10 @@ pub async fn build_in_place(
         });
     }
     let mut files = files::read_sources(&dir, Some(parsed.manifest.artifact()))?;
-    let entry = if parsed.manifest.is_component() {
+    let python = python::is_python(&parsed.manifest);
+    let entry = if python {
+        python::ENTRY
+    } else if parsed.manifest.is_component() {
         "src/lib.rs"
     } else {
         "src/main.rs"
@@ -344,28 +384,11 @@ pub async fn build_in_place(
             message: format!("tools/{name}/{entry} is missing"),
         });
     }
-    let cargo_toml = match files.get("Cargo.toml") {
-        Some(t) => {
-            let (text, changed) = files::standalone_cargo_toml(name, &String::from_utf8_lossy(t))?;
-            if changed {
-                opts.host.log(
-                    "warning",
-                    &format!(
-                        "Cargo.toml: set the package name to {} and added an empty [workspace]",
-                        package_name(name)
-                    ),
-                );
-            }
-            text
-        }
-        None => files::cargo_toml(name, &parsed.manifest.dependencies.crates)?,
-    };
-    let cargo_toml = if parsed.manifest.is_component() {
-        files::component_lib(&cargo_toml)?
-    } else {
-        cargo_toml
-    };
-    files.insert("Cargo.toml".into(), cargo_toml.into_bytes());
+    if !python {
+        let toml =
+            files::in_place_cargo_toml(name, &parsed.manifest, files.get("Cargo.toml"), opts.host)?;
+        files.insert("Cargo.toml".into(), toml.into_bytes());
+    }
     let plan = Plan {
         name: name.to_string(),
         files,
@@ -441,6 +464,31 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
                 "source unchanged: reusing the built module, nothing to compile",
             );
             (bytes, None)
+        }
+        None if python::is_python(&parsed.manifest) => {
+            let config = app.config();
+            let chain = {
+                let exe = config.componentize_py.clone();
+                blocking(move || python::resolve(&exe)).await?
+            };
+            let world = parsed
+                .manifest
+                .run
+                .world
+                .clone()
+                .unwrap_or_else(|| "tool".into());
+            let mut report = python::compile(
+                &chain,
+                &name,
+                &world,
+                &work.path,
+                &config.sandbox,
+                host,
+                &opts.cancel,
+            )
+            .await?;
+            let bytes = std::mem::take(&mut report.bytes);
+            (bytes, Some(report))
         }
         None => {
             let config = app.config();

@@ -63,6 +63,7 @@ pub(super) fn run(
         crate::build::COMPONENT_TARGET,
         "Rust component tools",
     ));
+    checks.push(componentize_py(&config.componentize_py));
     checks.extend(sandbox_checks(&config.sandbox));
     checks.push(builds_check(&config.sandbox));
     checks.push(spares_check(config));
@@ -367,6 +368,25 @@ fn ask(exe: &Path, args: &[&str]) -> Option<String> {
         .trim()
         .to_string();
     (!line.is_empty()).then_some(line)
+}
+
+/// Whether Python component tools can be built (componentize-py found and running).
+fn componentize_py(exe: &Path) -> Check {
+    use crate::build::python;
+    match python::resolve(exe) {
+        Ok(c) => check(
+            "python/component",
+            Status::Ok,
+            format!("{} ({})", c.version, c.exe.display()),
+            None,
+        ),
+        Err(e) => check(
+            "python/component",
+            Status::Warn,
+            format!("{e}: Python component tools cannot be built (Python scripts still work)"),
+            crate::error::Hint::hint(&e),
+        ),
+    }
 }
 
 /// Whether `target` can be built for (`what`: the tools it makes), as check `id`.

@@ -52,11 +52,16 @@ pub async fn call(name: &str, mut args: JsonObject, ctx: Ctx) -> Option<CallTool
             ));
         }
     };
+    Some(run(req, commit_anyway, &ctx).await)
+}
+
+/// Build and commit `req` (also `register_script`'s `component = true`).
+pub(super) async fn run(req: BuildRequest, commit_anyway: bool, ctx: &Ctx) -> CallToolResult {
     let mut opts = build::Options::new(&ctx.host, ctx.actor.clone());
     opts.cancel = ctx.request.ct.clone();
     opts.commit_anyway = commit_anyway;
     let result = build::build(&ctx.shared.app, req, &opts).await;
-    Some(match result {
+    match result {
         Ok(outcome) => {
             if outcome.commit.is_some() {
                 ctx.changed();
@@ -64,7 +69,7 @@ pub async fn call(name: &str, mut args: JsonObject, ctx: Ctx) -> Option<CallTool
             json_result(serde_json::to_value(&outcome).unwrap_or(Value::Null))
         }
         Err(e) => build_failure(&e),
-    })
+    }
 }
 
 /// An error result; compile errors also carry the diagnostics as structured content.

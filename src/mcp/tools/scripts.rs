@@ -34,6 +34,12 @@ pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResu
         Ok(s) => s,
         Err(e) => return Some(e),
     };
+    if spec.component == Some(true) {
+        return Some(match register::as_component(&spec) {
+            Ok(req) => super::build::run(req, false, &ctx).await,
+            Err(e) => failure(&e, e.hint()),
+        });
+    }
     let host = &ctx.host;
     let progress = |p: f64, total: f64, message: String| {
         host.log("info", &message);

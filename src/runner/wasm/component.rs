@@ -6,9 +6,10 @@
 //! Deny by default: no preopened directories, no environment, no sockets or name lookup, no
 //! arguments; stdin is empty, stdout and stderr are captured (capped, stderr as log lines).
 //! The tool's approved `[capabilities]` `read`/`write` become preopened directories and
-//! `env`/secrets environment values, as for modules. Network grants are refused: the
-//! `wasi:http` outgoing handler with a host filter is not built yet.
+//! `env`/secrets environment values, as for modules; `network` is the `wasi:http` outgoing
+//! handler's host filter (`http`): requests only, to the approved hosts only.
 
+use super::http::{Filter, Reach};
 use super::{Limits, MAX_MEMORY_MB, TICK, WasmRunner};
 use crate::hashing;
 use crate::index::Tool;
@@ -23,12 +24,25 @@ use wasmtime::component::{
 use wasmtime::{Engine, Store, StoreLimitsBuilder};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 /// A component call's store data.
 pub(super) struct Ctx {
     wasi: WasiCtx,
+    http: WasiHttpCtx,
+    filter: Filter,
     table: ResourceTable,
     limits: Limits,
+}
+
+impl WasiHttpView for Ctx {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.filter,
+        }
+    }
 }
 
 impl WasiView for Ctx {
@@ -40,10 +54,12 @@ impl WasiView for Ctx {
     }
 }
 
-/// The linker of every component: WASI 0.2 (its permissions come from each call's context).
+/// The linker of every component: WASI 0.2 and `wasi:http`'s outgoing handler (their
+/// permissions come from each call's context: no sockets ever, requests through `Filter`).
 pub(super) fn linker(engine: &Engine) -> wasmtime::Result<Linker<Ctx>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)?;
     Ok(linker)
 }
 
@@ -293,13 +309,12 @@ impl WasmRunner {
     ) -> Result<CallOutput, RunError> {
         let m = &tool.manifest;
         let name = m.name.clone();
-        if !m.capabilities.network.is_none() {
-            return Err(RunError::Denied {
-                tool: name,
-                what: "network access".into(),
-                why: "a component tool cannot be granted network access yet (the wasi:http host filter is not built); remove `network` from [capabilities], or make it a script tool".into(),
-            });
-        }
+        let net = &m.capabilities.network;
+        let reach = match net.domains() {
+            Some(d) => Reach::Listed(d.to_vec()),
+            None if net.is_any() => Reach::Anywhere,
+            None => Reach::Nothing,
+        };
         let loaded = self.load_component(dir, tool)?;
         let params = wit::params(&loaded.params, args).map_err(|e| RunError::Arguments {
             tool: name.clone(),
@@ -330,6 +345,8 @@ impl WasmRunner {
             &self.engine,
             Ctx {
                 wasi: b.build(),
+                http: WasiHttpCtx::new(),
+                filter: Filter::new(&name, reach, std::time::Duration::from_millis(timeout_ms)),
                 table: ResourceTable::new(),
                 limits,
             },
@@ -346,6 +363,8 @@ impl WasmRunner {
             f.call(&mut store, &params, &mut results)
         });
         let memory_refused = store.data().limits.memory_refused;
+        let seen = store.data().filter.seen();
+        let refused = store.data().filter.refused();
         drop(store);
         let out = stdout.contents();
         let err = stderr.contents();
@@ -394,6 +413,9 @@ impl WasmRunner {
                 bytes: cap as u64,
             });
         }
-        Ok(CallOutput::from_value(value, logs))
+        let mut out = CallOutput::from_value(value, logs);
+        out.network = seen;
+        out.warnings.extend(refused);
+        Ok(out)
     }
 }

@@ -20,6 +20,7 @@
 use super::{CallOutput, RunError, inside_roots};
 
 pub mod component;
+mod http;
 use crate::hashing;
 use crate::index::Tool;
 use serde_json::Value;
