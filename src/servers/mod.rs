@@ -268,17 +268,29 @@ fn kept_files(dir: &Path, new: &[FileSpec]) -> Result<Vec<FileSpec>, AddError> {
             path: entry.path().to_path_buf(),
             source: e,
         })?;
-        let mut f = FileSpec::new(rel, contents);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            f.executable = entry
-                .metadata()
-                .is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
-        }
-        out.push(f);
+        out.push(FileSpec {
+            path: rel,
+            contents,
+            executable: executable(&entry),
+        });
     }
     Ok(out)
+}
+
+/// Whether a file is executable (kept so when it is carried over); never on Windows.
+fn executable(entry: &walkdir::DirEntry) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        entry
+            .metadata()
+            .is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = entry;
+        false
+    }
 }
 
 /// One entry made ready in a staging directory: its files and what its server listed.
