@@ -240,11 +240,7 @@ fn kept_files(dir: &Path, new: &[FileSpec]) -> Result<Vec<FileSpec>, AddError> {
     if !dir.is_dir() {
         return Ok(out);
     }
-    let walk = walkdir::WalkDir::new(dir).min_depth(1).into_iter();
-    for entry in walk.filter_entry(|e| {
-        !(e.file_type().is_dir()
-            && crate::hashing::IGNORED_NAMES.contains(&e.file_name().to_string_lossy().as_ref()))
-    }) {
+    for entry in crate::hashing::walk_tool_dir(dir) {
         let entry = entry.map_err(|e| AddError::Io {
             action: "read",
             path: dir.to_path_buf(),
