@@ -80,6 +80,34 @@ impl Env {
         cmd.output().expect("run toolsmith")
     }
 
+    /// Run the Python MCP client `tests/py/SCRIPT` against `toolsmith serve` on this toolbox:
+    /// its JSON summary (the last line it prints) and its stderr.
+    fn client(&self, script: &str) -> (Value, String) {
+        let out = Command::new(python())
+            .arg(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/py")
+                    .join(script),
+            )
+            .arg("--toolsmith")
+            .arg(env!("CARGO_BIN_EXE_toolsmith"))
+            .arg("--toolbox")
+            .arg(&self.root)
+            .tap(|c| self.apply(c))
+            .output()
+            .expect("run the Python client");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let mech = self.mech;
+        assert!(
+            out.status.success(),
+            "{mech:?}: {script} failed:\n{stdout}\n{stderr}"
+        );
+        let s = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+            .unwrap_or_else(|err| panic!("{mech:?}: no summary ({err}):\n{stdout}\n{stderr}"));
+        (s, stderr)
+    }
+
     fn ok(&self, args: &[&str]) -> String {
         let out = self.cli(args);
         assert!(
@@ -161,23 +189,7 @@ fn run(mech: Mech) {
     // An import from elsewhere is held (and so not served as a skill) until a person trusts it.
     e.ok(&["trust", "count-chars"]);
 
-    let out = Command::new(python())
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/upstream_mcp.py"))
-        .arg("--toolsmith")
-        .arg(env!("CARGO_BIN_EXE_toolsmith"))
-        .arg("--toolbox")
-        .arg(&e.root)
-        .tap(|c| e.apply(c))
-        .output()
-        .expect("run the Python client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "{mech:?}: the client failed:\n{stdout}\n{stderr}"
-    );
-    let s: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
-        .unwrap_or_else(|err| panic!("{mech:?}: no summary ({err}):\n{stdout}\n{stderr}"));
+    let (s, stderr) = e.client("upstream_mcp.py");
     let text = |k: &str| s[k].as_str().unwrap_or_default().to_string();
 
     // Added and listed, with their schemas and output schemas.
@@ -374,23 +386,7 @@ fn progress_cancellation_and_list_changed_pass_through_an_entry() {
     assert!(files.contains("tools/waiter/server.py"), "{files}");
     assert_clean(&e.root);
 
-    let out = Command::new(python())
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/upstream_flow.py"))
-        .arg("--toolsmith")
-        .arg(env!("CARGO_BIN_EXE_toolsmith"))
-        .arg("--toolbox")
-        .arg(&e.root)
-        .tap(|c| e.apply(c))
-        .output()
-        .expect("run the Python client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the client failed:\n{stdout}\n{stderr}"
-    );
-    let s: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
-        .unwrap_or_else(|err| panic!("no summary ({err}):\n{stdout}\n{stderr}"));
+    let (s, _) = e.client("upstream_flow.py");
     assert_eq!(s["count"], "counted to 4", "{s}");
     assert_eq!(
         s["progress"],
