@@ -3,12 +3,16 @@
 //! Invariant: this module does no IO. `parse` is a pure function of the file's text; a schema
 //! file named by `input_schema_file` is resolved by the indexer, not here.
 
+mod capabilities;
 pub mod domain;
 mod edit;
+mod mcp;
 mod parse;
 mod validate;
 
+pub use capabilities::{Capabilities, Declared, Network, SecretsSpec};
 pub use edit::{EditError, set_hashes};
+pub use mcp::McpServer;
 pub use parse::{Diagnostic, Parsed, Severity, parse};
 pub use validate::{is_secret_name, secret_refs};
 
@@ -328,144 +332,6 @@ impl Limits {
     }
 }
 
-/// What a tool may reach. Everything is denied by default.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Capabilities {
-    /// true: every host; or only the listed domains ("*.x.com": subdomains), via a proxy.
-    #[serde(default, skip_serializing_if = "Network::is_none")]
-    pub network: Network,
-    /// Environment variables passed through from the host.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub env: Vec<String>,
-    /// Paths the tool may read (inside the allowed roots).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub read: Vec<String>,
-    /// Paths the tool may write (inside the allowed roots).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub write: Vec<String>,
-}
-
-/// `capabilities.network`: none, any host, or only the listed domains.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Network {
-    // `true`: any host; `false`: none.
-    Any(bool),
-    // Only these hosts, through the filtering proxy (an empty list is none).
-    Domains(Vec<String>),
-}
-
-/// A boolean or a list of domains, in the short form (the meta-tools' schemas count).
-impl JsonSchema for Network {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Network".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({"type": ["boolean", "array"], "items": {"type": "string"}})
-    }
-}
-
-impl Default for Network {
-    fn default() -> Self {
-        Network::Any(false)
-    }
-}
-
-impl Network {
-    /// No network at all.
-    pub fn is_none(&self) -> bool {
-        matches!(self, Network::Any(false)) || matches!(self, Network::Domains(d) if d.is_empty())
-    }
-    /// Any host, directly.
-    pub fn is_any(&self) -> bool {
-        matches!(self, Network::Any(true))
-    }
-    /// The listed domains, when network is limited to them.
-    pub fn domains(&self) -> Option<&[String]> {
-        match self {
-            Network::Domains(d) if !d.is_empty() => Some(d),
-            _ => None,
-        }
-    }
-}
-
-/// What a registration (`register_script`) or a build (`build_tool`) may declare of a tool
-/// beside its code, one definition for both: its schemas, annotations, limits and capabilities.
-/// Each left out is the default (or, for an existing tool's build, what it had).
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-pub struct Declared {
-    #[serde(default)]
-    pub input_schema: Option<Map<String, Value>>,
-    #[serde(default)]
-    pub output_schema: Option<Map<String, Value>>,
-    #[serde(default)]
-    pub annotations: Option<Annotations>,
-    #[serde(default)]
-    pub limits: Option<Limits>,
-    #[serde(default)]
-    pub capabilities: Option<Capabilities>,
-    // Secrets the tool needs: names, or NAME -> what it is for; never values (a person sets
-    // those outside the client). No doc comment: every meta-tool definition, descriptions
-    // included, is sent to the model.
-    #[serde(default)]
-    pub secrets: Option<SecretsSpec>,
-}
-
-// The secrets a registration or build declares: NAME (an environment variable name) → what
-// it is for, or only the names. (Not a doc comment: it would be the schema's description,
-// sent to the model with every meta-tool definition.)
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(untagged)]
-pub enum SecretsSpec {
-    /// `{"GITHUB_TOKEN": "read access to the repositories"}`
-    Purposes(BTreeMap<String, String>),
-    /// `["GITHUB_TOKEN"]`
-    Names(Vec<String>),
-}
-
-/// Names or NAME → purpose, in the short form (the meta-tools' schemas count): `items`
-/// applies to an array, `additionalProperties` to an object.
-impl JsonSchema for SecretsSpec {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SecretsSpec".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({
-            "type": ["object", "array"],
-            "items": {"type": "string"},
-            "additionalProperties": {"type": "string"}
-        })
-    }
-}
-
-impl SecretsSpec {
-    /// The `[secrets]` table: names only get an empty purpose.
-    pub fn to_map(&self) -> BTreeMap<String, String> {
-        match self {
-            SecretsSpec::Purposes(m) => m.clone(),
-            SecretsSpec::Names(n) => n.iter().map(|n| (n.clone(), String::new())).collect(),
-        }
-    }
-}
-
-impl Declared {
-    /// Whether anything is declared.
-    pub fn any(&self) -> bool {
-        self.secrets.is_some()
-            || self.input_schema.is_some()
-            || self.output_schema.is_some()
-            || self.annotations.is_some()
-            || self.limits.is_some()
-            || self.capabilities.is_some()
-    }
-}
-
 /// One example: input → expected output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Example {
@@ -514,51 +380,6 @@ pub struct Origin {
     /// scripts (each is its own tool; `update_tool` updates them together).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<String>,
-}
-
-/// The MCP server of a `kind = "mcp"` entry: a program started over stdio (`command`, from
-/// the entry's `[dependencies]` or the system) or a streamable HTTP `url`. Its tools become
-/// `<entry>__<tool>` tools; what it needs beyond the default grants (network, a root,
-/// secrets) is asked under `[capabilities]` and `[secrets]` and approved by a person.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct McpServer {
-    /// stdio: the program, a command of the entry's packages (`node_modules/.bin`, the venv's
-    /// `bin`) or one on PATH (`node`, `python3`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
-    /// stdio: its arguments.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub args: Vec<String>,
-    /// stdio: environment values it starts with (settings, never secrets: those are
-    /// `[secrets]`, set by a person and given only once the entry is approved).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub env: BTreeMap<String, String>,
-    /// Streamable HTTP: the server's URL; reaching its host is network access to that domain.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    /// HTTP: request headers; `${NAME}` stands for the value of the declared secret NAME.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub headers: BTreeMap<String, String>,
-    /// Only these of its tools become toolsmith tools (default: all).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<String>,
-    /// Seconds without a call after which the server is stopped (default 300).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idle_secs: Option<u64>,
-}
-
-impl McpServer {
-    /// Seconds without a call after which a started server is stopped.
-    pub const DEFAULT_IDLE_SECS: u64 = 300;
-
-    pub fn idle_secs(&self) -> u64 {
-        self.idle_secs.unwrap_or(Self::DEFAULT_IDLE_SECS)
-    }
-
-    /// The host an HTTP entry reaches (None for a stdio entry or an unparsable URL).
-    pub fn url_host(&self) -> Option<String> {
-        self.url.as_deref().and_then(domain::url_host)
-    }
 }
 
 /// The separator between an MCP entry's name and its server's tool name (`github__search`).
