@@ -7,7 +7,8 @@
 //! each in process (`App::call`) and through `toolsmith serve` over MCP stdio (raw JSON-RPC),
 //! and the first call after a restart (the compiled-code cache). A third build is the same
 //! tool in Python (`language = "python"`, componentize-py from `TOOLSMITH_COMPONENTIZE_PY` or
-//! scripts/setup.sh's target/componentize-py).
+//! scripts/setup.sh's target/componentize-py), a fourth in JavaScript (`language =
+//! "javascript"`, ComponentizeJS from `TOOLSMITH_COMPONENTIZE_JS` or target/componentize-js).
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -49,16 +50,21 @@ class WitWorld(wit_world.WitWorld):
         return Output(message=f"Hello, {text}!")
 "#;
 
+const JS_SRC: &str = r#"export function call(text) {
+  return { message: `Hello, ${text}!` };
+}
+"#;
+
 fn request(name: &str, component: bool) -> Value {
     let mut r = json!({
         "name": name,
         "description": "Greets a text (benchmark)",
-        "source": match name { "python" => PYTHON_SRC, _ if component => COMPONENT_SRC, _ => MODULE_SRC },
+        "source": match name { "python" => PYTHON_SRC, "javascript" => JS_SRC, _ if component => COMPONENT_SRC, _ => MODULE_SRC },
         "input_schema": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
         "output_schema": {"type": "object", "required": ["message"], "properties": {"message": {"type": "string"}}},
     });
-    if name == "python" {
-        r["language"] = json!("python");
+    if name == "python" || name == "javascript" {
+        r["language"] = json!(name);
     } else if component {
         r["world"] = json!("tool");
     } else {
@@ -166,14 +172,23 @@ fn main() {
         config.componentize_py = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("target/componentize-py/bin/componentize-py");
     }
+    if std::env::var_os("TOOLSMITH_COMPONENTIZE_JS").is_none() {
+        config.componentize_js = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target/componentize-js/node_modules/.bin/componentize-js");
+    }
     let app = App::new(tb, config);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    const TOOLS: [&str; 3] = ["module", "component", "python"];
-    for (name, component) in [("module", false), ("component", true), ("python", true)] {
+    const TOOLS: [&str; 4] = ["module", "component", "python", "javascript"];
+    for (name, component) in [
+        ("module", false),
+        ("component", true),
+        ("python", true),
+        ("javascript", true),
+    ] {
         let mut opts = build::Options::new(&NoHost, "bench");
         opts.cache = Some(cache.clone());
         let req = serde_json::from_value(request(name, component)).expect("a request");

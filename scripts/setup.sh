@@ -58,6 +58,18 @@ if [ ! -x "$cpy/bin/componentize-py" ] || [ "$("$cpy/bin/componentize-py" --vers
 fi
 export TOOLSMITH_COMPONENTIZE_PY="$cpy/bin/componentize-py"
 
+# ComponentizeJS (npm, pinned) for JavaScript component tools, under target/componentize-js;
+# TOOLSMITH_COMPONENTIZE_JS names it for toolsmith (tests set it themselves).
+cjs="$root/target/componentize-js"
+cjs_version=0.23.0
+if [ ! -x "$cjs/node_modules/.bin/componentize-js" ] || [ "$("$cjs/node_modules/.bin/componentize-js" --version 2>/dev/null)" != "$cjs_version" ]; then
+  log "installing ComponentizeJS $cjs_version under $cjs"
+  mkdir -p "$cjs"
+  [ -f "$cjs/package.json" ] || echo '{"name":"toolsmith-componentize-js","private":true}' > "$cjs/package.json"
+  (cd "$cjs" && npm install --no-audit --no-fund --silent "@bytecodealliance/componentize-js@$cjs_version" >&2)
+fi
+export TOOLSMITH_COMPONENTIZE_JS="$cjs/node_modules/.bin/componentize-js"
+
 # A Python venv with the official MCP client SDK, for the end-to-end tests.
 venv="$root/target/test-venv"
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import mcp' 2>/dev/null; then

@@ -3,6 +3,8 @@
 # Usage: ./scripts/test.sh [extra cargo test args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Free disk before and after: a full run needs about 15 GB under target/ (CI once ran out).
+df -h . >&2 || true
 source scripts/setup.sh
 # Formatting gate: unformatted code fails the suite (fix with `cargo fmt --all`).
 cargo fmt --all -- --check
@@ -16,6 +18,8 @@ if [ -z "${TOOLSMITH_DATA:-}" ]; then
   trap 'rm -rf "$TOOLSMITH_DATA"' EXIT
 fi
 cargo test --workspace "$@" 2>&1
+df -h . >&2 || true
+du -sh target/debug >&2 || true
 # macOS (Seatbelt) build check; set TOOLSMITH_SKIP_CROSS=1 to skip it.
 if [ "${TOOLSMITH_SKIP_CROSS:-0}" != 1 ]; then
   ./scripts/cross-check.sh

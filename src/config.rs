@@ -64,6 +64,10 @@ pub struct Config {
     /// `TOOLSMITH_COMPONENTIZE_PY`: the componentize-py executable Python component builds
     /// run; default `componentize-py` on PATH.
     pub componentize_py: PathBuf,
+    /// `TOOLSMITH_COMPONENTIZE_JS`: the ComponentizeJS executable (npm's
+    /// `node_modules/.bin/componentize-js`) JavaScript component builds run; default
+    /// `componentize-js` on PATH.
+    pub componentize_js: PathBuf,
     /// `TOOLSMITH_GIST_BASE`: where Gists are fetched from; default https://gist.github.com.
     pub gist_base: Option<String>,
     /// `TOOLSMITH_APPROVAL_WAIT`: seconds a call waits for the person to decide (or set a
@@ -333,6 +337,8 @@ impl Config {
             cargo: path("TOOLSMITH_CARGO").unwrap_or_else(|| PathBuf::from("cargo")),
             componentize_py: path("TOOLSMITH_COMPONENTIZE_PY")
                 .unwrap_or_else(|| PathBuf::from("componentize-py")),
+            componentize_js: path("TOOLSMITH_COMPONENTIZE_JS")
+                .unwrap_or_else(|| PathBuf::from("componentize-js")),
             gist_base: text("TOOLSMITH_GIST_BASE")?,
             approval_wait_secs: count("TOOLSMITH_APPROVAL_WAIT", 120, 0)?,
             conformance_fixtures: flag("TOOLSMITH_CONFORMANCE_FIXTURES")?,

@@ -488,6 +488,20 @@ class WitWorld(wit_world.WitWorld):
         return Output(words=len(text.split()) * (times or 1))
 ```
 
+**JavaScript as a component**: `language = "javascript"` (or `register_script` with
+`component = true`); `source` is `app.js`, an ES module exporting the world's function (no npm
+packages, no Node.js APIs: SpiderMonkey with `fetch` and the web APIs). A record is a plain
+object, an enum case its name (`"quiet"`), an absent option `undefined`, an `s64` a BigInt both
+ways (`Number(times)`, `BigInt(n)`); `throw` a value for the error:
+
+```js
+export function call(text, times) {       // parameters in alphabetical order
+  const n = times === undefined ? 1 : Number(times);
+  if (n < 0) throw "times must not be negative";    // the tool's error
+  return { words: BigInt(text.split(/\s+/).filter((w) => w).length * n) };
+}
+```
+
 ```rust
 wit_bindgen::generate!({ world: "tool", path: "wit" });
 struct Tool;

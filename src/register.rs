@@ -54,7 +54,7 @@ pub struct ScriptSpec {
     pub tags: Vec<String>,
     #[serde(default)]
     pub version: Option<String>,
-    // Python: a WebAssembly component build instead (the guide says it).
+    // Python or JavaScript: a WebAssembly component build instead (the guide says it).
     #[serde(default)]
     pub component: Option<bool>,
 }
@@ -312,22 +312,34 @@ fn write_files(dir: &Path, files: &[FileSpec]) -> Result<(), RegisterError> {
 }
 
 /// Register (add or update) a script tool. `progress` hears about dependency installs.
-/// A Python script registered with `component = true`, as the `build_tool` request that
-/// makes it a WebAssembly component (`language = "python"`): the source must be the
-/// component form (a `WitWorld` class), and nothing a component cannot have may be asked for
-/// (packages, an interpreter, a protocol, a worker, a sandbox mode).
+/// A Python or JavaScript script registered with `component = true`, as the `build_tool`
+/// request that makes it a WebAssembly component (`language = "python"` or
+/// `"javascript"`): the source must be the component form (a `WitWorld` class; an ES module
+/// exporting `call`), and nothing a component cannot have may be asked for (packages, an
+/// interpreter, a protocol, a worker, a sandbox mode).
 pub fn as_component(spec: &ScriptSpec) -> Result<crate::build::BuildRequest, RegisterError> {
-    let bad = |why: &str| {
-        RegisterError::Invalid(format!(
-            "`component = true` {why}; a component's Python defines `class WitWorld(wit_world.WitWorld)` with a method `call` (toolsmith://guide, Python as a component)"
-        ))
+    use crate::build::componentize::Language;
+    let language = match spec.language.as_deref().map(canonical_language).as_deref() {
+        Some("python") => Some(Language::Python),
+        Some("node") => Some(Language::JavaScript),
+        _ => None,
     };
-    if spec.language.as_deref() != Some("python") {
-        return Err(bad("is for `language = \"python\"` only"));
-    }
+    let form = match language {
+        Some(Language::Python) => {
+            "a component's Python defines `class WitWorld(wit_world.WitWorld)` with a method `call` (toolsmith://guide, Python as a component)"
+        }
+        Some(Language::JavaScript) => {
+            "a component's JavaScript is an ES module with `export function call(…)` (toolsmith://guide, JavaScript as a component)"
+        }
+        None => "components are built from `language = \"python\"` or `\"javascript\"`",
+    };
+    let bad = |why: &str| RegisterError::Invalid(format!("`component = true` {why}; {form}"));
+    let Some(language) = language else {
+        return Err(bad("is for Python and JavaScript only"));
+    };
     if spec.dependencies.is_some() {
         return Err(bad(
-            "takes no `dependencies` (a component has only the standard library)",
+            "takes no `dependencies` (a component has only what its runtime brings)",
         ));
     }
     if spec.interpreter.is_some()
@@ -340,7 +352,19 @@ pub fn as_component(spec: &ScriptSpec) -> Result<crate::build::BuildRequest, Reg
             "takes no interpreter, entry, protocol, worker or sandbox",
         ));
     }
-    if !spec.source.contains("class WitWorld") {
+    let component_form = match language {
+        Language::Python => spec.source.contains("class WitWorld"),
+        Language::JavaScript => [
+            "export function call",
+            "export async function call",
+            "export const call",
+            "export { call",
+            "export {call",
+        ]
+        .iter()
+        .any(|f| spec.source.contains(f)),
+    };
+    if !component_form {
         return Err(bad("needs the source in the component form"));
     }
     Ok(crate::build::BuildRequest {
@@ -349,7 +373,7 @@ pub fn as_component(spec: &ScriptSpec) -> Result<crate::build::BuildRequest, Reg
         description: Some(spec.description.clone()),
         version: spec.version.clone(),
         tags: (!spec.tags.is_empty()).then(|| spec.tags.clone()),
-        language: Some("python".into()),
+        language: Some(language.name().into()),
         declared: spec.declared.clone(),
         examples: (!spec.examples.is_empty())
             .then(|| spec.examples.iter().map(ExampleSpec::to_manifest).collect()),
@@ -371,7 +395,7 @@ pub async fn register(
     }
     if spec.component == Some(true) {
         return Err(RegisterError::Invalid(
-            "`component = true` is a component build: build_tool with `language = \"python\"` (or register_script over MCP) makes it".into(),
+            "`component = true` is a component build: build_tool with `language = \"python\"` or `\"javascript\"` (or register_script over MCP) makes it".into(),
         ));
     }
     let mut m = manifest_of(spec);

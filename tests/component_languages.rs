@@ -1,9 +1,9 @@
 //! Components from other languages than Rust (issue 29): `build_tool` with
-//! `language = "python"` builds `app.py` with the real componentize-py (scripts/setup.sh
-//! installs the pinned version into target/componentize-py), contained, the WIT generated
-//! from the declared schemas; the component is then called through `App` and over MCP with
-//! schema-checked arguments, a record and a `result` round trip, and a tampered artifact is
-//! refused.
+//! `language = "python"` builds `app.py` with the real componentize-py, `language =
+//! "javascript"` builds `app.js` with the real ComponentizeJS (scripts/setup.sh installs both,
+//! pinned, under target/), contained, the WIT generated from the declared schemas; the
+//! component is then called through `App` and over MCP with schema-checked arguments, a
+//! record and a `result` round trip, and a tampered artifact is refused.
 
 mod common;
 use common::*;
@@ -29,6 +29,17 @@ fn componentize_py() -> PathBuf {
     exe
 }
 
+/// The ComponentizeJS scripts/setup.sh installs.
+fn componentize_js() -> PathBuf {
+    let exe = root().join("target/componentize-js/node_modules/.bin/componentize-js");
+    assert!(
+        exe.is_file(),
+        "{} is missing: run scripts/setup.sh (it installs ComponentizeJS)",
+        exe.display()
+    );
+    exe
+}
+
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -40,6 +51,7 @@ fn rt() -> tokio::runtime::Runtime {
 fn app(tb: toolsmith::toolbox::Toolbox) -> App {
     let mut config = toolsmith::config::Config::from_env().expect("config");
     config.componentize_py = componentize_py();
+    config.componentize_js = componentize_js();
     let personal = tempfile::tempdir().expect("tempdir").keep();
     App::new(tb, config).with_personal_dir(personal)
 }
@@ -73,6 +85,18 @@ class WitWorld(wit_world.WitWorld):
             raise Err(f"times must not be negative, got {n}")
         one = text.lower() if mode == Mode.QUIET else text.upper()
         return Output(shout=" ".join([one] * n), words=len(text.split()))
+"#;
+
+/// The same in JavaScript, as a person writes it: an absent option is `undefined`, an enum case
+/// its name, integers are numbers both ways, and a thrown value is the tool's error (the
+/// module toolsmith wraps around a generated world's `call` does the last two).
+const SHOUT_JS: &str = r#"export function call(mode, text, times) {
+  const n = times ?? 1;
+  if (n < 0) throw new Error(`times must not be negative, got ${n}`);
+  const one = mode === "quiet" ? text.toLowerCase() : text.toUpperCase();
+  const words = text.split(/\s+/).filter((w) => w.length > 0).length;
+  return { shout: Array(n).fill(one).join(" "), words };
+}
 "#;
 
 fn shout_request(language: &str, source: &str) -> toolsmith::build::BuildRequest {
@@ -200,6 +224,7 @@ fn through_mcp(root_dir: &Path, calls: &[Value]) -> Value {
         .arg(&file)
         .env("TOOLSMITH_CACHE", cache())
         .env("TOOLSMITH_COMPONENTIZE_PY", componentize_py())
+        .env("TOOLSMITH_COMPONENTIZE_JS", componentize_js())
         .env("TOOLSMITH_DATA", tmp.path().join("data"))
         .output()
         .expect("python runs");
@@ -218,7 +243,12 @@ fn a_python_component_is_built_contained_and_called_with_typed_arguments() {
 }
 
 #[test]
-fn a_python_build_error_says_what_failed() {
+fn a_javascript_component_is_built_contained_and_called_with_typed_arguments() {
+    builds_and_calls("javascript", SHOUT_JS, "app.js");
+}
+
+/// A source that does not parse: the tool chain's error, a hint, nothing committed.
+fn build_error_says_what_failed(language: &str, source: &str, chain: &str) {
     let (_tmp, tb) = toolbox();
     let boxdir = tb.root().to_path_buf();
     let app = app(tb);
@@ -227,19 +257,33 @@ fn a_python_build_error_says_what_failed() {
     let e = rt()
         .block_on(toolsmith::build::build(
             &app,
-            shout_request("python", "def call(:\n"),
+            shout_request(language, source),
             &opts,
         ))
         .expect_err("a syntax error does not build");
     let text = e.to_string();
-    assert!(text.contains("componentize-py failed"), "{text}");
+    assert!(text.contains(&format!("{chain} failed")), "{text}");
     assert!(text.contains("SyntaxError"), "{text}");
     assert!(toolsmith::error::Hint::hint(&e).is_some());
     assert!(!boxdir.join("tools/shout").exists(), "nothing committed");
 }
 
 #[test]
-fn register_script_makes_a_python_component_when_asked() {
+fn a_python_build_error_says_what_failed() {
+    build_error_says_what_failed("python", "def call(:\n", "componentize-py");
+}
+
+#[test]
+fn a_javascript_build_error_says_what_failed() {
+    build_error_says_what_failed(
+        "javascript",
+        "export function call(mode, text, times) {\n  return {;\n}\n",
+        "componentize-js",
+    );
+}
+
+#[test]
+fn register_script_makes_a_python_or_javascript_component_when_asked() {
     let (_tmp, tb) = toolbox();
     let boxdir = tb.root().to_path_buf();
     drop(tb);
@@ -256,15 +300,46 @@ fn register_script_makes_a_python_component_when_asked() {
     let mut script_form = spec.clone();
     script_form["name"] = json!("count2");
     script_form["source"] = json!("import json, sys\nprint(json.dumps({'words': 1}))\n");
+    let mut js = spec.clone();
+    js["name"] = json!("countjs");
+    js["language"] = json!("javascript");
+    js["source"] = json!(
+        "export function call(text) {\n  return { words: text.split(/\\s+/).filter((w) => w).length };\n}\n"
+    );
+    let mut js_script_form = js.clone();
+    js_script_form["name"] = json!("countjs2");
+    js_script_form["source"] = json!("console.log(JSON.stringify({words: 1}));\n");
     let out = through_mcp(
         &boxdir,
         &[
             json!({"tool": "register_script", "args": spec}),
             json!({"tool": "count", "args": {"text": "one two"}}),
             json!({"tool": "register_script", "args": script_form}),
+            json!({"tool": "register_script", "args": js}),
+            json!({"tool": "countjs", "args": {"text": "one two three"}}),
+            json!({"tool": "register_script", "args": js_script_form}),
         ],
     );
     let calls = out["calls"].as_array().expect("calls");
+    assert_eq!(calls[3]["is_error"], false, "{}", calls[3]["text"]);
+    assert_eq!(
+        calls[4]["structured"],
+        json!({"words": 3}),
+        "{}",
+        calls[4]["text"]
+    );
+    assert_eq!(calls[5]["is_error"], true);
+    assert!(
+        calls[5]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("export function call"),
+        "{}",
+        calls[5]["text"]
+    );
+    let toml = std::fs::read_to_string(boxdir.join("tools/countjs/tool.toml")).expect("tool.toml");
+    assert!(toml.contains("language = \"javascript\""), "{toml}");
+    assert!(boxdir.join("tools/countjs/app.js").is_file());
     assert_eq!(calls[0]["is_error"], false, "{}", calls[0]["text"]);
     assert_eq!(
         calls[1]["structured"],
@@ -295,4 +370,52 @@ fn register_script_makes_a_python_component_when_asked() {
     };
     let hint = toolsmith::error::Hint::hint(&e).expect("a hint");
     assert!(hint.contains("component = true"), "{hint}");
+}
+
+/// JavaScript's `fetch` goes out through `wasi:http`: before the person approved the declared
+/// host nothing runs; after, the request reaches the server on 127.0.0.1; another host is
+/// refused in the host and the tool sees the refusal.
+#[test]
+fn a_javascript_fetch_reaches_only_the_approved_host() {
+    let (port, seen) = http_server();
+    let (_tmp, tb) = toolbox();
+    let app = app(tb);
+    let mut opts = toolsmith::build::Options::new(&NoHost, "test");
+    opts.cache = Some(cache());
+    let req = serde_json::from_value(json!({
+        "name": "fetcher",
+        "description": "Fetch a URL and say what came back",
+        "language": "javascript",
+        "source": "export async function call(url) {\n  const r = await fetch(url);\n  return { status: r.status, body: await r.text() };\n}\n",
+        "input_schema": {"type": "object", "required": ["url"], "properties": {"url": {"type": "string"}}},
+        "output_schema": {"type": "object", "required": ["status", "body"], "properties": {
+            "status": {"type": "integer"}, "body": {"type": "string"}
+        }},
+        "capabilities": {"network": ["127.0.0.1"]}
+    }))
+    .expect("a build request");
+    if let Err(e) = rt().block_on(toolsmith::build::build(&app, req, &opts)) {
+        panic!("builds: {e}");
+    }
+    let url = |host: &str, path: &str| json!({"url": format!("http://{host}:{port}{path}")});
+
+    let before = call(&app, "fetcher", url("127.0.0.1", "/early"));
+    assert!(matches!(before, Err(CallError::Gate(_))), "{before:?}");
+    assert!(seen.lock().expect("seen").is_empty(), "nothing went out");
+
+    approve(&app, "fetcher");
+    let ok = call(&app, "fetcher", url("127.0.0.1", "/granted")).expect("the approved host");
+    assert_eq!(
+        ok.structured,
+        Some(json!({"status": 200, "body": "hello /granted"}))
+    );
+    match run_error(call(&app, "fetcher", url("localhost", "/other"))) {
+        RunError::ToolError { message, .. } => assert!(!message.is_empty()),
+        other => panic!("expected the tool's error, got {other:?}"),
+    }
+    assert_eq!(
+        *seen.lock().expect("seen"),
+        vec!["GET /granted HTTP/1.1".to_string()],
+        "only the approved request reached the server"
+    );
 }

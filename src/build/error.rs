@@ -39,9 +39,9 @@ pub enum BuildError {
         cargo::COMPONENT_TARGET
     )]
     NoComponentTarget,
-    #[error("cannot run {chain} ({command}): {message}")]
+    #[error("cannot run {} ({command}): {message}", language.chain())]
     NoComponentizer {
-        chain: &'static str,
+        language: super::componentize::Language,
         command: String,
         message: String,
     },
@@ -130,7 +130,7 @@ impl crate::error::Hint for BuildError {
             BuildError::NoCargo { .. } => format!("install Rust with rustup (https://rustup.rs), then `rustup target add {}`; or set TOOLSMITH_CARGO to the cargo binary", cargo::TARGET),
             BuildError::NoTarget => format!("run `rustup target add {}`", cargo::TARGET),
             BuildError::NoComponentTarget => format!("run `rustup target add {}`", cargo::COMPONENT_TARGET),
-            BuildError::NoComponentizer { chain, .. } => format!("install {chain} (scripts/setup.sh does: {}), or set {} to its executable; `toolsmith doctor` checks it", super::python::INSTALL, super::python::VAR),
+            BuildError::NoComponentizer { language, .. } => format!("install {} with {} (scripts/setup.sh does), or set {} to its executable; `toolsmith doctor` checks it", language.chain(), language.install(), language.var()),
             BuildError::Componentize { .. } => "fix the source at the lines shown (the WIT world's function must be implemented as the guide shows) and build again; the previous version stays active".into(),
             BuildError::Compile { .. } => "fix the errors at the lines shown and build again; the previous version stays active".into(),
             BuildError::Cargo { .. } => "check the crate names and versions in `crates` (is the network reachable for crates not cached yet?)".into(),

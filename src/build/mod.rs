@@ -16,9 +16,11 @@
 mod artifacts;
 mod cargo;
 mod checks;
+mod component;
+pub mod componentize;
 mod error;
 mod files;
-pub mod python;
+mod javascript;
 mod toolchain;
 pub mod wit_gen;
 
@@ -34,6 +36,7 @@ use crate::manifest::{self, CrateDep, Declared, Example, Kind, Manifest};
 use crate::names;
 use crate::runner::script::Host;
 use crate::toolbox::{Actor, FileSpec};
+use componentize::Language;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -66,7 +69,8 @@ pub struct BuildRequest {
     // Build a component of this WIT world (the guide says it).
     #[serde(default)]
     pub world: Option<String>,
-    // "rust" (default) or "python" (a component from app.py): the guide says it.
+    // "rust" (default), "python" (a component from app.py) or "javascript" (from app.js):
+    // the guide says it.
     #[serde(default)]
     pub language: Option<String>,
     // The WIT text (default: from the schemas) and the function to run when it exports
@@ -186,28 +190,30 @@ pub async fn build(
         None
     };
     let artifact = previous.as_ref().map(|m| m.artifact().to_string());
-    let python = match req
+    let language = match req
         .language
         .as_deref()
         .or_else(|| previous.as_ref().and_then(|m| m.run.language.as_deref()))
     {
-        None | Some("rust") => false,
-        Some("python") => true,
-        Some(other) => {
-            return Err(BuildError::BadRequest {
-                message: format!(
-                    "language {other:?} is not built here: give \"rust\" (the default) or \"python\""
-                ),
-            });
-        }
+        None | Some("rust") => None,
+        Some(other) => Some(Language::parse(other).ok_or_else(|| BuildError::BadRequest {
+            message: format!(
+                "language {other:?} is not built here: give \"rust\" (the default), \"python\" or \"javascript\""
+            ),
+        })?),
     };
-    if python && req.crates.is_some() {
+    if let Some(l) = language
+        && req.crates.is_some()
+    {
         return Err(BuildError::BadRequest {
-            message: "`crates` are Rust's; a Python component has no dependencies but its standard library".into(),
+            message: format!(
+                "`crates` are Rust's; a {l} component has no dependencies but what its runtime brings"
+            ),
         });
     }
-    let component =
-        python || req.world.is_some() || previous.as_ref().is_some_and(Manifest::is_component);
+    let component = language.is_some()
+        || req.world.is_some()
+        || previous.as_ref().is_some_and(Manifest::is_component);
     if !component && (req.wit.is_some() || req.export.is_some()) {
         return Err(BuildError::BadRequest {
             message: "`wit` and `export` are for components: give `world` too".into(),
@@ -217,14 +223,10 @@ pub async fn build(
     let mut files = match (&req.source, &previous) {
         (Some(src), _) => {
             let mut f = BTreeMap::new();
-            let entry = if python {
-                python::ENTRY
-            } else if component {
-                "src/lib.rs"
-            } else {
-                "src/main.rs"
-            };
-            f.insert(entry.to_string(), src.clone().into_bytes());
+            f.insert(
+                entry(language, component).to_string(),
+                src.clone().into_bytes(),
+            );
             if let Ok(wit) = std::fs::read(dir.join(WIT_FILE)) {
                 f.insert(WIT_FILE.to_string(), wit);
             }
@@ -265,9 +267,9 @@ pub async fn build(
         (None, None) => BTreeMap::from([("serde_json".to_string(), CrateDep::Version("1".into()))]),
     };
     let mut run = Map::new();
-    if python {
-        run.insert("language".into(), Value::String("python".into()));
-        run.insert("entry".into(), Value::String(python::ENTRY.into()));
+    if let Some(l) = language {
+        run.insert("language".into(), Value::String(l.name().into()));
+        run.insert("entry".into(), Value::String(l.entry().into()));
         files.remove("Cargo.toml");
         files.remove("Cargo.lock");
     } else if component {
@@ -276,51 +278,9 @@ pub async fn build(
             .or_insert_with(files::wit_bindgen);
     }
     if component {
-        let world = req
-            .world
-            .clone()
-            .or_else(|| previous.as_ref().and_then(|m| m.run.world.clone()))
-            .unwrap_or_else(|| "tool".into());
-        let generated = files
-            .get(WIT_FILE)
-            .is_none_or(|w| w.starts_with(wit_gen::GENERATED.as_bytes()));
-        match &req.wit {
-            Some(w) => {
-                files.insert(WIT_FILE.to_string(), w.clone().into_bytes());
-            }
-            None if generated => {
-                let schema = |given: &Option<Map<String, Value>>,
-                              old: Option<&manifest::Schema>| {
-                    given.clone().or_else(|| old.map(|s| (**s).clone()))
-                };
-                let input = schema(
-                    &req.declared.input_schema,
-                    previous.as_ref().and_then(|m| m.input_schema.as_ref()),
-                );
-                let output = schema(
-                    &req.declared.output_schema,
-                    previous.as_ref().and_then(|m| m.output_schema.as_ref()),
-                );
-                let text = wit_gen::generate(&world, input.as_ref(), output.as_ref()).map_err(
-                    |e| BuildError::BadRequest {
-                        message: format!(
-                            "no WIT was given and the schema at {} cannot be turned into one: {}; give the WIT as `wit`",
-                            if e.at.is_empty() { "input_schema" } else { e.at.as_str() },
-                            e.message
-                        ),
-                    },
-                )?;
-                files.insert(WIT_FILE.to_string(), text.into_bytes());
-                run.insert("export".into(), Value::String(wit_gen::EXPORT.into()));
-            }
-            None => {}
-        }
-        run.insert("world".into(), Value::String(world));
-        if let Some(e) = &req.export {
-            run.insert("export".into(), Value::String(e.clone()));
-        }
+        component::plan_world(&req, previous.as_ref(), &mut files, &mut run)?;
     }
-    if !python {
+    if language.is_none() {
         let cargo_toml = match files.get("Cargo.toml") {
             Some(existing) if req.crates.is_none() => {
                 let text = String::from_utf8_lossy(existing);
@@ -371,20 +331,14 @@ pub async fn build_in_place(
         });
     }
     let mut files = files::read_sources(&dir, Some(parsed.manifest.artifact()))?;
-    let python = python::is_python(&parsed.manifest);
-    let entry = if python {
-        python::ENTRY
-    } else if parsed.manifest.is_component() {
-        "src/lib.rs"
-    } else {
-        "src/main.rs"
-    };
+    let language = Language::of(&parsed.manifest);
+    let entry = entry(language, parsed.manifest.is_component());
     if !files.contains_key(entry) {
         return Err(BuildError::BadRequest {
             message: format!("tools/{name}/{entry} is missing"),
         });
     }
-    if !python {
+    if language.is_none() {
         let toml =
             files::in_place_cargo_toml(name, &parsed.manifest, files.get("Cargo.toml"), opts.host)?;
         files.insert("Cargo.toml".into(), toml.into_bytes());
@@ -457,32 +411,22 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
     let pre_hash = hashing::source_hash(&work.path, Some(&artifact))
         .map_err(BuildError::io("hash", &work.path))?;
 
-    let (bytes, report) = match reusable_artifact(&plan.previous, &pre_hash) {
-        Some(bytes) => {
+    let language = Language::of(&parsed.manifest);
+    let (bytes, report) = match (reusable_artifact(&plan.previous, &pre_hash), language) {
+        (Some(bytes), _) => {
             host.log(
                 "info",
                 "source unchanged: reusing the built module, nothing to compile",
             );
             (bytes, None)
         }
-        None if python::is_python(&parsed.manifest) => {
-            let config = app.config();
-            let chain = {
-                let exe = config.componentize_py.clone();
-                blocking(move || python::resolve(&exe)).await?
-            };
-            let world = parsed
-                .manifest
-                .run
-                .world
-                .clone()
-                .unwrap_or_else(|| "tool".into());
-            let mut report = python::compile(
-                &chain,
+        (None, Some(language)) => {
+            let mut report = componentize::build(
+                app.config(),
+                language,
                 &name,
-                &world,
+                &parsed.manifest,
                 &work.path,
-                &config.sandbox,
                 host,
                 &opts.cancel,
             )
@@ -490,7 +434,7 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
             let bytes = std::mem::take(&mut report.bytes);
             (bytes, Some(report))
         }
-        None => {
+        (None, None) => {
             let config = app.config();
             let toolchain = {
                 let cargo = config.cargo.clone();
@@ -524,7 +468,7 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
     let art_path = work.path.join(&artifact);
     std::fs::write(&art_path, &bytes).map_err(BuildError::io("write", &art_path))?;
     let manifest_text = if parsed.manifest.is_component() {
-        with_component_schemas(app, &name, &plan.manifest, &parsed.manifest, &bytes)?
+        component::with_schemas(app, &name, &plan.manifest, &parsed.manifest, &bytes)?
     } else {
         plan.manifest.clone()
     };
@@ -593,46 +537,6 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
     })
 }
 
-/// A component's tool.toml with the schemas its exported function's WIT types give, where it
-/// declares none (declared ones stay: they carry descriptions; the call converts arguments
-/// to the WIT types either way).
-fn with_component_schemas(
-    app: &App,
-    name: &str,
-    text: &str,
-    m: &Manifest,
-    bytes: &[u8],
-) -> Result<String, BuildError> {
-    let runner = app.wasm().map_err(|e| BuildError::Internal {
-        message: e.to_string(),
-    })?;
-    let s = runner
-        .component_schemas(bytes, m.run.export.as_deref())
-        .map_err(|message| BuildError::Component {
-            name: name.to_string(),
-            message,
-        })?;
-    let mut m = m.clone();
-    let mut changed = false;
-    if m.input_schema.is_none() && m.input_schema_file.is_none() {
-        m.input_schema = s.input.as_object().cloned().map(std::sync::Arc::new);
-        changed = true;
-    }
-    if m.output_schema.is_none()
-        && m.output_schema_file.is_none()
-        && let Some(out) = s.output.as_ref().and_then(Value::as_object)
-    {
-        m.output_schema = Some(std::sync::Arc::new(out.clone()));
-        changed = true;
-    }
-    if !changed {
-        return Ok(text.to_string());
-    }
-    m.to_toml().map_err(|e| BuildError::Internal {
-        message: format!("cannot write tool.toml: {e}"),
-    })
-}
-
 /// Build the crate in `work`: fetch what is missing (the registries only, no package code
 /// runs), compile the dependencies once per dependency set, then the tool in a target
 /// directory of its own — every step contained, the compiling ones offline.
@@ -650,6 +554,16 @@ async fn compile(cx: &cargo::Cx<'_>, tool: &str, work: &Path) -> Result<cargo::R
     log.truncate(cargo::MAX_LOG);
     report.log = log;
     Ok(report)
+}
+
+/// The source file of a tool: a component language's entry, a Rust component's library or a
+/// Rust module's main.
+fn entry(language: Option<Language>, component: bool) -> &'static str {
+    match language {
+        Some(l) => l.entry(),
+        None if component => "src/lib.rs",
+        None => "src/main.rs",
+    }
 }
 
 /// A `Tool` for a directory not in the index (the work directory of a build).

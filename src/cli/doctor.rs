@@ -2,6 +2,7 @@
 //! something is missing. It only reads: no toolbox is created, nothing is written.
 
 use super::output;
+use crate::build::componentize::{self, Language};
 use crate::config::{Config, SandboxConfig};
 use crate::error::Hint;
 use crate::runner::sandbox;
@@ -63,7 +64,9 @@ pub(super) fn run(
         crate::build::COMPONENT_TARGET,
         "Rust component tools",
     ));
-    checks.push(componentize_py(&config.componentize_py));
+    for language in Language::ALL {
+        checks.push(componentize(language, &language.configured(config)));
+    }
     checks.extend(sandbox_checks(&config.sandbox));
     checks.push(builds_check(&config.sandbox));
     checks.push(spares_check(config));
@@ -370,20 +373,24 @@ fn ask(exe: &Path, args: &[&str]) -> Option<String> {
     (!line.is_empty()).then_some(line)
 }
 
-/// Whether Python component tools can be built (componentize-py found and running).
-fn componentize_py(exe: &Path) -> Check {
-    use crate::build::python;
-    match python::resolve(exe) {
+/// Whether component tools in `language` can be built (its tool chain found and running).
+fn componentize(language: Language, exe: &Path) -> Check {
+    let id = format!("{language}/component");
+    match componentize::resolve(language, exe) {
         Ok(c) => check(
-            "python/component",
+            &id,
             Status::Ok,
             format!("{} ({})", c.version, c.exe.display()),
             None,
         ),
         Err(e) => check(
-            "python/component",
+            &id,
             Status::Warn,
-            format!("{e}: Python component tools cannot be built (Python scripts still work)"),
+            format!(
+                "{e}: {} component tools cannot be built ({} scripts still work)",
+                language.title(),
+                language.title()
+            ),
             crate::error::Hint::hint(&e),
         ),
     }

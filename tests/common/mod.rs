@@ -159,3 +159,34 @@ pub fn env_of(root: &std::path::Path, tool: &str, sub: &str) -> Option<std::path
     found.sort();
     found.pop().map(|(_, p)| p)
 }
+
+/// An HTTP server on 127.0.0.1 answering every request with `hello PATH`; the request
+/// lines it saw.
+pub fn http_server() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let mut reader = BufReader::new(conn.try_clone().expect("clone"));
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            let path = line.split(' ').nth(1).unwrap_or("?").to_string();
+            let mut rest = String::new();
+            while reader.read_line(&mut rest).is_ok_and(|n| n > 2) {
+                rest.clear();
+            }
+            log.lock().expect("log").push(line.trim().to_string());
+            let body = format!("hello {path}");
+            let mut conn = conn;
+            let _ = write!(
+                conn,
+                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (port, seen)
+}

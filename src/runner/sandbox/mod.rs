@@ -87,7 +87,7 @@ impl crate::error::Hint for SandboxError {
                     "{}; the tool sets run.sandbox = \"required\", so it never runs unsandboxed",
                     install_hint()
                 ),
-                SandboxError::Unavailable { .. } => format!("{}; a Python tool needs no OS sandbox as a WebAssembly component: register it with `component = true` (or build_tool with `language = \"python\"`, toolsmith://guide); or, {opt_out}", install_hint()),
+                SandboxError::Unavailable { .. } => format!("{}; a Python or JavaScript tool needs no OS sandbox as a WebAssembly component: register it with `component = true` (or build_tool with `language = \"python\"` or `\"javascript\"`, toolsmith://guide); or, {opt_out}", install_hint()),
                 SandboxError::NoneRefused => format!(
                     "remove `sandbox = \"none\"` from the tool's [run] table to run it sandboxed; or, {opt_out}"
                 ),
