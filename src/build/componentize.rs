@@ -61,7 +61,7 @@ impl Language {
     pub fn entry(self) -> &'static str {
         match self {
             Language::Python => "app.py",
-            Language::JavaScript => "app.js",
+            Language::JavaScript => super::javascript::ENTRY,
         }
     }
 

@@ -9,6 +9,9 @@ use crate::runner::contained::{self, Job};
 use std::path::Path;
 use std::time::Duration;
 
+/// The source of a JavaScript component tool.
+pub(super) const ENTRY: &str = "app.js";
+
 /// The entry ComponentizeJS builds when the WIT is generated (inside the work directory, so
 /// the module's `import "../app.js"` resolves; removed with `.build`).
 const WRAPPED: &str = ".build/tool.js";
@@ -49,7 +52,7 @@ pub(super) fn entry(work: &Path) -> Result<&'static str, BuildError> {
         .map(|w| w.starts_with(wit_gen::GENERATED.as_bytes()))
         .unwrap_or(false);
     if !generated {
-        return Ok(super::componentize::Language::JavaScript.entry());
+        return Ok(ENTRY);
     }
     let path = work.join(WRAPPED);
     std::fs::write(&path, WRAPPER).map_err(BuildError::io("write", &path))?;
@@ -60,7 +63,7 @@ pub(super) fn entry(work: &Path) -> Result<&'static str, BuildError> {
 /// ComponentizeJS failed for that reason: `node --check` on a copy named `.mjs` (an ES
 /// module), contained like the build. None when Node finds nothing, or cannot run.
 pub(super) async fn syntax_details(job: &Job<'_>, node: &str, work: &Path) -> Option<String> {
-    let entry = super::componentize::Language::JavaScript.entry();
+    let entry = ENTRY;
     let copy = work.join(".build/check.mjs");
     std::fs::copy(work.join(entry), &copy).ok()?;
     let check = Job {
