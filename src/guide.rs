@@ -489,16 +489,16 @@ class WitWorld(wit_world.WitWorld):
 ```
 
 **JavaScript as a component**: `language = "javascript"` (or `register_script` with
-`component = true`); `source` is `app.js`, an ES module exporting the world's function (no npm
-packages, no Node.js APIs: SpiderMonkey with `fetch` and the web APIs). A record is a plain
-object, an enum case its name (`"quiet"`), an absent option `undefined`, an `s64` a BigInt both
-ways (`Number(times)`, `BigInt(n)`); `throw` a value for the error:
+`component = true`); `source` is `app.js`, an ES module exporting `call` (no npm packages, no
+Node.js modules: SpiderMonkey with `fetch` and the web APIs). A record is a plain object, an
+enum case its name (`"quiet"`), an absent option `undefined`, an integer a number; throw for
+the tool's error:
 
 ```js
 export function call(text, times) {       // parameters in alphabetical order
-  const n = times === undefined ? 1 : Number(times);
-  if (n < 0) throw "times must not be negative";    // the tool's error
-  return { words: BigInt(text.split(/\s+/).filter((w) => w).length * n) };
+  const n = times ?? 1;
+  if (n < 0) throw new Error("times must not be negative");   // the tool's error
+  return { words: text.split(/\s+/).filter((w) => w).length * n };
 }
 ```
 

@@ -286,6 +286,36 @@ fn doctor_tells_what_works_and_what_is_missing() {
         "{fail}"
     );
 
+    // The component tool chains scripts/setup.sh installs are found, with their versions; a
+    // missing one is a warning that says how to install it.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let py = root.join("target/componentize-py/bin/componentize-py");
+    let js = root.join("target/componentize-js/node_modules/.bin/componentize-js");
+    let o = run(&[
+        ("TOOLSMITH_COMPONENTIZE_PY", py.to_str().unwrap()),
+        ("TOOLSMITH_COMPONENTIZE_JS", js.to_str().unwrap()),
+    ]);
+    let checks: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for (id, version) in [
+        ("python/component", "componentize-py 0.25.1"),
+        ("javascript/component", "componentize-js 0.23.0"),
+    ] {
+        let c = &find(&checks, id)[0];
+        assert_eq!(c["status"], "ok", "{c}");
+        assert!(c["detail"].as_str().unwrap().contains(version), "{c}");
+    }
+    let o = run(&[("TOOLSMITH_COMPONENTIZE_JS", "/nonexistent/componentize-js")]);
+    let checks: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = &find(&checks, "javascript/component")[0];
+    assert_eq!(c["status"], "warn", "{c}");
+    assert!(
+        c["hint"]
+            .as_str()
+            .unwrap()
+            .contains("@bytecodealliance/componentize-js"),
+        "{c}"
+    );
+
     // A missing interpreter is a warning with how to install it; PATH without php.
     let o = run(&[("PATH", "/nonexistent-bin")]);
     let checks: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

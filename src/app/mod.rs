@@ -3,12 +3,9 @@
 //! Dispatches a tool call to the runner for the tool's kind.
 
 use crate::config::Config;
-use crate::error::Hint;
-use crate::error::{HostCode, HostError};
 use crate::index::{Index, Tool};
-use crate::manifest::{Kind, OnError};
+use crate::manifest::Kind;
 use crate::runner::host::Host;
-use crate::runner::pipeline;
 use crate::runner::wasm::WasmRunner;
 use crate::runner::{CallOutput, RunError, Scripts};
 use crate::toolbox::Toolbox;
@@ -18,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 mod calls;
+mod run;
 pub use calls::{CallError, check_arguments};
 
 /// How deep pipelines may nest.
@@ -26,6 +24,10 @@ pub const MAX_PIPELINE_DEPTH: usize = 8;
 /// How many of the tools a toolbox used most a server starting on it makes ready (their
 /// fork servers or spares; the pool's count and memory bounds hold as well).
 pub const PRESTART: usize = 4;
+/// A WASM artifact larger than this (bytes) is prepared at start only when it is among the
+/// tools used most (`App::prepare_wasm`): a Rust tool is well below, a Python or JavaScript
+/// component (an interpreter inside) far above.
+const LARGE_ARTIFACT: u64 = 4 << 20;
 
 /// What runs the servers of MCP entries (`kind = "mcp"`) and calls their tools: the MCP
 /// layer's client (`mcp::upstream`), installed with `App::set_upstream` by what serves or
@@ -238,16 +240,24 @@ impl App {
         }
     }
 
-    /// Compile or load every WASM tool's module ahead of its first call (a cold start then
-    /// deserializes cached code, and a first call only instantiates).
+    /// Compile or load WASM tools ahead of their first call (a cold start then deserializes
+    /// cached code, and a first call only instantiates): every small one, and of the large
+    /// ones (a component embedding an interpreter: tens of MB of code and memory image each)
+    /// only the [`PRESTART`] used most recently and most often. No tool code runs.
     pub fn prepare_wasm(&self) {
         let Ok(runner) = self.wasm() else { return };
+        let used = crate::index::rank::most_used(self.toolbox.root(), PRESTART);
         for t in self
             .index()
             .tools()
             .filter(|t| t.manifest.kind == Kind::Wasm)
         {
             let dir = self.toolbox.tools_dir().join(&t.manifest.name);
+            let large = std::fs::metadata(dir.join(t.manifest.artifact()))
+                .is_ok_and(|m| m.len() > LARGE_ARTIFACT);
+            if large && !used.contains(&t.manifest.name) {
+                continue;
+            }
             if let Err(e) = runner.prepare(&dir, t) {
                 tracing::debug!(tool = %t.manifest.name, error = %e, "not prepared");
             }
@@ -354,138 +364,6 @@ impl App {
         }
     }
 
-    /// Answer a script's `tools/call` request (`{"name", "arguments"}`) with the JSON-RPC
-    /// shape the script protocol expects: the tool's structured result (or its text), or an
-    /// error (code, message). `host` serves the called tool's own requests.
-    pub async fn call_for_script(
-        &self,
-        params: &Value,
-        host: &dyn Host,
-    ) -> Result<Value, HostError> {
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or(HostError::new(
-                HostCode::InvalidParams,
-                "tools/call needs a `name`".to_string(),
-            ))?;
-        let args = params
-            .get("arguments")
-            .cloned()
-            .unwrap_or_else(|| serde_json::json!({}));
-        match self.call(name, args, host).await {
-            Ok(out) => Ok(out.structured.unwrap_or(Value::String(out.text))),
-            Err(e) => Err(HostError::new(HostCode::Refused, e.to_string())),
-        }
-    }
-
-    /// Call a stored tool by name.
-    pub async fn call(
-        &self,
-        name: &str,
-        args: Value,
-        host: &dyn Host,
-    ) -> Result<CallOutput, CallError> {
-        self.call_at(name, args, host, 0).await
-    }
-
-    fn call_at<'a>(
-        &'a self,
-        name: &'a str,
-        args: Value,
-        host: &'a dyn Host,
-        depth: usize,
-    ) -> BoxFuture<'a, Result<CallOutput, CallError>> {
-        Box::pin(self.call_inner(name, args, host, depth))
-    }
-
-    async fn call_inner(
-        &self,
-        name: &str,
-        args: Value,
-        host: &dyn Host,
-        depth: usize,
-    ) -> Result<CallOutput, CallError> {
-        let tool = self.tool(name)?;
-        // A tool of an MCP entry's server lives in its entry's directory.
-        let dir = match &tool.upstream {
-            Some(u) => self.toolbox.tools_dir().join(&u.entry),
-            None => self.toolbox.tools_dir().join(name),
-        };
-        self.run_tool_at(&dir, tool, args, host, depth).await
-    }
-
-    /// Run a tool from a given directory and parsed manifest — also one that is not in the
-    /// index yet (a build or registration checking its examples before the commit).
-    pub async fn run_tool(
-        &self,
-        dir: &std::path::Path,
-        tool: &Tool,
-        args: Value,
-        host: &dyn Host,
-    ) -> Result<CallOutput, CallError> {
-        self.run_tool_at(dir, tool.clone(), args, host, 0).await
-    }
-
-    async fn run_tool_at(
-        &self,
-        dir: &std::path::Path,
-        tool: Tool,
-        args: Value,
-        host: &dyn Host,
-        depth: usize,
-    ) -> Result<CallOutput, CallError> {
-        let name = tool.manifest.name.clone();
-        let name = name.as_str();
-        let dir = dir.to_path_buf();
-        let t0 = std::time::Instant::now();
-        check_arguments(&tool, &args)?;
-        // A tool of an MCP entry's server runs as its entry: the entry's files are verified,
-        // its version trusted and its grants approved (the tool itself has no files).
-        let upstream = tool.upstream.clone();
-        let tool = match &upstream {
-            Some(u) => self.tool(&u.entry)?,
-            None => tool,
-        };
-        let t_args = t0.elapsed();
-        let warning = self.verify_stored(&dir, &tool)?;
-        let t_verify = t0.elapsed();
-        crate::trust::gate(&self.toolbox, &dir, &tool)?;
-        let t_trust = t0.elapsed();
-        if let Some(w) = &warning {
-            tracing::warn!("{w}");
-            host.log("warning", w);
-        }
-        let (tool, call) = crate::approval::admit(&self.gate(), &dir, tool, &args, host).await?;
-        let t_admit = t0.elapsed();
-        let out = match &upstream {
-            Some(u) => match self.upstream_or_err(name) {
-                Ok(up) => up
-                    .call(&dir, &tool, &u.tool, args, &call.host(host))
-                    .await
-                    .map_err(CallError::from),
-                Err(e) => Err(e.into()),
-            },
-            None => (self.dispatch(name, dir, tool, args, &call.host(host), depth)).await,
-        };
-        let t_run = t0.elapsed();
-        let out = call.finish(out, |e: &CallError| (e.to_string(), e.hint()));
-        tracing::debug!(
-            tool = %name,
-            arguments = ?t_args,
-            verified = ?t_verify,
-            trust = ?t_trust,
-            admitted = ?t_admit,
-            ran = ?t_run,
-            audited = ?t0.elapsed(),
-            "call phases (elapsed at the end of each)"
-        );
-        out.map(|mut o| {
-            o.warnings.extend(warning);
-            o
-        })
-    }
-
     /// Before any call (a server starting on this toolbox, once its index is ready): start
     /// what the calls of the tools it used most recently and most often will need — at most
     /// [`PRESTART`] script tools whose call would run now without waiting for a person (checked
@@ -520,141 +398,5 @@ impl App {
             tracing::debug!(tool = %name, "pre-starting what its calls need");
             self.scripts.prestart(&dir, &tool).await;
         }
-    }
-
-    /// For a stored tool (not a build's work directory): refuse or flag a tool whose files
-    /// differ from HEAD or from the source hash its tool.toml records.
-    fn verify_stored(
-        &self,
-        dir: &std::path::Path,
-        tool: &Tool,
-    ) -> Result<Option<String>, CallError> {
-        let name = &tool.manifest.name;
-        if tool.manifest.kind == Kind::Pipeline || dir != self.toolbox.tools_dir().join(name) {
-            return Ok(None);
-        }
-        let details = match self.toolbox.drift(name, &tool.manifest) {
-            Ok(d) if d.is_clean() => return Ok(None),
-            Ok(d) => d.describe(name),
-            // Fail closed under "refuse"; say so under "warn".
-            Err(e) => format!("tool {name} runs unverified: it cannot be compared with git ({e})"),
-        };
-        match self.toolbox.uncommitted_policy() {
-            crate::toolbox::UncommittedPolicy::Refuse => Err(CallError::Uncommitted {
-                name: name.clone(),
-                details,
-            }),
-            crate::toolbox::UncommittedPolicy::Warn => Ok(Some(details)),
-        }
-    }
-
-    async fn dispatch(
-        &self,
-        name: &str,
-        dir: std::path::PathBuf,
-        tool: Tool,
-        args: Value,
-        host: &dyn Host,
-        depth: usize,
-    ) -> Result<CallOutput, CallError> {
-        match tool.manifest.kind {
-            Kind::Wasm => {
-                let runner = self.wasm()?.clone();
-                let out = tokio::task::spawn_blocking(move || runner.call(&dir, &tool, &args))
-                    .await
-                    .map_err(|e| RunError::Trap {
-                        tool: name.to_string(),
-                        message: e.to_string(),
-                    })??;
-                for l in &out.logs {
-                    host.log("info", l);
-                }
-                Ok(out)
-            }
-            Kind::Script => Ok(self.scripts.call(&dir, &tool, &args, host).await?),
-            Kind::Pipeline => self.run_pipeline(&tool, args, host, depth).await,
-            // The entry itself: its server asked for its tools now (the listing refreshed).
-            Kind::Mcp => {
-                let names = self.upstream_or_err(name)?.list(&dir, &tool).await?;
-                let tools: Vec<String> = names
-                    .iter()
-                    .map(|t| crate::index::upstream::tool_name(name, t))
-                    .collect();
-                Ok(CallOutput::from_value(
-                    serde_json::json!({"entry": name, "tools": tools}),
-                    Vec::new(),
-                ))
-            }
-        }
-    }
-
-    /// Run a pipeline's steps in order; its result is the last step's output.
-    async fn run_pipeline(
-        &self,
-        tool: &Tool,
-        args: Value,
-        host: &dyn Host,
-        depth: usize,
-    ) -> Result<CallOutput, CallError> {
-        let name = tool.manifest.name.clone();
-        if depth >= MAX_PIPELINE_DEPTH {
-            return Err(CallError::TooDeep {
-                name,
-                max: MAX_PIPELINE_DEPTH,
-            });
-        }
-        let mut scope = pipeline::Scope {
-            input: args,
-            ..Default::default()
-        };
-        let mut last = CallOutput::from_value(Value::Null, Vec::new());
-        let mut logs = Vec::new();
-        for (i, step) in tool.manifest.steps.iter().enumerate() {
-            let label = step.name.clone().unwrap_or_else(|| format!("#{}", i + 1));
-            let step_err = |message: String, hint: Option<String>| CallError::Step {
-                pipeline: name.clone(),
-                step: label.clone(),
-                tool: step.tool.clone(),
-                message,
-                hint,
-            };
-            if let Some(cond) = &step.when {
-                let v = pipeline::resolve(&Value::String(cond.clone()), &scope)
-                    .map_err(|e| step_err(e.to_string(), Some("fix the step's `when`".into())))?;
-                if !pipeline::truthy(&v) {
-                    continue;
-                }
-            }
-            let step_args = pipeline::resolve(&step.args, &scope).map_err(|e| {
-                step_err(
-                    e.to_string(),
-                    Some(
-                        "references are $input, $prev and $steps.<name>, with dotted paths".into(),
-                    ),
-                )
-            })?;
-            let result = match self.call_at(&step.tool, step_args, host, depth + 1).await {
-                Ok(out) => out
-                    .structured
-                    .clone()
-                    .unwrap_or(Value::String(out.text.clone())),
-                Err(e) if step.on_error == Some(OnError::Continue) => {
-                    host.log(
-                        "warning",
-                        &format!("pipeline {name}: step {label} failed and was skipped: {e}"),
-                    );
-                    serde_json::json!({"error": e.to_string()})
-                }
-                Err(e) => return Err(step_err(e.to_string(), e.hint())),
-            };
-            logs.push(format!("step {label}: {} done", step.tool));
-            if let Some(n) = &step.name {
-                scope.steps.insert(n.clone(), result.clone());
-            }
-            scope.prev = result.clone();
-            last = CallOutput::from_value(result, Vec::new());
-        }
-        last.logs = logs;
-        Ok(last)
     }
 }

@@ -227,14 +227,19 @@ impl WasmRunner {
             .artifact
             .clone()
             .ok_or_else(|| RunError::Unverified { tool: name.clone() })?;
-        if let Some(l) = self
-            .components
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&path).cloned())
-            && l.stamp == stamp
-            && l.sha == expected
-        {
+        let cached = || {
+            self.components
+                .lock()
+                .ok()
+                .and_then(|m| m.get(&path).cloned())
+                .filter(|l| l.stamp == stamp && l.sha == expected)
+        };
+        if let Some(l) = cached() {
+            return Ok(l);
+        }
+        let lock = self.loading_lock(&path);
+        let _loading = lock.lock();
+        if let Some(l) = cached() {
             return Ok(l);
         }
         let bytes = std::fs::read(&path).map_err(|_| RunError::NotBuilt {

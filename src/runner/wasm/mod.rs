@@ -2,30 +2,20 @@
 //! compiled code cached on disk (keyed by artifact sha256 and engine settings), and per-call
 //! limits on time (epoch interruption), memory (store limits) and output (capped pipes).
 //!
-//! # The compiled-code cache is verified, never trusted
-//! A cache entry is native code: loading a forged one runs it inside the server. Each entry
-//! (`<artifact-sha>-<engine>.cwasm`) therefore carries an HMAC-SHA256 over the artifact's
-//! sha256, the engine key and the compiled bytes, keyed by a random secret kept **outside the
-//! cache directory** (`<data dir>/toolsmith/wasm-cache.key`, mode 0600). The artifact's sha256
-//! has just been verified against tool.toml, so an entry is bound to the exact module it was
-//! compiled from. On load the file is read once, the MAC checked, and the module deserialized
-//! from those same bytes (no re-read between check and use). Any mismatch — another tool's
-//! entry copied over, bytes edited, a foreign engine — is discarded and the module recompiled.
-//!
-//! What an attacker who can write the cache directory can do: delete or corrupt entries
-//! (costing a recompile), never get native code run. One who can also read the key file (the
-//! same user, outside a sandbox) could forge entries, but could equally replace the toolsmith
-//! binary. Without a key file (no data dir, unwritable), nothing is cached on disk.
+//! The compiled-code cache is verified, never trusted: see `cache`.
 
 use super::{CallOutput, RunError, inside_roots};
 
+mod cache;
 pub mod component;
 mod http;
+
 use crate::hashing;
 use crate::index::Tool;
+pub use cache::cache_key_path;
+use cache::{CodeCache, Compiled};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -116,14 +106,16 @@ pub struct WasmRunner {
     /// Components (`[run] world`): their own linker (WASI 0.2) and loaded set.
     component_linker: Arc<wasmtime::component::Linker<component::Ctx>>,
     components: Arc<Mutex<HashMap<PathBuf, Arc<component::Loaded>>>>,
-    cache_dir: Option<PathBuf>,
+    /// Compiled code on disk.
+    cache: Arc<CodeCache>,
     /// Directories tools may be granted (`Config::roots`).
     roots: Arc<[PathBuf]>,
-    engine_key: String,
-    /// The MAC key of disk cache entries; None disables the disk cache.
-    cache_key: Option<Arc<[u8; 32]>>,
     /// Calls running now: the epoch ticker ticks only while there are some.
     ticking: Arc<Ticking>,
+    /// Per artifact, held while it is verified and compiled or loaded from the cache, so a
+    /// call arriving while the server prepares the same tool waits for that work instead of
+    /// doing it again beside it.
+    loading: Arc<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>>,
 }
 
 /// How many WASM calls run, and the ticker's wake-up when the first one starts.
@@ -180,112 +172,6 @@ impl Drop for Running<'_> {
     }
 }
 
-/// The first bytes of a cache entry, before the 32-byte MAC and the compiled module.
-const ENTRY_MAGIC: &[u8] = b"toolsmith-cwasm-v1\n";
-
-type HmacSha256 = hmac::Hmac<sha2::Sha256>;
-
-/// The MAC of a cache entry: binds the compiled bytes to the artifact and engine.
-fn entry_mac(key: &[u8; 32], artifact_sha: &str, engine: &str, compiled: &[u8]) -> [u8; 32] {
-    use hmac::Mac;
-    let mut mac = <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC takes any key length");
-    for part in [artifact_sha.as_bytes(), b"\0", engine.as_bytes(), b"\0"] {
-        mac.update(part);
-    }
-    mac.update(compiled);
-    mac.finalize().into_bytes().into()
-}
-
-/// Check an entry read from disk; the compiled bytes when its MAC holds.
-fn verify_entry<'a>(
-    key: &[u8; 32],
-    artifact_sha: &str,
-    engine: &str,
-    data: &'a [u8],
-) -> Option<&'a [u8]> {
-    use hmac::Mac;
-    let rest = data.strip_prefix(ENTRY_MAGIC)?;
-    if rest.len() < 32 {
-        return None;
-    }
-    let (tag, compiled) = rest.split_at(32);
-    let mut mac = <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC takes any key length");
-    for part in [artifact_sha.as_bytes(), b"\0", engine.as_bytes(), b"\0"] {
-        mac.update(part);
-    }
-    mac.update(compiled);
-    // Constant-time comparison.
-    mac.verify_slice(tag).ok().map(|()| compiled)
-}
-
-/// Compiled code the cache holds: a core module or a component.
-trait Compiled: Sized {
-    /// Told apart in the entry's file name.
-    const SUFFIX: &'static str;
-    fn compile(engine: &Engine, bytes: &[u8]) -> Result<Self, String>;
-    fn serialize(&self) -> wasmtime::Result<Vec<u8>>;
-    /// # Safety
-    /// `bytes` must come from `serialize` on an engine with the same compatibility hash.
-    unsafe fn deserialize(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Self>;
-}
-
-impl Compiled for Module {
-    const SUFFIX: &'static str = "";
-    fn compile(engine: &Engine, bytes: &[u8]) -> Result<Self, String> {
-        Module::new(engine, bytes).map_err(|e| format!("not a valid WebAssembly module: {e}"))
-    }
-    fn serialize(&self) -> wasmtime::Result<Vec<u8>> {
-        Module::serialize(self)
-    }
-    unsafe fn deserialize(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Self> {
-        // SAFETY: the caller's promise.
-        unsafe { Module::deserialize(engine, bytes) }
-    }
-}
-
-impl Compiled for wasmtime::component::Component {
-    const SUFFIX: &'static str = "-component";
-    fn compile(engine: &Engine, bytes: &[u8]) -> Result<Self, String> {
-        wasmtime::component::Component::new(engine, bytes)
-            .map_err(|e| format!("not a valid WebAssembly component: {e:#}"))
-    }
-    fn serialize(&self) -> wasmtime::Result<Vec<u8>> {
-        wasmtime::component::Component::serialize(self)
-    }
-    unsafe fn deserialize(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Self> {
-        // SAFETY: the caller's promise.
-        unsafe { wasmtime::component::Component::deserialize(engine, bytes) }
-    }
-}
-
-/// Where the cache MAC key lives: outside every cache directory.
-pub fn cache_key_path() -> Option<PathBuf> {
-    dirs::data_local_dir().map(|d| d.join("toolsmith").join("wasm-cache.key"))
-}
-
-/// Read the cache key, creating it (32 random bytes, mode 0600) on first use.
-fn load_or_create_key(path: &Path) -> Option<[u8; 32]> {
-    let read = |p: &Path| -> Option<[u8; 32]> { std::fs::read(p).ok()?.try_into().ok() };
-    if let Some(k) = read(path) {
-        return Some(k);
-    }
-    let mut key = [0u8; 32];
-    getrandom::fill(&mut key).ok()?;
-    std::fs::create_dir_all(path.parent()?).ok()?;
-    let mut rnd = [0u8; 8];
-    getrandom::fill(&mut rnd).ok()?;
-    let tmp = path.with_extension(format!("tmp{}", hex::encode(rnd)));
-    {
-        use std::io::Write;
-        let mut f = crate::platform::create_private(&tmp).ok()?;
-        f.write_all(&key).and_then(|()| f.sync_all()).ok()?;
-    }
-    // Whoever links first wins; everyone then reads the winner's key.
-    let _ = std::fs::hard_link(&tmp, path);
-    let _ = std::fs::remove_file(&tmp);
-    read(path)
-}
-
 impl WasmRunner {
     /// Create the engine (and its epoch ticker thread, ticking while calls run). `cache_dir` holds compiled modules;
     /// declared paths must lie inside `roots`.
@@ -308,9 +194,6 @@ impl WasmRunner {
         wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |c: &mut Ctx| &mut c.wasi)
             .map_err(|e| start(e.to_string()))?;
         let component_linker = component::linker(&engine).map_err(|e| start(e.to_string()))?;
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        engine.precompile_compatibility_hash().hash(&mut h);
-        let engine_key = format!("{:016x}", h.finish());
         let weak = engine.weak();
         let ticking = Arc::new(Ticking::default());
         let ticker = Arc::clone(&ticking);
@@ -318,30 +201,17 @@ impl WasmRunner {
             .name("wasm-epoch".into())
             .spawn(move || ticker.run(weak))
             .map_err(|e| start(e.to_string()))?;
-        let cache_key = match &cache_dir {
-            Some(_) => {
-                let key = cache_key_path().and_then(|p| load_or_create_key(&p));
-                if key.is_none() {
-                    tracing::warn!(
-                        "no key for the compiled-code cache ({:?}): WASM modules are compiled on every start",
-                        cache_key_path()
-                    );
-                }
-                key.map(Arc::new)
-            }
-            None => None,
-        };
+        let cache = Arc::new(CodeCache::new(&engine, cache_dir));
         Ok(WasmRunner {
             engine,
             linker: Arc::new(linker),
             loaded: Arc::default(),
             component_linker: Arc::new(component_linker),
             components: Arc::default(),
-            cache_dir: cache_dir.filter(|_| cache_key.is_some()),
+            cache,
             roots: roots.into(),
-            engine_key,
-            cache_key,
             ticking,
+            loading: Arc::default(),
         })
     }
 
@@ -360,10 +230,19 @@ impl WasmRunner {
             .artifact
             .clone()
             .ok_or_else(|| RunError::Unverified { tool: name.clone() })?;
-        if let Some(l) = self.loaded.lock().ok().and_then(|m| m.get(&path).cloned())
-            && l.stamp == stamp
-            && l.sha == expected
-        {
+        let cached = || {
+            self.loaded
+                .lock()
+                .ok()
+                .and_then(|m| m.get(&path).cloned())
+                .filter(|l| l.stamp == stamp && l.sha == expected)
+        };
+        if let Some(l) = cached() {
+            return Ok(l);
+        }
+        let lock = self.loading_lock(&path);
+        let _loading = lock.lock();
+        if let Some(l) = cached() {
             return Ok(l);
         }
         let bytes = std::fs::read(&path).map_err(|_| RunError::NotBuilt {
@@ -402,56 +281,17 @@ impl WasmRunner {
         Ok(loaded)
     }
 
-    /// Load code compiled earlier for exactly this artifact and engine (its MAC checked),
-    /// or compile it and store a new entry.
+    /// The lock held while the artifact at `path` is loaded.
+    fn loading_lock(&self, path: &Path) -> Arc<Mutex<()>> {
+        match self.loading.lock() {
+            Ok(mut m) => Arc::clone(m.entry(path.to_path_buf()).or_default()),
+            Err(_) => Arc::default(),
+        }
+    }
+
+    /// Verified compiled code for an artifact whose sha256 is `sha` (see `cache`).
     fn compile_cached<C: Compiled>(&self, bytes: &[u8], sha: &str) -> Result<C, String> {
-        let file = self.cache_dir.as_ref().map(|d| {
-            d.join(format!(
-                "{}-{}{}.cwasm",
-                sha.trim_start_matches("sha256:"),
-                self.engine_key,
-                C::SUFFIX
-            ))
-        });
-        if let (Some(f), Some(key)) = (&file, &self.cache_key)
-            && let Ok(data) = std::fs::read(f)
-        {
-            match verify_entry(key, sha, &self.engine_key, &data) {
-                Some(compiled) => {
-                    // SAFETY: these exact bytes carry a valid MAC under our secret key, made
-                    // by `C::serialize` for the artifact whose sha256 was just verified and an
-                    // engine with the same compatibility hash (the file name keeps modules
-                    // and components apart).
-                    match unsafe { C::deserialize(&self.engine, compiled) } {
-                        Ok(m) => return Ok(m),
-                        Err(e) => {
-                            tracing::warn!(file = %f.display(), error = %e, "discarding an unusable compiled module")
-                        }
-                    }
-                }
-                None => tracing::warn!(
-                    file = %f.display(),
-                    "discarding a compiled module that does not belong to this artifact (bad integrity record); recompiling"
-                ),
-            }
-        }
-        let module = C::compile(&self.engine, bytes)?;
-        if let (Some(f), Some(key), Ok(data)) = (&file, &self.cache_key, module.serialize()) {
-            if let Some(parent) = f.parent() {
-                let _ = std::fs::create_dir_all(parent);
-            }
-            let mut entry = Vec::with_capacity(ENTRY_MAGIC.len() + 32 + data.len());
-            entry.extend_from_slice(ENTRY_MAGIC);
-            entry.extend_from_slice(&entry_mac(key, sha, &self.engine_key, &data));
-            entry.extend_from_slice(&data);
-            let mut rnd = [0u8; 8];
-            let _ = getrandom::fill(&mut rnd);
-            let tmp = f.with_extension(format!("tmp{}", hex::encode(rnd)));
-            if std::fs::write(&tmp, entry).is_ok() {
-                let _ = std::fs::rename(&tmp, f);
-            }
-        }
-        Ok(module)
+        self.cache.compiled::<C>(&self.engine, bytes, sha)
     }
 
     /// A call's approved capabilities onto its WASI context: `env` and secrets as environment

@@ -1,0 +1,339 @@
+//! The compiled-code cache: native code compiled from a verified artifact, kept on disk
+//! between starts, bounded in size.
+//!
+//! # Verified, never trusted
+//! A cache entry is native code: loading a forged one runs it inside the server. Each entry
+//! (`<artifact-sha>-<engine>.cwasm`) therefore carries an HMAC-SHA256 over the artifact's
+//! sha256, the engine key and the compiled bytes, keyed by a random secret kept **outside the
+//! cache directory** (`<data dir>/toolsmith/wasm-cache.key`, mode 0600). The artifact's sha256
+//! has just been verified against tool.toml, so an entry is bound to the exact module it was
+//! compiled from. On load the file is read once, the MAC checked, and the module deserialized
+//! from those same bytes (no re-read between check and use). Any mismatch — another tool's
+//! entry copied over, bytes edited, a foreign engine — is discarded and the module recompiled.
+//!
+//! What an attacker who can write the cache directory can do: delete or corrupt entries
+//! (costing a recompile), never get native code run. One who can also read the key file (the
+//! same user, outside a sandbox) could forge entries, but could equally replace the toolsmith
+//! binary. Without a key file (no data dir, unwritable), nothing is cached on disk.
+//!
+//! # Bounded
+//! Every rebuild of a tool compiles a new entry (a component embedding an interpreter: about
+//! 35 MB). After each new entry the directory is trimmed to [`MAX_BYTES`], the entries used
+//! longest ago first (a load refreshes its entry's modification time).
+
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+use wasmtime::{Engine, Module};
+
+/// The most the cache directory's entries may hold together (bytes).
+pub(super) const MAX_BYTES: u64 = 2 << 30;
+
+/// Where compiled code is kept, under which key, for which engine.
+pub(super) struct CodeCache {
+    /// None: nothing is cached on disk (no directory, or no key).
+    dir: Option<PathBuf>,
+    key: Option<Arc<[u8; 32]>>,
+    /// The engine's compatibility hash, in every entry's name and MAC.
+    engine: String,
+    max_bytes: u64,
+}
+
+impl CodeCache {
+    /// The cache in `dir` for `engine`, keyed by the secret at [`cache_key_path`] (made on
+    /// first use); without a key nothing is cached.
+    pub(super) fn new(engine: &Engine, dir: Option<PathBuf>) -> CodeCache {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut h);
+        let key = match &dir {
+            Some(_) => {
+                let key = cache_key_path().and_then(|p| load_or_create_key(&p));
+                if key.is_none() {
+                    tracing::warn!(
+                        "no key for the compiled-code cache ({:?}): WASM modules are compiled on every start",
+                        cache_key_path()
+                    );
+                }
+                key.map(Arc::new)
+            }
+            None => None,
+        };
+        CodeCache {
+            dir: dir.filter(|_| key.is_some()),
+            key,
+            engine: format!("{:016x}", h.finish()),
+            max_bytes: MAX_BYTES,
+        }
+    }
+
+    /// Code compiled earlier for exactly this artifact and engine (its MAC checked), or
+    /// compiled now and stored as a new entry; its memory images made.
+    pub(super) fn compiled<C: Compiled>(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+        sha: &str,
+    ) -> Result<C, String> {
+        let compiled = self.load_or_compile::<C>(engine, bytes, sha)?;
+        if let Err(e) = compiled.initialize_images() {
+            tracing::debug!(error = %e, "memory images are made at the first call instead");
+        }
+        Ok(compiled)
+    }
+
+    fn load_or_compile<C: Compiled>(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+        sha: &str,
+    ) -> Result<C, String> {
+        let file = self.dir.as_ref().map(|d| {
+            d.join(format!(
+                "{}-{}{}.cwasm",
+                sha.trim_start_matches("sha256:"),
+                self.engine,
+                C::SUFFIX
+            ))
+        });
+        if let (Some(f), Some(key)) = (&file, &self.key)
+            && let Ok(data) = std::fs::read(f)
+        {
+            match verify_entry(key, sha, &self.engine, &data) {
+                Some(compiled) => {
+                    // SAFETY: these exact bytes carry a valid MAC under our secret key, made
+                    // by `C::serialize` for the artifact whose sha256 was just verified and an
+                    // engine with the same compatibility hash (the file name keeps modules
+                    // and components apart).
+                    match unsafe { C::deserialize(engine, compiled) } {
+                        Ok(m) => {
+                            touch(f);
+                            return Ok(m);
+                        }
+                        Err(e) => {
+                            tracing::warn!(file = %f.display(), error = %e, "discarding an unusable compiled module")
+                        }
+                    }
+                }
+                None => tracing::warn!(
+                    file = %f.display(),
+                    "discarding a compiled module that does not belong to this artifact (bad integrity record); recompiling"
+                ),
+            }
+        }
+        let module = C::compile(engine, bytes)?;
+        if let (Some(f), Some(key), Ok(data)) = (&file, &self.key, module.serialize()) {
+            if let Some(parent) = f.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            let mut entry = Vec::with_capacity(ENTRY_MAGIC.len() + 32 + data.len());
+            entry.extend_from_slice(ENTRY_MAGIC);
+            entry.extend_from_slice(&entry_mac(key, sha, &self.engine, &data));
+            entry.extend_from_slice(&data);
+            let mut rnd = [0u8; 8];
+            let _ = getrandom::fill(&mut rnd);
+            let tmp = f.with_extension(format!("tmp{}", hex::encode(rnd)));
+            if std::fs::write(&tmp, entry).is_ok() {
+                let _ = std::fs::rename(&tmp, f);
+            }
+            self.trim(f);
+        }
+        Ok(module)
+    }
+
+    /// Delete the entries used longest ago until the directory's entries fit in the bound
+    /// (`kept`, just written, stays).
+    fn trim(&self, kept: &Path) {
+        let Some(dir) = &self.dir else { return };
+        let Ok(read) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<(SystemTime, u64, PathBuf)> = read
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+            .filter_map(|e| {
+                let m = e.metadata().ok()?;
+                Some((m.modified().ok()?, m.len(), e.path()))
+            })
+            .collect();
+        let mut total: u64 = entries.iter().map(|e| e.1).sum();
+        entries.sort();
+        for (_, len, path) in entries {
+            if total <= self.max_bytes {
+                break;
+            }
+            if path != kept && std::fs::remove_file(&path).is_ok() {
+                tracing::debug!(file = %path.display(), "compiled-code cache: dropped the entry used longest ago");
+                total -= len;
+            }
+        }
+    }
+}
+
+/// Mark an entry used now (what `trim` keeps longest).
+fn touch(path: &Path) {
+    if let Ok(f) = std::fs::File::options().append(true).open(path) {
+        let _ = f.set_modified(SystemTime::now());
+    }
+}
+
+/// The first bytes of a cache entry, before the 32-byte MAC and the compiled module.
+const ENTRY_MAGIC: &[u8] = b"toolsmith-cwasm-v1\n";
+
+type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+
+/// The MAC of a cache entry: binds the compiled bytes to the artifact and engine.
+fn entry_mac(key: &[u8; 32], artifact_sha: &str, engine: &str, compiled: &[u8]) -> [u8; 32] {
+    use hmac::Mac;
+    let mut mac = <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC takes any key length");
+    for part in [artifact_sha.as_bytes(), b"\0", engine.as_bytes(), b"\0"] {
+        mac.update(part);
+    }
+    mac.update(compiled);
+    mac.finalize().into_bytes().into()
+}
+
+/// Check an entry read from disk; the compiled bytes when its MAC holds.
+fn verify_entry<'a>(
+    key: &[u8; 32],
+    artifact_sha: &str,
+    engine: &str,
+    data: &'a [u8],
+) -> Option<&'a [u8]> {
+    use hmac::Mac;
+    let rest = data.strip_prefix(ENTRY_MAGIC)?;
+    if rest.len() < 32 {
+        return None;
+    }
+    let (tag, compiled) = rest.split_at(32);
+    let mut mac = <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC takes any key length");
+    for part in [artifact_sha.as_bytes(), b"\0", engine.as_bytes(), b"\0"] {
+        mac.update(part);
+    }
+    mac.update(compiled);
+    // Constant-time comparison.
+    mac.verify_slice(tag).ok().map(|()| compiled)
+}
+
+/// Compiled code the cache holds: a core module or a component.
+pub(super) trait Compiled: Sized {
+    /// Told apart in the entry's file name.
+    const SUFFIX: &'static str;
+    fn compile(engine: &Engine, bytes: &[u8]) -> Result<Self, String>;
+    fn serialize(&self) -> wasmtime::Result<Vec<u8>>;
+    /// # Safety
+    /// `bytes` must come from `serialize` on an engine with the same compatibility hash.
+    unsafe fn deserialize(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Self>;
+    /// Write the copy-on-write images of its linear memories now (on Linux a memfd holding
+    /// the initial data: tens of MB for a component embedding an interpreter) instead of
+    /// at its first instantiation, which is a call.
+    fn initialize_images(&self) -> wasmtime::Result<()>;
+}
+
+impl Compiled for Module {
+    const SUFFIX: &'static str = "";
+    fn compile(engine: &Engine, bytes: &[u8]) -> Result<Self, String> {
+        Module::new(engine, bytes).map_err(|e| format!("not a valid WebAssembly module: {e}"))
+    }
+    fn serialize(&self) -> wasmtime::Result<Vec<u8>> {
+        Module::serialize(self)
+    }
+    unsafe fn deserialize(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Self> {
+        // SAFETY: the caller's promise.
+        unsafe { Module::deserialize(engine, bytes) }
+    }
+    fn initialize_images(&self) -> wasmtime::Result<()> {
+        self.initialize_copy_on_write_image()
+    }
+}
+
+impl Compiled for wasmtime::component::Component {
+    const SUFFIX: &'static str = "-component";
+    fn compile(engine: &Engine, bytes: &[u8]) -> Result<Self, String> {
+        wasmtime::component::Component::new(engine, bytes)
+            .map_err(|e| format!("not a valid WebAssembly component: {e:#}"))
+    }
+    fn serialize(&self) -> wasmtime::Result<Vec<u8>> {
+        wasmtime::component::Component::serialize(self)
+    }
+    unsafe fn deserialize(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Self> {
+        // SAFETY: the caller's promise.
+        unsafe { wasmtime::component::Component::deserialize(engine, bytes) }
+    }
+    fn initialize_images(&self) -> wasmtime::Result<()> {
+        self.initialize_copy_on_write_image()
+    }
+}
+
+/// Where the cache MAC key lives: outside every cache directory.
+pub fn cache_key_path() -> Option<PathBuf> {
+    dirs::data_local_dir().map(|d| d.join("toolsmith").join("wasm-cache.key"))
+}
+
+/// Read the cache key, creating it (32 random bytes, mode 0600) on first use.
+fn load_or_create_key(path: &Path) -> Option<[u8; 32]> {
+    let read = |p: &Path| -> Option<[u8; 32]> { std::fs::read(p).ok()?.try_into().ok() };
+    if let Some(k) = read(path) {
+        return Some(k);
+    }
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).ok()?;
+    std::fs::create_dir_all(path.parent()?).ok()?;
+    let mut rnd = [0u8; 8];
+    getrandom::fill(&mut rnd).ok()?;
+    let tmp = path.with_extension(format!("tmp{}", hex::encode(rnd)));
+    {
+        use std::io::Write;
+        let mut f = crate::platform::create_private(&tmp).ok()?;
+        f.write_all(&key).and_then(|()| f.sync_all()).ok()?;
+    }
+    // Whoever links first wins; everyone then reads the winner's key.
+    let _ = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    read(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn trimming_drops_the_entries_used_longest_ago_and_keeps_the_new_one() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().to_path_buf();
+        let cache = CodeCache {
+            dir: Some(dir.clone()),
+            key: None,
+            engine: "e".into(),
+            max_bytes: 250,
+        };
+        let now = SystemTime::now();
+        let write = |name: &str, age_s: u64| {
+            let p = dir.join(name);
+            std::fs::write(&p, [0u8; 100]).expect("write");
+            let f = std::fs::File::options()
+                .append(true)
+                .open(&p)
+                .expect("open");
+            f.set_modified(now - Duration::from_secs(age_s))
+                .expect("mtime");
+            p
+        };
+        let oldest = write("a.cwasm", 300);
+        let used = write("b.cwasm", 200);
+        let middle = write("c.cwasm", 100);
+        let newest = write("d.cwasm", 400);
+        std::fs::write(dir.join("key.other"), [0u8; 1000]).expect("write");
+        // b was just loaded: it is now the most recently used.
+        touch(&used);
+        cache.trim(&newest);
+        assert!(!oldest.exists(), "the entry used longest ago goes first");
+        assert!(!middle.exists(), "then the next, until the entries fit");
+        assert!(used.exists() && newest.exists());
+        assert!(
+            dir.join("key.other").exists(),
+            "only entries are counted and removed"
+        );
+    }
+}
