@@ -75,7 +75,7 @@ fn request(name: &str, component: bool) -> Value {
 
 struct Server {
     child: Child,
-    stdin: ChildStdin,
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     next: u64,
 }
@@ -89,10 +89,19 @@ impl Server {
             .env("TOOLSMITH_CACHE", cache)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            // TOOLSMITH_BENCH_STDERR=FILE keeps the servers' logs (with RUST_LOG, their phases).
+            .stderr(match std::env::var_os("TOOLSMITH_BENCH_STDERR") {
+                Some(f) => std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(f)
+                    .map(Stdio::from)
+                    .unwrap_or_else(|_| Stdio::null()),
+                None => Stdio::null(),
+            })
             .spawn()
             .expect("spawn toolsmith");
-        let stdin = child.stdin.take().expect("stdin");
+        let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let mut s = Server {
             child,
@@ -102,7 +111,7 @@ impl Server {
         };
         s.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}));
         writeln!(
-            s.stdin,
+            s.input(),
             "{}",
             json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
         )
@@ -110,16 +119,20 @@ impl Server {
         s
     }
 
+    fn input(&mut self) -> &mut ChildStdin {
+        self.stdin.as_mut().expect("the session is open")
+    }
+
     fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next;
         self.next += 1;
         writeln!(
-            self.stdin,
+            self.input(),
             "{}",
             json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
         )
         .expect("write");
-        self.stdin.flush().expect("flush");
+        self.input().flush().expect("flush");
         loop {
             let mut line = String::new();
             self.stdout.read_line(&mut line).expect("read");
@@ -141,6 +154,20 @@ impl Server {
             "{r}"
         );
         r
+    }
+}
+
+impl Server {
+    /// End the session as a client does (stdin closed) and wait for the server to exit: it
+    /// writes what it keeps across restarts (which tools were used).
+    fn close(mut self) {
+        drop(self.stdin.take());
+        for _ in 0..500 {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 
@@ -226,7 +253,9 @@ fn main() {
     drop(app);
     for name in TOOLS {
         // A first server compiles the tool into the cache; the restart then finds it there.
-        Server::spawn(&root, &cache).call(name);
+        let mut first = Server::spawn(&root, &cache);
+        first.call(name);
+        first.close();
         // A restart whose first call comes a moment later (an editor starts the server, the
         // person then asks): the server prepared the tool meanwhile.
         let mut later = Server::spawn(&root, &cache);

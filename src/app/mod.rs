@@ -258,10 +258,21 @@ impl App {
             if large && !used.contains(&t.manifest.name) {
                 continue;
             }
+            self.warm(&dir, t);
             if let Err(e) = runner.prepare(&dir, t) {
                 tracing::debug!(tool = %t.manifest.name, error = %e, "not prepared");
             }
         }
+    }
+
+    /// Do ahead of a tool's first call what that call would otherwise do first, none of it
+    /// running tool code: compile its input schema's validator, compare its files with git
+    /// (the comparison is then remembered until a file or HEAD changes: an 18 MB component's
+    /// hashing is tens of milliseconds), read the trust policy for it.
+    fn warm(&self, dir: &std::path::Path, tool: &Tool) {
+        let _ = tool.validator.get(&tool.input_schema);
+        let _ = self.verify_stored(dir, tool);
+        let _ = crate::trust::gate(&self.toolbox, dir, tool);
     }
 
     /// The index if it is built within `timeout`, else None (it goes on building).
@@ -395,6 +406,7 @@ impl App {
             let Some(tool) = crate::approval::admitted_now(&self.gate(), &dir, tool) else {
                 continue;
             };
+            let _ = tool.validator.get(&tool.input_schema);
             tracing::debug!(tool = %name, "pre-starting what its calls need");
             self.scripts.prestart(&dir, &tool).await;
         }
