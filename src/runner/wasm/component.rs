@@ -17,7 +17,6 @@ use crate::runner::{CallOutput, RunError, lines, wit};
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::SystemTime;
 use wasmtime::component::{
     Component, ComponentExportIndex, Linker, ResourceTable, Type, Val, types::ComponentItem,
 };
@@ -71,8 +70,14 @@ pub(super) struct Loaded {
     export: String,
     params: Vec<(String, Type)>,
     result: Option<Type>,
-    stamp: (u64, Option<SystemTime>),
+    stamp: super::Stamp,
     sha: String,
+}
+
+impl super::Verified for Loaded {
+    fn verified(&self) -> (&super::Stamp, &str) {
+        (&self.stamp, &self.sha)
+    }
 }
 
 /// The MCP schemas a component's function gives a tool.
@@ -215,93 +220,52 @@ impl WasmRunner {
     /// Verify and load a component tool, using the in-memory and on-disk caches.
     pub(super) fn load_component(&self, dir: &Path, tool: &Tool) -> Result<Arc<Loaded>, RunError> {
         let name = &tool.manifest.name;
-        let path = dir.join(tool.manifest.artifact());
-        let meta = std::fs::metadata(&path).map_err(|_| RunError::NotBuilt {
-            tool: name.clone(),
-            path: path.clone(),
-        })?;
-        let stamp = (meta.len(), meta.modified().ok());
-        let expected = tool
-            .manifest
-            .hashes
-            .artifact
-            .clone()
-            .ok_or_else(|| RunError::Unverified { tool: name.clone() })?;
-        let cached = || {
-            self.components
-                .lock()
-                .ok()
-                .and_then(|m| m.get(&path).cloned())
-                .filter(|l| l.stamp == stamp && l.sha == expected)
-        };
-        if let Some(l) = cached() {
-            return Ok(l);
-        }
-        let lock = self.loading_lock(&path);
-        let _loading = lock.lock();
-        if let Some(l) = cached() {
-            return Ok(l);
-        }
-        let bytes = std::fs::read(&path).map_err(|_| RunError::NotBuilt {
-            tool: name.clone(),
-            path: path.clone(),
-        })?;
-        let actual = hashing::sha256_bytes(&bytes);
-        if actual != expected {
-            return Err(RunError::Tampered {
+        self.load_verified(&self.components, dir, tool, |bytes, sha, stamp| {
+            let start = |message: String| RunError::Start {
                 tool: name.clone(),
-                expected,
-                actual,
-            });
-        }
-        let start = |message: String| RunError::Start {
-            tool: name.clone(),
-            message,
-        };
-        let component = self
-            .compile_cached::<Component>(&bytes, &actual)
+                message,
+            };
+            let component = self
+                .compile_cached::<Component>(bytes, &sha)
+                .map_err(start)?;
+            let Picked {
+                shown: export,
+                instance,
+                name: fname,
+                params,
+                result,
+            } = pick(
+                &self.engine,
+                &component,
+                tool.manifest.run.export.as_deref(),
+            )
             .map_err(start)?;
-        let Picked {
-            shown: export,
-            instance,
-            name: fname,
-            params,
-            result,
-        } = pick(
-            &self.engine,
-            &component,
-            tool.manifest.run.export.as_deref(),
-        )
-        .map_err(start)?;
-        let parent = match &instance {
-            Some(i) => Some(
-                component
-                    .get_export_index(None, i)
-                    .ok_or_else(|| start(format!("the component's export {i} cannot be found")))?,
-            ),
-            None => None,
-        };
-        let func = component
-            .get_export_index(parent.as_ref(), &fname)
-            .ok_or_else(|| start(format!("the component's function {export} cannot be found")))?;
-        let pre = self.component_linker.instantiate_pre(&component).map_err(|e| {
-            start(format!(
-                "the component cannot be linked as a WASI 0.2 program (it imports something toolsmith does not provide): {e:#}"
-            ))
-        })?;
-        let loaded = Arc::new(Loaded {
-            pre,
-            func,
-            export,
-            params,
-            result,
-            stamp,
-            sha: actual,
-        });
-        if let Ok(mut m) = self.components.lock() {
-            m.insert(path, Arc::clone(&loaded));
-        }
-        Ok(loaded)
+            let parent = match &instance {
+                Some(i) => Some(
+                    component
+                        .get_export_index(None, i)
+                        .ok_or_else(|| start(format!("the component's export {i} cannot be found")))?,
+                ),
+                None => None,
+            };
+            let func = component
+                .get_export_index(parent.as_ref(), &fname)
+                .ok_or_else(|| start(format!("the component's function {export} cannot be found")))?;
+            let pre = self.component_linker.instantiate_pre(&component).map_err(|e| {
+                start(format!(
+                    "the component cannot be linked as a WASI 0.2 program (it imports something toolsmith does not provide): {e:#}"
+                ))
+            })?;
+            Ok(Loaded {
+                pre,
+                func,
+                export,
+                params,
+                result,
+                stamp,
+                sha,
+            })
+        })
     }
 
     /// Run a component tool: arguments converted to its function's parameters, the result

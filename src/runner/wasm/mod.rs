@@ -89,12 +89,25 @@ impl ResourceLimiter for Limits {
     }
 }
 
+/// (size, mtime) of an artifact's file when it was verified, to skip re-hashing unchanged files.
+type Stamp = (u64, Option<SystemTime>);
+
+/// What a loaded artifact was verified as: the file's stamp then, and its sha256.
+trait Verified {
+    fn verified(&self) -> (&Stamp, &str);
+}
+
 /// A verified, compiled module ready to instantiate.
 struct Loaded {
     pre: wasmtime::InstancePre<Ctx>,
-    /// (size, mtime) of the artifact when it was verified, to skip re-hashing unchanged files.
-    stamp: (u64, Option<SystemTime>),
+    stamp: Stamp,
     sha: String,
+}
+
+impl Verified for Loaded {
+    fn verified(&self) -> (&Stamp, &str) {
+        (&self.stamp, &self.sha)
+    }
 }
 
 /// Runs WASM tools. Cheap to clone; share one per process.
@@ -218,6 +231,37 @@ impl WasmRunner {
     /// Verify and load the module of a tool, using the in-memory and on-disk caches.
     fn load(&self, dir: &Path, tool: &Tool) -> Result<Arc<Loaded>, RunError> {
         let name = &tool.manifest.name;
+        self.load_verified(&self.loaded, dir, tool, |bytes, sha, stamp| {
+            let module = self
+                .compile_cached::<Module>(bytes, &sha)
+                .map_err(|message| RunError::Start {
+                    tool: name.clone(),
+                    message,
+                })?;
+            let pre = self
+                .linker
+                .instantiate_pre(&module)
+                .map_err(|e| RunError::Start {
+                    tool: name.clone(),
+                    message: format!(
+                        "the module cannot be linked as a WASI preview 1 program: {e}"
+                    ),
+                })?;
+            Ok(Loaded { pre, stamp, sha })
+        })
+    }
+
+    /// The loaded form of a tool's artifact kept in `set`, when it was verified from the file
+    /// as it is now; else the one `make` builds from the artifact's bytes once their sha256 is
+    /// tool.toml's (one load per artifact at a time: a call arriving meanwhile waits for it).
+    fn load_verified<L: Verified>(
+        &self,
+        set: &Mutex<HashMap<PathBuf, Arc<L>>>,
+        dir: &Path,
+        tool: &Tool,
+        make: impl FnOnce(&[u8], String, Stamp) -> Result<L, RunError>,
+    ) -> Result<Arc<L>, RunError> {
+        let name = &tool.manifest.name;
         let path = dir.join(tool.manifest.artifact());
         let meta = std::fs::metadata(&path).map_err(|_| RunError::NotBuilt {
             tool: name.clone(),
@@ -231,11 +275,10 @@ impl WasmRunner {
             .clone()
             .ok_or_else(|| RunError::Unverified { tool: name.clone() })?;
         let cached = || {
-            self.loaded
-                .lock()
+            set.lock()
                 .ok()
                 .and_then(|m| m.get(&path).cloned())
-                .filter(|l| l.stamp == stamp && l.sha == expected)
+                .filter(|l| l.verified() == (&stamp, expected.as_str()))
         };
         if let Some(l) = cached() {
             return Ok(l);
@@ -257,25 +300,8 @@ impl WasmRunner {
                 actual,
             });
         }
-        let module = self
-            .compile_cached::<Module>(&bytes, &actual)
-            .map_err(|message| RunError::Start {
-                tool: name.clone(),
-                message,
-            })?;
-        let pre = self
-            .linker
-            .instantiate_pre(&module)
-            .map_err(|e| RunError::Start {
-                tool: name.clone(),
-                message: format!("the module cannot be linked as a WASI preview 1 program: {e}"),
-            })?;
-        let loaded = Arc::new(Loaded {
-            pre,
-            stamp,
-            sha: actual,
-        });
-        if let Ok(mut m) = self.loaded.lock() {
+        let loaded = Arc::new(make(&bytes, actual, stamp)?);
+        if let Ok(mut m) = set.lock() {
             m.insert(path, Arc::clone(&loaded));
         }
         Ok(loaded)
