@@ -26,7 +26,7 @@ fi
 # git-daemon) for the team tests, the reference OCI registry for the OCI tests, and pgrep
 # (procps) for the tests that look for processes a call left behind.
 need=()
-# chromium: the headless browser that fills in the one-time secret page (tests/approvals.rs).
+# chromium: the headless browser that fills in the one-time secret page (tests/it/approvals.rs).
 for pair in ruby:ruby php:php-cli bwrap:bubblewrap perl:perl node:nodejs python3:python3 \
     ssh-keygen:openssh-client pgrep:procps git:git docker-registry:docker-registry chromium:chromium; do
   cmd="${pair%%:*}"; pkg="${pair#*:}"
@@ -135,7 +135,7 @@ if [ ! -f "$npm_cache/.toolsmith-filled" ]; then
 fi
 export npm_config_cache="$npm_cache"
 
-# MCP servers nobody here wrote, for the upstream-server tests (tests/upstream.rs): the wheels
+# MCP servers nobody here wrote, for the upstream-server tests (tests/it/upstream.rs): the wheels
 # of mcp-server-time with every dependency, and the npm packages of the reference servers with
 # every dependency in the npm cache (an `npm install` into a throwaway directory fills it).
 mcp_time="mcp-server-time==2026.10.19"

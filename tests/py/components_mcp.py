@@ -1,7 +1,7 @@
 """Component tools over MCP with the official Python SDK (issue 29): lists the tools (their
 input and output schemas, derived from the components' WIT types), then runs the calls of a
 JSON file against `toolsmith serve` and prints, for each, whether it failed, its text and its
-structured content. The Rust test (tests/components.rs) decides what each must show.
+structured content. The Rust test (tests/it/components.rs) decides what each must show.
 
 Usage: components_mcp.py --toolsmith BIN --toolbox DIR --calls FILE
 """

@@ -1,6 +1,6 @@
 """Making tools as hostile text would steer an AI (issue 24), with the official Python SDK:
 runs the meta-tool calls listed in a JSON file against `toolsmith serve` and prints, for each,
-whether it failed, its text and its structured content. The Rust test (tests/contained_builds.rs)
+whether it failed, its text and its structured content. The Rust test (tests/it/contained_builds.rs)
 decides what each must show.
 
 Usage: contained_builds.py --toolsmith BIN --toolbox DIR --calls FILE

@@ -265,7 +265,7 @@ async def skills(client, summary, a):
     summary["imported"] = sorted(t["name"] for t in out["tools"])
     summary["notes"] = {t["name"]: t["notes"] for t in out["tools"]}
     summary["refused"] = out.get("refused", [])
-    # Imported tools are held until a person on this machine trusts them (tests/team.rs).
+    # Imported tools are held until a person on this machine trusts them (tests/it/team.rs).
     for t in out["tools"]:
         subprocess.run([a.toolsmith, "--toolbox", a.toolbox, "trust", t["name"]], check=True, stdout=subprocess.DEVNULL)
     res = await client.list_resources()

@@ -1,4 +1,4 @@
-"""Packages for tests/direct_references.rs, made locally (no registry): in OUT,
+"""Packages for tests/it/direct_references.rs, made locally (no registry): in OUT,
 
     links/minibackend-1.0-py3-none-any.whl   a tiny PEP 517 backend (a build requirement)
     links/sdonly-1.0.tar.gz                  a package with no wheel, only a source archive
