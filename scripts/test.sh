@@ -9,7 +9,7 @@ source scripts/setup.sh
 # Formatting gate: unformatted code fails the suite (fix with `cargo fmt --all`).
 cargo fmt --all -- --check
 # Lint gate: clippy warnings fail the suite.
-cargo clippy --all-targets -- -D warnings
+cargo clippy --workspace --all-targets -- -D warnings
 # Approvals, secrets and the audit log of tests that use the default personal directory go to
 # a throwaway one, never the person's own.
 if [ -z "${TOOLSMITH_DATA:-}" ]; then

@@ -127,13 +127,8 @@ impl Memory {
         }
         std::fs::create_dir_all(&self.dir).map_err(io("create", &self.dir))?;
         let bytes = serde_json::to_vec_pretty(map).unwrap_or_default();
-        let mut tmp =
-            tempfile::NamedTempFile::new_in(&self.dir).map_err(io("create", &self.dir))?;
-        std::io::Write::write_all(&mut tmp, &bytes).map_err(io("write", &path))?;
-        tmp.as_file().sync_all().map_err(io("sync", &path))?;
-        tmp.persist(&path)
-            .map_err(|e| io("replace", &path)(e.error))?;
-        Ok(())
+        crate::platform::write_atomic(&path, &bytes, crate::platform::Atomic::RECORD)
+            .map_err(io("write", &path))
     }
 
     fn guard(&self) -> std::sync::MutexGuard<'_, ()> {

@@ -6,7 +6,6 @@
 //! It is deliberately outside every toolbox: a toolbox is shared (cloned, pulled, imported),
 //! and a teammate's approval or secret must never become this person's.
 
-use std::io::Write;
 use std::path::Path;
 
 /// Create `dir` (and parents) with mode 0700 for the last component.
@@ -21,12 +20,7 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .parent()
         .ok_or_else(|| std::io::Error::other("a private file needs a parent directory"))?;
     ensure_dir(dir)?;
-    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    crate::platform::make_private(tmp.as_file())?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::platform::write_atomic(path, bytes, crate::platform::Atomic::PRIVATE)
 }
 
 /// Run `f` holding an exclusive lock on `<path>.lock` (a CLI command and a running server

@@ -568,41 +568,5 @@ fn entry(language: Option<Language>, component: bool) -> &'static str {
 
 /// A `Tool` for a directory not in the index (the work directory of a build).
 fn load_tool(dir: &Path, name: &str, text: &str) -> Result<Tool, BuildError> {
-    let parsed = manifest::parse(&dir.join(manifest::FILE_NAME), Some(name), text)
-        .map_err(|d| manifest_error(name, &d))?;
-    let read_schema = |file: &Option<String>| -> Result<Option<Map<String, Value>>, BuildError> {
-        let Some(f) = file else { return Ok(None) };
-        let path = dir.join(f);
-        let text = std::fs::read_to_string(&path).map_err(BuildError::io("read", &path))?;
-        match serde_json::from_str(&text) {
-            Ok(Value::Object(o)) => Ok(Some(o)),
-            _ => Err(BuildError::Manifest {
-                name: name.into(),
-                errors: format!("{f} is not a JSON object schema"),
-            }),
-        }
-    };
-    let m = parsed.manifest;
-    let input_schema = match &m.input_schema {
-        Some(s) => s.clone(),
-        None => std::sync::Arc::new(read_schema(&m.input_schema_file)?.unwrap_or_else(|| {
-            let mut o = Map::new();
-            o.insert("type".into(), Value::String("object".into()));
-            o
-        })),
-    };
-    let output_schema = match &m.output_schema {
-        Some(s) => Some(s.clone()),
-        None => read_schema(&m.output_schema_file)?.map(std::sync::Arc::new),
-    };
-    Ok(Tool {
-        manifest: m,
-        input_schema,
-        output_schema,
-        warnings: parsed.warnings,
-        validator: Default::default(),
-        secrets: Default::default(),
-        admitted: None,
-        upstream: None,
-    })
+    crate::index::load(dir, name, text).map_err(|d| manifest_error(name, &d))
 }

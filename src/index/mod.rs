@@ -446,19 +446,9 @@ fn load_entry(name: &str, dir: &Path) -> Entry {
             );
         }
     };
-    let status = match manifest::parse(&file, Some(name), &text) {
-        Ok(parsed) => resolve(dir, &file, parsed),
-        Err(mut diags) => {
-            if text
-                .lines()
-                .any(|l| l.starts_with("<<<<<<< ") || l.starts_with(">>>>>>> "))
-            {
-                for d in &mut diags {
-                    d.hint = Some("this tool.toml holds git merge-conflict markers: resolve the conflict, then `git add` it".into());
-                }
-            }
-            Status::Broken(diags)
-        }
+    let status = match load(dir, name, &text) {
+        Ok(tool) => Status::Ok(Box::new(tool)),
+        Err(diags) => Status::Broken(diags),
     };
     let mut e = Entry {
         name: name.to_string(),
@@ -469,6 +459,30 @@ fn load_entry(name: &str, dir: &Path) -> Entry {
     };
     e.fingerprint = fingerprint(dir, &e);
     e
+}
+
+/// A tool from its directory and the text of its tool.toml: parsed, its schema files read
+/// (each capped at `manifest::MAX_SCHEMA_BYTES`). The one loader: the index's entries and a
+/// build's staged copy both come from here.
+pub fn load(dir: &Path, name: &str, text: &str) -> Result<Tool, Vec<Diagnostic>> {
+    let file = dir.join(manifest::FILE_NAME);
+    match manifest::parse(&file, Some(name), text) {
+        Ok(parsed) => match resolve(dir, &file, parsed) {
+            Status::Ok(tool) => Ok(*tool),
+            Status::Broken(diags) => Err(diags),
+        },
+        Err(mut diags) => {
+            if text
+                .lines()
+                .any(|l| l.starts_with("<<<<<<< ") || l.starts_with(">>>>>>> "))
+            {
+                for d in &mut diags {
+                    d.hint = Some("this tool.toml holds git merge-conflict markers: resolve the conflict, then `git add` it".into());
+                }
+            }
+            Err(diags)
+        }
+    }
 }
 
 /// Resolve schema files named by the manifest.

@@ -135,10 +135,7 @@ fn persist(root: &Path) {
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    let tmp = path.with_extension("json.tmp");
-    if std::fs::write(&tmp, bytes).is_ok() {
-        let _ = std::fs::rename(&tmp, &path);
-    }
+    let _ = crate::platform::write_atomic(&path, &bytes, crate::platform::Atomic::CACHE);
 }
 
 /// The tools called most recently (newest first, at most `cap`), from the usage record alone:
@@ -242,7 +239,16 @@ mod tests {
         assert_eq!(on_disk.len(), 50, "{on_disk:?}");
         assert!(on_disk.values().all(|u| u.calls == 1 && u.last > 0));
         assert!(on_disk.contains_key("tool_49"));
-        assert!(!usage_path(root).with_extension("json.tmp").exists());
+        let dir = usage_path(root)
+            .parent()
+            .expect("a directory")
+            .to_path_buf();
+        let temporary: Vec<_> = std::fs::read_dir(&dir)
+            .expect("the usage directory")
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp-"))
+            .collect();
+        assert!(temporary.is_empty(), "temporary files left: {temporary:?}");
     }
 
     /// A file of the format before counts (times alone) still reads; the tools to have ready

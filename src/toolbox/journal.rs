@@ -63,20 +63,14 @@ impl Toolbox {
     }
 
     pub(super) fn write_journal(&self, journal: &Journal) -> Result<(), ToolboxError> {
-        use std::io::Write;
         let path = self.journal_path();
-        let tmp = path.with_extension("tmp");
         let text = serde_json::to_vec(journal).map_err(|e| ToolboxError::Io {
             action: "serialize the journal",
             path: path.clone(),
             source: std::io::Error::other(e),
         })?;
-        let mut f = std::fs::File::create(&tmp).map_err(io_err("create", &tmp))?;
-        f.write_all(&text)
-            .and_then(|()| f.sync_all())
-            .map_err(io_err("write", &tmp))?;
-        std::fs::rename(&tmp, &path).map_err(io_err("write", &path))?;
-        Ok(())
+        crate::platform::write_atomic(&path, &text, crate::platform::Atomic::RECORD)
+            .map_err(io_err("write", &path))
     }
 
     /// Finish a journal a dead writer left (under the lock). No journal: nothing to do.

@@ -7,11 +7,26 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every `.rs` file under `src/`, as (path relative to the crate, text).
+/// The workspace's crates under `crates/` (their directory names).
+fn crates() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("crates"))
+        .expect("crates/")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("Cargo.toml").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Every `.rs` file under `src/` and `crates/*/src/`, as (path relative to the workspace, text).
 fn sources() -> Vec<(String, String)> {
-    let src = root().join("src");
-    walkdir::WalkDir::new(&src)
-        .into_iter()
+    let dirs = std::iter::once(root().join("src")).chain(
+        crates()
+            .into_iter()
+            .map(|c| root().join("crates").join(c).join("src")),
+    );
+    dirs.flat_map(walkdir::WalkDir::new)
         .filter_map(|e| e.ok())
         .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
         .map(|e| {
@@ -70,10 +85,10 @@ fn only_mcp_knows_rmcp() {
 
 #[test]
 fn manifest_does_no_io() {
-    let in_manifest = |p: &str| p.starts_with("src/manifest/");
+    let in_manifest = |p: &str| p.starts_with("crates/manifest/src/");
     assert!(
         sources().iter().any(|(p, _)| in_manifest(p)),
-        "src/manifest/ has no sources"
+        "crates/manifest/src/ has no sources"
     );
     let bad = scan(
         in_manifest,
@@ -96,7 +111,7 @@ fn manifest_does_no_io() {
 fn only_toolbox_and_git_write_the_repository() {
     // gix's writing APIs (objects, references, the index file) and the journal/lock names.
     let bad = offenders(
-        &["src/toolbox/", "src/git/"],
+        &["src/toolbox/", "crates/git/"],
         &[
             "write_object",
             "write_blob",
@@ -118,7 +133,13 @@ fn only_toolbox_and_git_write_the_repository() {
 fn runners_know_nothing_of_git_or_mcp() {
     let bad = scan(
         |p| p.starts_with("src/runner/"),
-        &["gix::", "crate::git", "crate::mcp", "crate::toolbox"],
+        &[
+            "gix::",
+            "crate::git",
+            "toolsmith_git",
+            "crate::mcp",
+            "crate::toolbox",
+        ],
     );
     assert!(
         bad.is_empty(),
@@ -163,8 +184,8 @@ fn foreign_read(arg: &str) -> bool {
 fn configuration_is_read_once_in_config() {
     let config = sources()
         .into_iter()
-        .find(|(p, _)| p == "src/config.rs")
-        .expect("src/config.rs");
+        .find(|(p, _)| p == "crates/config/src/lib.rs")
+        .expect("crates/config/src/lib.rs");
     assert!(
         config.1.contains("\"TOOLSMITH_SPARES\""),
         "config.rs reads the TOOLSMITH_* variables"
@@ -173,7 +194,7 @@ fn configuration_is_read_once_in_config() {
     let allowed = ["\"TOOLSMITH_EXPOSE\""];
     let mut bad = Vec::new();
     for (p, t) in sources() {
-        if p == "src/config.rs" {
+        if p == "crates/config/src/lib.rs" {
             continue;
         }
         for arg in env_reads(&code_only(&t)) {
@@ -185,7 +206,7 @@ fn configuration_is_read_once_in_config() {
     assert!(
         bad.is_empty(),
         "ARCHITECTURE: every TOOLSMITH_* variable is read once, by `Config::from_env` in \
-         src/config.rs, and passed down from `App`; found: {bad:?}"
+         crates/config/src/lib.rs, and passed down from `App`; found: {bad:?}"
     );
     // The check itself sees what it must.
     assert!(!foreign_read("\"TOOLSMITH_SPARES\"") && !foreign_read("ALLOW_ENV"));
@@ -199,9 +220,16 @@ fn configuration_is_read_once_in_config() {
 fn the_code_map_names_every_module() {
     let arch = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
     let lib = std::fs::read_to_string(root().join("src/lib.rs")).expect("src/lib.rs");
+    // `pub mod x;`, and `pub use toolsmith_x as x;` for a module that is a crate of its own.
     let modules: Vec<&str> = lib
         .lines()
-        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .filter_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("pub mod ").or_else(|| {
+                l.strip_prefix("pub use toolsmith_")
+                    .and_then(|r| r.split(" as ").nth(1))
+            })
+        })
         .map(|m| m.trim_end_matches(';'))
         .collect();
     assert!(modules.len() > 5, "no modules found in src/lib.rs");
@@ -227,13 +255,21 @@ fn the_code_map_names_every_module() {
         })
         .collect();
     let src = root().join("src");
-    let gone: Vec<_> = named
-        .iter()
-        .filter(|m| {
-            let rel = m.replace("::", "/");
-            !Path::new(&src.join(format!("{rel}.rs"))).exists() && !src.join(&rel).is_dir()
-        })
-        .collect();
+    let exists = |m: &str| {
+        // A module that is a crate: `crates/<first>/src/<rest>`.
+        let (first, rest) = m.split_once("::").unwrap_or((m, ""));
+        let (dir, rel) = if crates().iter().any(|c| c == first) {
+            let dir = root().join("crates").join(first).join("src");
+            if rest.is_empty() {
+                return dir.join("lib.rs").exists();
+            }
+            (dir, rest.replace("::", "/"))
+        } else {
+            (src.clone(), m.replace("::", "/"))
+        };
+        Path::new(&dir.join(format!("{rel}.rs"))).exists() || dir.join(&rel).is_dir()
+    };
+    let gone: Vec<_> = named.iter().filter(|m| !exists(m)).collect();
     assert!(
         gone.is_empty(),
         "ARCHITECTURE.md names modules that do not exist: {gone:?}"
@@ -248,6 +284,65 @@ fn top_module(path: &str) -> Option<String> {
     (m != "lib" && m != "main").then(|| m.to_string())
 }
 
+/// The names at the start of the items of a `use` group's body, split at its top level
+/// (`a, b::c, d::{e, f}` → a, b, d).
+fn listed(body: &str) -> Vec<String> {
+    let mut items = vec![String::new()];
+    let mut depth = 0usize;
+    for c in body.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => items.push(String::new()),
+            _ if depth == 0 => items.last_mut().expect("one item").push(c),
+            _ => {}
+        }
+    }
+    items
+        .iter()
+        .map(|item| ident(item.trim()))
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
+/// The identifier `text` starts with.
+fn ident(text: &str) -> String {
+    text.chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// The names following `prefix` in `code`: `prefix` `name`, and each name of a grouped list
+/// `prefix` `{a, b::{c, d}}` (its top level: a, b).
+fn named_after(code: &str, prefix: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices(prefix) {
+        let rest = &code[i + prefix.len()..];
+        if let Some(body) = rest.strip_prefix('{') {
+            // The group ends at the brace that closes it.
+            let mut depth = 1usize;
+            let end = body
+                .char_indices()
+                .find(|&(_, c)| {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                })
+                .map_or(body.len(), |(j, _)| j);
+            out.extend(listed(&body[..end]));
+        } else {
+            let name = ident(rest);
+            if !name.is_empty() {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
 /// The top-level modules one file's code (tests excluded) names through `crate::`.
 fn uses(text: &str) -> std::collections::BTreeSet<String> {
     let code = code_only(text);
@@ -255,15 +350,18 @@ fn uses(text: &str) -> std::collections::BTreeSet<String> {
         Some(i) => &code[..i],
         None => &code,
     };
-    code.match_indices("crate::")
-        .filter_map(|(i, _)| {
-            let name: String = code[i + 7..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            (!name.is_empty()).then_some(name)
-        })
-        .collect()
+    named_after(code, "crate::").into_iter().collect()
+}
+
+#[test]
+fn grouped_use_lists_are_read() {
+    let found = uses(
+        "use crate::{index::Tool, runner, toolbox::{Toolbox, FileSpec}};\nfn f() { crate::app::x() }",
+    );
+    assert_eq!(
+        found.into_iter().collect::<Vec<_>>(),
+        ["app", "index", "runner", "toolbox"]
+    );
 }
 
 /// The first cycle in a module graph, if any (a depth-first search meeting a module still on
@@ -325,14 +423,30 @@ fn top_level_modules_have_no_import_cycles() {
     }
 }
 
-/// The module path of a source file (`src/mcp/tools/core.rs` → `mcp::tools::core`).
-fn module_path(path: &str) -> Option<Vec<String>> {
-    let rest = path.strip_prefix("src/")?.strip_suffix(".rs")?;
-    let mut parts: Vec<String> = rest.split('/').map(str::to_string).collect();
+/// The module path of a source file (`src/mcp/tools/core.rs` → `mcp::tools::core`; a crate's
+/// `crates/git/src/locks.rs` → `git::locks`, its root `lib.rs` → `git`), and whether it is in
+/// a crate of its own (there `crate::` names the crate's root, `git`).
+fn module_path(path: &str) -> Option<(Vec<String>, bool)> {
+    let (mut parts, in_crate) = if let Some(rest) = path.strip_prefix("crates/") {
+        let (krate, file) = rest.split_once("/src/")?;
+        let file = file.strip_suffix(".rs")?;
+        let mut parts = vec![krate.to_string()];
+        if file != "lib" {
+            parts.extend(file.split('/').map(str::to_string));
+        }
+        (parts, true)
+    } else {
+        let rest = path.strip_prefix("src/")?.strip_suffix(".rs")?;
+        let parts: Vec<String> = rest.split('/').map(str::to_string).collect();
+        if parts.first().is_some_and(|f| f == "lib" || f == "main") {
+            return None;
+        }
+        (parts, false)
+    };
     if parts.last().is_some_and(|l| l == "mod") {
         parts.pop();
     }
-    (parts.first().is_some_and(|f| f != "lib" && f != "main")).then_some(parts)
+    Some((parts, in_crate))
 }
 
 /// Nor between sibling modules (`mcp::handler` and `mcp::host`, `cli::commands` and the other
@@ -340,13 +454,13 @@ fn module_path(path: &str) -> Option<Vec<String>> {
 #[test]
 fn sibling_modules_have_no_import_cycles() {
     use std::collections::{BTreeMap, BTreeSet};
-    let files: Vec<(Vec<String>, String)> = sources()
+    let files: Vec<(Vec<String>, bool, String)> = sources()
         .into_iter()
-        .filter_map(|(p, t)| module_path(&p).map(|m| (m, t)))
+        .filter_map(|(p, t)| module_path(&p).map(|(m, c)| (m, c, t)))
         .collect();
     // parent path → (child → children it uses).
     let mut graphs: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
-    for (m, _) in &files {
+    for (m, _, _) in &files {
         if m.len() >= 2 {
             let (parent, child) = m.split_at(m.len() - 1);
             graphs
@@ -356,7 +470,7 @@ fn sibling_modules_have_no_import_cycles() {
                 .or_default();
         }
     }
-    for (m, text) in &files {
+    for (m, in_crate, text) in &files {
         let code = code_only(text);
         let code = match code.find("#[cfg(test)]") {
             Some(i) => code[..i].to_string(),
@@ -370,33 +484,20 @@ fn sibling_modules_have_no_import_cycles() {
                 continue;
             };
             let siblings: Vec<String> = graph.keys().cloned().collect();
-            let mut prefixes = vec![format!("crate::{}::", parent.join("::"))];
+            // In a crate of its own, `crate::` is the crate's root (`parent[0]`).
+            let inner = if *in_crate { &parent[1..] } else { parent };
+            let mut prefixes = vec![if inner.is_empty() {
+                "crate::".to_string()
+            } else {
+                format!("crate::{}::", inner.join("::"))
+            }];
             if rest.len() == 1 {
                 prefixes.push("super::".to_string());
             }
             for prefix in prefixes {
-                for (i, _) in code.match_indices(&prefix) {
-                    let name: String = code[i + prefix.len()..]
-                        .chars()
-                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                        .collect();
+                for name in named_after(&code, &prefix) {
                     if &name != me && siblings.contains(&name) {
                         graph.entry(me.clone()).or_default().insert(name);
-                    }
-                }
-                // `use super::{a, b::c}` lists siblings inside braces.
-                for (i, _) in code.match_indices(&format!("{prefix}{{")) {
-                    let body = &code[i + prefix.len() + 1..];
-                    let body = &body[..body.find('}').unwrap_or(body.len())];
-                    for item in body.split(',') {
-                        let name: String = item
-                            .trim()
-                            .chars()
-                            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                            .collect();
-                        if &name != me && siblings.contains(&name) {
-                            graph.entry(me.clone()).or_default().insert(name);
-                        }
                     }
                 }
             }
@@ -412,5 +513,53 @@ fn sibling_modules_have_no_import_cycles() {
         cycles.is_empty(),
         "import cycles between sibling modules (move what both need into a third):\n{}",
         cycles.join("\n")
+    );
+}
+
+/// Each crate under crates/ documents its public API (`#![deny(missing_docs)]`) and says what
+/// it is for in its package description.
+#[test]
+fn every_crate_documents_its_api() {
+    let crates = crates();
+    assert!(crates.len() >= 5, "crates/ holds {crates:?}");
+    let mut bad = Vec::new();
+    for c in &crates {
+        let dir = root().join("crates").join(c);
+        let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap_or_default();
+        if !lib.starts_with("//!") || !lib.contains("#![deny(missing_docs)]") {
+            bad.push(format!(
+                "crates/{c}/src/lib.rs: a `//!` summary and #![deny(missing_docs)]"
+            ));
+        }
+        let toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+        if !toml.contains(&format!("name = \"toolsmith-{c}\"")) || !toml.contains("description = ")
+        {
+            bad.push(format!(
+                "crates/{c}/Cargo.toml: name toolsmith-{c} and a description"
+            ));
+        }
+        if !std::fs::read_to_string(root().join("ARCHITECTURE.md"))
+            .unwrap_or_default()
+            .contains(&format!("`toolsmith-{c}`"))
+        {
+            bad.push(format!(
+                "ARCHITECTURE.md does not name the crate `toolsmith-{c}`"
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// One way to replace a file atomically: `platform::write_atomic` (a temporary file renamed
+/// over the old one). A second hand-written copy is how the six there were drifted apart.
+#[test]
+fn files_are_replaced_atomically_in_one_place() {
+    let bad = offenders(
+        &["crates/platform/"],
+        &[".persist(", "NamedTempFile::new_in"],
+    );
+    assert!(
+        bad.is_empty(),
+        "ARCHITECTURE: replace files through `platform::write_atomic`; found in: {bad:?}"
     );
 }

@@ -178,8 +178,7 @@ fn call(app: &App, name: &str, args: Value) -> Result<toolsmith::runner::CallOut
 /// a temporary one, never the real one).
 fn approved_app(tb: Toolbox) -> App {
     let personal = tempfile::tempdir().expect("tempdir").keep();
-    let app = App::new(tb, config())
-        .with_personal_dir(personal);
+    let app = App::new(tb, config()).with_personal_dir(personal);
     if app
         .tool("probe")
         .is_ok_and(|t| !toolsmith::approval::requested(&t.manifest).is_empty())

@@ -78,10 +78,7 @@ pub(super) fn save(root: &Path, memo: &Memo) {
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&tag);
     out.extend_from_slice(&body);
-    let tmp = dir.join(format!("{FILE}.{}.tmp", std::process::id()));
-    if std::fs::write(&tmp, out).is_ok() && std::fs::rename(&tmp, &path).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+    let _ = crate::platform::write_atomic(&path, &out, crate::platform::Atomic::CACHE);
     for old in OLD_FILES {
         let _ = std::fs::remove_file(dir.join(old));
     }

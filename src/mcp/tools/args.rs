@@ -40,27 +40,7 @@ fn tidy(v: &mut Value, depth: usize) {
         *v = json!({});
     }
     if let Value::Object(o) = v {
-        if let Some(Value::Array(types)) = o.get_mut("type") {
-            types.retain(|t| t != "null");
-            if types.len() == 1 {
-                let only = types.remove(0);
-                o.insert("type".into(), only);
-            }
-        }
-        for key in ["anyOf", "oneOf"] {
-            if let Some(Value::Array(alts)) = o.get_mut(key) {
-                alts.retain(|a| a.get("type").and_then(Value::as_str) != Some("null"));
-                if alts.len() == 1 {
-                    let only = alts.remove(0);
-                    o.remove(key);
-                    if let Value::Object(inner) = only {
-                        for (k, x) in inner {
-                            o.entry(k).or_insert(x);
-                        }
-                    }
-                }
-            }
-        }
+        crate::manifest::drop_null(o);
         // A oneOf of string constants (a documented Rust enum) is an enum.
         let consts: Option<Vec<Value>> = o.get("oneOf").and_then(Value::as_array).map(|alts| {
             alts.iter()

@@ -498,14 +498,8 @@ fn store(root: &Path, entry: &str, l: &Listing) -> std::io::Result<bool> {
     let path: PathBuf = listing::cache_path(root, entry);
     let dir = path.parent().unwrap_or(root);
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(
-        &mut tmp,
-        serde_json::to_string_pretty(l)
-            .map_err(std::io::Error::other)?
-            .as_bytes(),
-    )?;
-    tmp.persist(&path).map_err(|e| e.error)?;
+    let text = serde_json::to_string_pretty(l).map_err(std::io::Error::other)?;
+    crate::platform::write_atomic(&path, text.as_bytes(), crate::platform::Atomic::CACHE)?;
     Ok(true)
 }
 

@@ -130,12 +130,7 @@ impl CodeCache {
             entry.extend_from_slice(ENTRY_MAGIC);
             entry.extend_from_slice(&entry_mac(key, sha, &self.engine, &data));
             entry.extend_from_slice(&data);
-            let mut rnd = [0u8; 8];
-            let _ = getrandom::fill(&mut rnd);
-            let tmp = f.with_extension(format!("tmp{}", hex::encode(rnd)));
-            if std::fs::write(&tmp, entry).is_ok() {
-                let _ = std::fs::rename(&tmp, f);
-            }
+            let _ = crate::platform::write_atomic(f, &entry, crate::platform::Atomic::CACHE);
             self.trim(f);
         }
         Ok(module)

@@ -22,6 +22,8 @@
 //!   revision involved.
 //! * Paths given to and returned from this module are repository-relative, `/`-separated UTF-8.
 
+#![deny(missing_docs)]
+
 mod blobs;
 mod history;
 mod index;
@@ -84,7 +86,9 @@ pub const DEFAULT_GITIGNORE: &str = "target/\n.venv/\nnode_modules/\n__pycache__
 /// Who makes a commit (used as author and committer).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signature {
+    /// `user.name`.
     pub name: String,
+    /// `user.email`.
     pub email: String,
 }
 
@@ -109,6 +113,9 @@ pub struct CommitInfo {
 ///
 /// Messages say what failed and where; the underlying cause is available through
 /// [`std::error::Error::source`] (print the chain, e.g. with `{:#}` in anyhow, to see it).
+///
+/// Each variant is told by its `#[error]` message; the fields are what the message names.
+#[allow(missing_docs)]
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum GitError {

@@ -15,6 +15,8 @@
 //! reach. They read `Config::process()`: the configuration the binary installed at start
 //! (`install`), else, in a library or a test, the environment's, read once on first use.
 
+#![deny(missing_docs)]
+
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use thiserror::Error;
@@ -106,13 +108,19 @@ pub enum Embeddings {
     None,
     /// `local`: the model directory `TOOLSMITH_EMBEDDINGS_MODEL_DIR` (config.json,
     /// model.safetensors, tokenizer.json of a BERT sentence model), run in-process.
-    Local { dir: PathBuf },
+    Local {
+        /// The model directory.
+        dir: PathBuf,
+    },
     /// `endpoint`: an OpenAI-compatible API at `TOOLSMITH_EMBEDDINGS_URL` (its base, e.g.
     /// `http://127.0.0.1:11434/v1`), model `TOOLSMITH_EMBEDDINGS_MODEL`, the API key in the
     /// toolsmith secret named by `TOOLSMITH_EMBEDDINGS_KEY` (none when unset).
     Endpoint {
+        /// The API's base URL.
         url: String,
+        /// The model asked for.
         model: String,
+        /// The name of the toolsmith secret holding the API key.
         key: Option<String>,
     },
 }
@@ -135,6 +143,8 @@ impl Default for SandboxConfig {
 }
 
 /// A variable whose value toolsmith cannot use.
+/// Each variant is told by its `#[error]` message; the fields are what the message names.
+#[allow(missing_docs)]
 #[derive(Debug, Error)]
 pub enum ConfigError {
     #[error("{var}={value:?} is not {expected}")]
@@ -146,7 +156,7 @@ pub enum ConfigError {
     },
 }
 
-impl crate::error::Hint for ConfigError {
+impl toolsmith_error::Hint for ConfigError {
     fn hint(&self) -> Option<String> {
         match self {
             ConfigError::Invalid { hint, .. } => Some(hint.clone()),
@@ -375,7 +385,7 @@ static PROCESS: OnceLock<Arc<Config>> = OnceLock::new();
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Hint;
+    use toolsmith_error::Hint;
 
     fn with(vars: &[(&'static str, &str)]) -> Result<Config, ConfigError> {
         let vars: Vec<(&'static str, String)> =

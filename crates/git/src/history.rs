@@ -2,6 +2,8 @@
 
 use super::*;
 
+/// The commits from HEAD (newest first, at most `limit`) that changed something under
+/// `prefix`, each with what it changed there.
 pub fn log(
     repo_dir: &Path,
     prefix: Option<&str>,

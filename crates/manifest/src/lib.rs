@@ -3,6 +3,8 @@
 //! Invariant: this module does no IO. `parse` is a pure function of the file's text; a schema
 //! file named by `input_schema_file` is resolved by the indexer, not here.
 
+#![deny(missing_docs)]
+
 mod capabilities;
 pub mod domain;
 mod edit;
@@ -133,8 +135,10 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in the order the guide lists them.
     pub const ALL: [Kind; 4] = [Kind::Wasm, Kind::Script, Kind::Pipeline, Kind::Mcp];
 
+    /// The kind as `tool.toml` spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Wasm => "wasm",
@@ -260,6 +264,9 @@ pub fn default_interpreter(language: &str) -> Option<Vec<String>> {
 }
 
 /// MCP tool annotations.
+// No doc comments on the fields: they would become the JSON Schema's descriptions, sent to
+// the model in every meta-tool definition that takes this type (names say enough).
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Annotations {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -289,6 +296,9 @@ pub struct Dependencies {
 }
 
 /// A crate dependency.
+// No doc comments on the fields: they would become the JSON Schema's descriptions, sent to
+// the model in every meta-tool definition that takes this type (names say enough).
+#[allow(missing_docs)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum CrateDep {
@@ -317,16 +327,22 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// A call's time limit when none is set: 10 s.
     pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+    /// A call's memory limit when none is set: 256 MB.
     pub const DEFAULT_MEMORY_MB: u64 = 256;
+    /// The cap on stdout and on stderr when none is set: 1 MiB.
     pub const DEFAULT_OUTPUT_BYTES: u64 = 1 << 20;
 
+    /// The time limit in force, in milliseconds.
     pub fn timeout_ms(&self) -> u64 {
         self.timeout_ms.unwrap_or(Self::DEFAULT_TIMEOUT_MS)
     }
+    /// The memory limit in force, in MB.
     pub fn memory_mb(&self) -> u64 {
         self.memory_mb.unwrap_or(Self::DEFAULT_MEMORY_MB)
     }
+    /// The output cap in force, in bytes (each of stdout and stderr).
     pub fn output_bytes(&self) -> u64 {
         self.output_bytes.unwrap_or(Self::DEFAULT_OUTPUT_BYTES)
     }
@@ -335,6 +351,9 @@ impl Limits {
 /// One example: input → expected output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Example {
+    // What the example shows (a doc comment would be sent to the model in the schemas of
+    // the meta-tools that take examples).
+    #[allow(missing_docs)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The arguments.
@@ -366,11 +385,15 @@ pub struct Hashes {
 /// Where an imported tool came from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Origin {
+    /// The repository, Gist, OCI reference or directory it was imported from.
     pub url: String,
+    /// The branch or tag asked for, if any.
     #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
+    /// The commit it was imported at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// The directory inside the source that held the tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// The manifest digest ("sha256:<hex>") of an artifact imported from an OCI registry.
@@ -405,6 +428,9 @@ pub struct Step {
 }
 
 /// What a failing pipeline step does.
+// `stop` the pipeline (the default) or `continue` with the next step. No doc comments on the
+// variants: schemars would make the enum a `oneOf`, and this text is sent to the model.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OnError {
@@ -424,6 +450,7 @@ impl Manifest {
         self.kind == Kind::Wasm && self.run.world.is_some()
     }
 
+    /// The artifact's path in the tool directory (`[run] artifact`, else `tool.wasm`).
     pub fn artifact(&self) -> &str {
         self.run.artifact.as_deref().unwrap_or("tool.wasm")
     }
@@ -470,31 +497,39 @@ pub fn json_schema() -> Value {
     v
 }
 
-/// TOML has no null: optional fields are simply absent, so the schema must not offer null.
-fn strip_null(v: &mut Value) {
-    match v {
-        Value::Object(o) => {
-            if let Some(Value::Array(types)) = o.get_mut("type") {
-                types.retain(|t| t != "null");
-                if types.len() == 1 {
-                    let only = types.remove(0);
-                    o.insert("type".into(), only);
-                }
-            }
-            for key in ["anyOf", "oneOf"] {
-                if let Some(Value::Array(alts)) = o.get_mut(key) {
-                    alts.retain(|a| a.get("type").and_then(Value::as_str) != Some("null"));
-                    if alts.len() == 1 {
-                        let only = alts.remove(0);
-                        o.remove(key);
-                        if let Value::Object(inner) = only {
-                            for (k, x) in inner {
-                                o.entry(k).or_insert(x);
-                            }
-                        }
+/// An optional field is absent, never null (TOML has no null; a client given a schema sends
+/// none): drop `null` from one schema node's `type` list and from its `anyOf`/`oneOf`
+/// alternatives, a single alternative left merged into the node. One node: the schema of
+/// tool.toml (`json_schema`) and the meta-tools' input schemas each walk their own tree.
+pub fn drop_null(o: &mut Map<String, Value>) {
+    if let Some(Value::Array(types)) = o.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            o.insert("type".into(), only);
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(alts)) = o.get_mut(key) {
+            alts.retain(|a| a.get("type").and_then(Value::as_str) != Some("null"));
+            if alts.len() == 1 {
+                let only = alts.remove(0);
+                o.remove(key);
+                if let Value::Object(inner) = only {
+                    for (k, x) in inner {
+                        o.entry(k).or_insert(x);
                     }
                 }
             }
+        }
+    }
+}
+
+/// `drop_null` on every node, and no `default: null`.
+fn strip_null(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            drop_null(o);
             if o.get("default") == Some(&Value::Null) {
                 o.remove("default");
             }

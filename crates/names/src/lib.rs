@@ -1,6 +1,8 @@
 //! Tool names, file paths inside a tool and free text (descriptions): the one check each
 //! passes wherever it enters (MCP, CLI, imports, history, builds, disk).
 
+#![deny(missing_docs)]
+
 use thiserror::Error;
 
 /// Longest tool name accepted. MCP clients cap tool names at 64 characters.
@@ -40,6 +42,8 @@ pub const RESERVED_NAMES: &[&str] = &[
 ];
 
 /// Why a tool name was refused.
+/// Each variant is told by its `#[error]` message; the fields are what the message names.
+#[allow(missing_docs)]
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum NameError {
     #[error("tool name is empty")]
@@ -56,7 +60,7 @@ pub enum NameError {
     Reserved { name: String },
 }
 
-impl crate::error::Hint for NameError {
+impl toolsmith_error::Hint for NameError {
     /// What the user can do about it.
     fn hint(&self) -> Option<String> {
         Some(match self {
@@ -148,11 +152,13 @@ pub const RESERVED_DIRS: &[&str] = &[
 #[derive(Debug, Error, PartialEq, Eq)]
 #[error("file path {path:?} is not allowed: {reason}")]
 pub struct PathError {
+    /// The path as given.
     pub path: String,
+    /// Which rule it broke.
     pub reason: String,
 }
 
-impl crate::error::Hint for PathError {
+impl toolsmith_error::Hint for PathError {
     fn hint(&self) -> Option<String> {
         Some("use a relative `/`-separated path inside the tool directory, of plain visible characters, without `.`, `..`, `.git` or build/environment directories (target, node_modules, .venv, ...)".into())
     }

@@ -36,6 +36,7 @@ pub const WRITER_WAIT: Duration = Duration::from_secs(60);
 /// Who held (or holds) toolsmith's lock.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Holder {
+    /// Its process id.
     pub pid: u32,
     /// The process start time (clock ticks since boot on Linux; 0 where unknown).
     pub start: u64,
@@ -68,6 +69,7 @@ impl Holder {
             && (self.start == 0 || process_start(self.pid).is_none_or(|s| s == self.start))
     }
 
+    /// The holder in words, for an error message ("process 4711 (git), holding it for 3 s").
     pub fn describe(&self) -> String {
         let secs = now_ms().saturating_sub(self.acquired_ms) / 1000;
         format!(
@@ -300,7 +302,7 @@ fn now_ms() -> u64 {
 
 /// Whether a process with this pid exists (`platform::process_alive`).
 pub fn process_alive(pid: u32) -> bool {
-    crate::platform::process_alive(pid)
+    toolsmith_platform::process_alive(pid)
 }
 
 /// The start time of a process (field 22 of `/proc/<pid>/stat`), where `/proc` exists.

@@ -2,8 +2,8 @@
 //! environment and headers, and the secrets they name.
 
 use super::{Issue, err, is_secret_name, warn};
-use crate::manifest::Manifest;
-use crate::names;
+use crate::Manifest;
+use toolsmith_names as names;
 
 /// Longest argument list, environment or header table of an MCP entry.
 const MAX_MCP_ITEMS: usize = 64;

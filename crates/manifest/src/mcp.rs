@@ -40,6 +40,7 @@ impl McpServer {
     /// Seconds without a call after which a started server is stopped.
     pub const DEFAULT_IDLE_SECS: u64 = 300;
 
+    /// The idle time in force (`idle_secs`, else the default), in seconds.
     pub fn idle_secs(&self) -> u64 {
         self.idle_secs.unwrap_or(Self::DEFAULT_IDLE_SECS)
     }

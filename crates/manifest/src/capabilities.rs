@@ -28,9 +28,9 @@ pub struct Capabilities {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Network {
-    // `true`: any host; `false`: none.
+    /// `true`: any host; `false`: none.
     Any(bool),
-    // Only these hosts, through the filtering proxy (an empty list is none).
+    /// Only these hosts, through the filtering proxy (an empty list is none).
     Domains(Vec<String>),
 }
 
@@ -74,6 +74,9 @@ impl Network {
 /// What a registration (`register_script`) or a build (`build_tool`) may declare of a tool
 /// beside its code, one definition for both: its schemas, annotations, limits and capabilities.
 /// Each left out is the default (or, for an existing tool's build, what it had).
+// No doc comments on the fields: they would become the JSON Schema's descriptions, sent to
+// the model in every meta-tool definition that takes this type (names say enough).
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 pub struct Declared {
     #[serde(default)]
@@ -96,6 +99,7 @@ pub struct Declared {
 // The secrets a registration or build declares: NAME (an environment variable name) → what
 // it is for, or only the names. (Not a doc comment: it would be the schema's description,
 // sent to the model with every meta-tool definition.)
+#[allow(missing_docs)]
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum SecretsSpec {

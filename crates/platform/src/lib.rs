@@ -1,8 +1,10 @@
 //! What differs between the platforms editors run on (Linux, macOS, Windows), behind small
 //! functions: private files (mode 0600 on Unix; on Windows the per-user profile's inherited
-//! ACL), process trees (a process group on Unix, a job object on Windows, through
+//! ACL), files replaced atomically (`write_atomic`), process trees (a process group on Unix, a job object on Windows, through
 //! `process-wrap`) and single processes by pid (alive? kill), so the rest of the code has no
 //! `cfg`.
+
+#![deny(missing_docs)]
 
 use std::fs::File;
 use std::io;
@@ -22,6 +24,55 @@ pub fn create_private(path: &Path) -> io::Result<File> {
         path,
         std::fs::OpenOptions::new().write(true).create_new(true),
     )
+}
+
+/// How [`write_atomic`] writes: who may read the file, and whether it must survive a crash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Atomic {
+    /// Only the owner can read it (mode 0600 on Unix), from its first byte.
+    pub private: bool,
+    /// Flushed to the disk (fsync) before it replaces the old file: a record that must survive
+    /// a crash. A cache that is rebuilt when missing skips it.
+    pub durable: bool,
+}
+
+impl Atomic {
+    /// A record of the person's (secrets, approvals, journal): private and durable.
+    pub const PRIVATE: Atomic = Atomic {
+        private: true,
+        durable: true,
+    };
+    /// A record others may read (a tool's memory): durable.
+    pub const RECORD: Atomic = Atomic {
+        private: false,
+        durable: true,
+    };
+    /// Derived data, rebuilt when missing or damaged (compiled code, listings, usage).
+    pub const CACHE: Atomic = Atomic {
+        private: false,
+        durable: false,
+    };
+}
+
+/// Write `bytes` to `path` atomically: into a temporary file beside it (`.tmp-` and a random
+/// name), then renamed over `path`, so a reader sees the old file or the new one, never a
+/// part, and a crash leaves at most a temporary file. The parent directory must exist.
+pub fn write_atomic(path: &Path, bytes: &[u8], how: Atomic) -> io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+    if how.private {
+        make_private(tmp.as_file())?;
+    }
+    tmp.write_all(bytes)?;
+    if how.durable {
+        tmp.as_file().sync_all()?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Make an open file readable by its owner only (mode 0600 on Unix).
@@ -90,18 +141,22 @@ impl ProcessTree {
     }
 
     /// The leader's process id (None once it has been reaped).
+    /// The leader's process id, while it runs.
     pub fn id(&self) -> Option<u32> {
         self.child.id()
     }
 
+    /// The leader's stdin, when it was piped.
     pub fn stdin(&mut self) -> &mut Option<tokio::process::ChildStdin> {
         self.child.stdin()
     }
 
+    /// The leader's stdout, when it was piped.
     pub fn stdout(&mut self) -> &mut Option<tokio::process::ChildStdout> {
         self.child.stdout()
     }
 
+    /// The leader's stderr, when it was piped.
     pub fn stderr(&mut self) -> &mut Option<tokio::process::ChildStderr> {
         self.child.stderr()
     }

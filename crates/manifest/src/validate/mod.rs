@@ -3,9 +3,9 @@
 use super::{
     FORMAT_VERSION, Kind, LANGUAGES, MAX_DESCRIPTION_CHARS, MAX_SCHEMA_BYTES, Manifest, Severity,
 };
-use crate::error::Hint;
-use crate::names;
 use serde_json::Value;
+use toolsmith_error::Hint;
+use toolsmith_names as names;
 
 mod mcp;
 use mcp::check_mcp;
@@ -438,7 +438,7 @@ fn check_domains(domains: &[String], out: &mut Vec<Issue>) {
         ));
     }
     for (i, d) in domains.iter().enumerate() {
-        if let Err(why) = crate::manifest::domain::check(d) {
+        if let Err(why) = crate::domain::check(d) {
             out.push(err(
                 "capabilities.network",
                 format!("entry {i} ({d:?}) {why}"),

@@ -31,14 +31,22 @@ pub enum Join {
     /// the tree built from the staged files must be exactly `tree` (the merge computed
     /// beforehand).
     Merge {
+        /// The commit HEAD must still be.
         ours: String,
+        /// The other parent.
         other: String,
+        /// The merged tree, computed beforehand.
         tree: String,
     },
     /// A fast-forward: the branch moves from `ours` (which HEAD must still be) to `commit`, a
     /// descendant of it (checked by the caller), whose tree the tree built from the staged
     /// files must equal. No new commit.
-    FastForward { ours: String, commit: String },
+    FastForward {
+        /// The commit HEAD must still be.
+        ours: String,
+        /// The commit the branch moves to.
+        commit: String,
+    },
 }
 
 /// A commit written to the object database but not yet on the branch.

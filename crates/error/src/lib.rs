@@ -3,12 +3,15 @@
 //! messages already quote their source, and that text is not repeated); `Hint`; and
 //! `HostError`, how a host refuses a tool's request (a JSON-RPC error with a named code).
 
+#![deny(missing_docs)]
+
 use std::error::Error;
 
 /// What a person (or the model) can do about an error: one line, shown after `hint:`. Every
 /// error type that reaches the CLI or an MCP client implements it; None when the message
 /// already says all there is.
 pub trait Hint {
+    /// The hint, or None.
     fn hint(&self) -> Option<String>;
 }
 
@@ -17,7 +20,9 @@ pub trait Hint {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct HostError {
+    /// Which kind of refusal (its JSON-RPC code).
     pub code: HostCode,
+    /// What the tool is told.
     pub message: String,
 }
 
@@ -50,6 +55,7 @@ impl HostCode {
 }
 
 impl HostError {
+    /// A refusal with this code and message.
     pub fn new(code: HostCode, message: impl Into<String>) -> HostError {
         HostError {
             code,

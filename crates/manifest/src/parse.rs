@@ -9,13 +9,16 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// The manifest cannot be used.
     Error,
+    /// Usable; something is probably not what was meant (an unknown field).
     Warning,
 }
 
 /// One problem found in a manifest, located as precisely as the text allows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
+    /// Error or warning.
     pub severity: Severity,
     /// The manifest file.
     pub file: PathBuf,
@@ -59,7 +62,9 @@ impl std::fmt::Display for Diagnostic {
 /// A successfully parsed manifest and the warnings found on the way.
 #[derive(Debug, Clone)]
 pub struct Parsed {
+    /// The manifest.
     pub manifest: Manifest,
+    /// What was found on the way (unknown fields), never errors.
     pub warnings: Vec<Diagnostic>,
 }
 
