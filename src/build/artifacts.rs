@@ -225,7 +225,11 @@ pub async fn prepare(
             message: e.to_string(),
         })??;
     let (mut compiled, mut log) = (Vec::new(), Vec::new());
-    if !entry.join(DONE).is_file() {
+    // The marker names the entry's own place: cargo's records in it hold absolute paths, so
+    // an entry copied or moved elsewhere (a cache directory moved) would be recompiled by
+    // every build instead of reused. Such an entry is made again here.
+    let done_as = format!("{key}\n{}", entry.display());
+    if std::fs::read_to_string(entry.join(DONE)).ok().as_deref() != Some(done_as.as_str()) {
         if entry.exists() {
             std::fs::remove_dir_all(&entry).map_err(BuildError::io("remove", &entry))?;
         }
@@ -255,7 +259,7 @@ pub async fn prepare(
             .collect();
         log = report.log;
         let done = entry.join(DONE);
-        std::fs::write(&done, key).map_err(BuildError::io("write", &done))?;
+        std::fs::write(&done, &done_as).map_err(BuildError::io("write", &done))?;
     }
     let dir = cx.cache.join("build-target").join(tool);
     if dir.exists() {

@@ -563,3 +563,21 @@ fn files_are_replaced_atomically_in_one_place() {
         "ARCHITECTURE: replace files through `platform::write_atomic`; found in: {bad:?}"
     );
 }
+
+/// Every source path ARCHITECTURE.md names (`` `dir/file.rs` ``) exists, under the workspace
+/// or under `src/`: a moved file leaves no pointer to nowhere.
+#[test]
+fn the_source_files_architecture_names_exist() {
+    let arch = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let gone: Vec<&str> = arch
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| s.ends_with(".rs") && s.contains('/') && !s.contains(' '))
+        .filter(|s| !root().join(s).exists() && !root().join("src").join(s).exists())
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "ARCHITECTURE.md names source files that do not exist: {gone:?}"
+    );
+}

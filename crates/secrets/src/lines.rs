@@ -22,6 +22,7 @@ struct Part {
 }
 
 impl<T> Window<T> {
+    /// An empty window holding back what could begin a value of `redactor`'s.
     pub fn new(redactor: Redactor) -> Window<T> {
         Window {
             redactor,

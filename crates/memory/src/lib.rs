@@ -4,12 +4,14 @@
 //! Memory survives restarts and is never committed: it is a tool's working state, not its
 //! source. Writers are serialized inside the process (one mutex per store directory).
 
-use crate::error::{HostCode, HostError};
+#![deny(missing_docs)]
+
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use thiserror::Error;
+use toolsmith_error::{HostCode, HostError};
 
 /// The largest value one key may hold, in bytes of JSON.
 pub const MAX_VALUE_BYTES: usize = 1 << 20;
@@ -17,10 +19,12 @@ pub const MAX_VALUE_BYTES: usize = 1 << 20;
 pub const MAX_KEYS: usize = 10_000;
 
 /// What went wrong with memory.
+/// Each variant is told by its `#[error]` message; the fields are what the message names.
+#[allow(missing_docs)]
 #[derive(Debug, Error)]
 pub enum MemoryError {
     #[error("invalid tool name: {0}")]
-    Name(#[from] crate::names::NameError),
+    Name(#[from] toolsmith_names::NameError),
     #[error("the key must be a non-empty string of at most 256 characters")]
     BadKey,
     #[error("the value is {bytes} bytes of JSON; one key holds at most {MAX_VALUE_BYTES}")]
@@ -37,7 +41,7 @@ pub enum MemoryError {
     Corrupt { path: PathBuf, message: String },
 }
 
-impl crate::error::Hint for MemoryError {
+impl toolsmith_error::Hint for MemoryError {
     /// What to do about it.
     fn hint(&self) -> Option<String> {
         Some(match self {
@@ -81,7 +85,7 @@ impl Memory {
     }
 
     fn file(&self, tool: &str) -> Result<PathBuf, MemoryError> {
-        crate::names::validate(tool)?;
+        toolsmith_names::validate(tool)?;
         Ok(self.dir.join(format!("{tool}.json")))
     }
 
@@ -127,7 +131,7 @@ impl Memory {
         }
         std::fs::create_dir_all(&self.dir).map_err(io("create", &self.dir))?;
         let bytes = serde_json::to_vec_pretty(map).unwrap_or_default();
-        crate::platform::write_atomic(&path, &bytes, crate::platform::Atomic::RECORD)
+        toolsmith_platform::write_atomic(&path, &bytes, toolsmith_platform::Atomic::RECORD)
             .map_err(io("write", &path))
     }
 
@@ -200,7 +204,7 @@ impl Memory {
                                 let n = e.file_name().to_string_lossy().into_owned();
                                 n.strip_suffix(".json").map(str::to_string)
                             })
-                            .filter(|n| crate::names::validate(n).is_ok())
+                            .filter(|n| toolsmith_names::validate(n).is_ok())
                             .collect()
                     })
                     .unwrap_or_default();

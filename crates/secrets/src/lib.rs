@@ -5,17 +5,22 @@
 //! declared them and was approved on this machine, and replaced by `[secret NAME]` wherever
 //! they show up in what a tool returns, logs or fails with (`Redactor`).
 
+#![deny(missing_docs)]
+
 pub mod forms;
 pub mod lines;
 pub mod redact;
 
 pub use redact::Redactor;
 
-use crate::personal;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
+use toolsmith_personal as personal;
 
+/// Why a secret could not be set, read or removed.
+/// Each variant is told by its `#[error]` message; the fields are what the message names.
+#[allow(missing_docs)]
 #[derive(Debug, Error)]
 pub enum SecretError {
     #[error("{name:?} is not a secret name")]
@@ -32,7 +37,7 @@ pub enum SecretError {
     NotSet { name: String },
 }
 
-impl crate::error::Hint for SecretError {
+impl toolsmith_error::Hint for SecretError {
     fn hint(&self) -> Option<String> {
         Some(match self {
             SecretError::BadName { .. } => "a secret name is an environment variable name: uppercase letters, digits and '_', starting with a letter (e.g. GITHUB_TOKEN)".into(),
@@ -50,12 +55,14 @@ pub struct Store {
 }
 
 impl Store {
+    /// The store of the personal directory `personal_dir` (its `secrets.json`).
     pub fn new(personal_dir: &Path) -> Store {
         Store {
             path: personal_dir.join("secrets.json"),
         }
     }
 
+    /// The file the values are kept in.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -85,7 +92,7 @@ impl Store {
 
     /// Set (or replace) a secret. Trailing newlines are dropped.
     pub fn set(&self, name: &str, value: &str) -> Result<(), SecretError> {
-        if !crate::manifest::is_secret_name(name) {
+        if !toolsmith_manifest::is_secret_name(name) {
             return Err(SecretError::BadName { name: name.into() });
         }
         let value = value.trim_end_matches(['\r', '\n']);
@@ -129,6 +136,7 @@ impl Store {
 pub struct SecretEnv(Vec<(String, String)>);
 
 impl SecretEnv {
+    /// The (name, value) pairs of one call.
     pub fn new(pairs: Vec<(String, String)>) -> SecretEnv {
         SecretEnv(pairs)
     }
@@ -138,6 +146,7 @@ impl SecretEnv {
         self.0.iter().map(|(n, v)| (n.as_str(), v.as_str()))
     }
 
+    /// Whether it holds no secret.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -6,12 +6,14 @@
 //! It is deliberately outside every toolbox: a toolbox is shared (cloned, pulled, imported),
 //! and a teammate's approval or secret must never become this person's.
 
+#![deny(missing_docs)]
+
 use std::path::Path;
 
 /// Create `dir` (and parents) with mode 0700 for the last component.
 pub fn ensure_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    crate::platform::make_private_dir(dir)
+    toolsmith_platform::make_private_dir(dir)
 }
 
 /// Write `bytes` to `path` atomically (a temporary file beside it, fsync, rename), mode 0600.
@@ -20,7 +22,7 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .parent()
         .ok_or_else(|| std::io::Error::other("a private file needs a parent directory"))?;
     ensure_dir(dir)?;
-    crate::platform::write_atomic(path, bytes, crate::platform::Atomic::PRIVATE)
+    toolsmith_platform::write_atomic(path, bytes, toolsmith_platform::Atomic::PRIVATE)
 }
 
 /// Run `f` holding an exclusive lock on `<path>.lock` (a CLI command and a running server
@@ -42,7 +44,7 @@ pub fn append_private(path: &Path) -> std::io::Result<std::fs::File> {
     if let Some(dir) = path.parent() {
         ensure_dir(dir)?;
     }
-    crate::platform::open_private(path, std::fs::OpenOptions::new().create(true).append(true))
+    toolsmith_platform::open_private(path, std::fs::OpenOptions::new().create(true).append(true))
 }
 
 /// Seconds since the Unix epoch, now.
@@ -53,9 +55,12 @@ pub fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
-/// A time as RFC 3339 (UTC).
+/// A time as RFC 3339 (UTC, whole seconds: `2023-11-14T22:13:20Z`).
 pub fn rfc3339(secs: u64) -> String {
-    crate::git::format_utc(secs as i64)
+    match jiff::Timestamp::from_second(i64::try_from(secs).unwrap_or(i64::MAX)) {
+        Ok(t) => t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        Err(_) => secs.to_string(),
+    }
 }
 
 /// The person's own settings on this machine: `config.toml` in the private directory, which
@@ -69,6 +74,7 @@ pub fn rfc3339(secs: u64) -> String {
 /// ```
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 pub struct Settings {
+    /// `[approvals]`.
     #[serde(default)]
     pub approvals: ApprovalSettings,
 }
@@ -179,7 +185,7 @@ pub fn toolbox_file(
     root: &Path,
 ) -> (std::path::PathBuf, std::path::PathBuf) {
     let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let key = crate::hashing::sha256_bytes(canonical.to_string_lossy().as_bytes());
+    let key = toolsmith_hashing::sha256_bytes(canonical.to_string_lossy().as_bytes());
     let key = key.trim_start_matches("sha256:");
     (
         personal_dir.join(kind).join(format!("{}.json", &key[..16])),

@@ -17,10 +17,15 @@ pub const MIN_ENCODED_LEN: usize = 8;
 /// What a form is, for messages ("the base64 of the secret X").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {
+    /// The value itself.
     Exact,
+    /// Its base64 (standard or URL-safe, padded or not, at any of three alignments).
     Base64,
+    /// Its hex digits.
     Hex,
+    /// Its URL encoding.
     UrlEncoded,
+    /// The value backwards.
     Reversed,
 }
 

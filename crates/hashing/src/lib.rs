@@ -1,12 +1,14 @@
 //! Content hashes of tool directories: the source hash (source files + lockfile) and the
 //! artifact hash, written into tool.toml as "sha256:<hex>".
 
+#![deny(missing_docs)]
+
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
 /// Names never part of a tool's source: build outputs, environments, caches (the one list,
 /// kept in `names`).
-pub const IGNORED_NAMES: &[&str] = crate::names::RESERVED_DIRS;
+pub const IGNORED_NAMES: &[&str] = toolsmith_names::RESERVED_DIRS;
 
 /// Every entry under a tool directory, sorted by name, not descending into ignored
 /// directories (build outputs, environments, caches): the one walk of a tool's files.
@@ -47,7 +49,7 @@ pub fn source_hash(dir: &Path, artifact: Option<&str>) -> std::io::Result<String
             .strip_prefix(dir)
             .map_err(std::io::Error::other)?;
         let rel = rel.to_string_lossy().replace('\\', "/");
-        if rel == crate::manifest::FILE_NAME || Some(rel.as_str()) == artifact {
+        if rel == toolsmith_manifest::FILE_NAME || Some(rel.as_str()) == artifact {
             continue;
         }
         files.push(rel);

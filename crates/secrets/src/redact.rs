@@ -201,6 +201,7 @@ impl Redactor {
         Redactor::from_values(values)
     }
 
+    /// Whether it has no value to look for (its output is its input).
     pub fn is_empty(&self) -> bool {
         self.inner.is_none()
     }
