@@ -272,7 +272,7 @@ impl App {
     fn warm(&self, dir: &std::path::Path, tool: &Tool) {
         let _ = tool.validator.get(&tool.input_schema);
         let _ = self.verify_stored(dir, tool);
-        let _ = crate::trust::gate(&self.toolbox, dir, tool);
+        let _ = crate::trust::require_trusted(&self.toolbox, dir, tool);
     }
 
     /// The index if it is built within `timeout`, else None (it goes on building).
@@ -399,7 +399,7 @@ impl App {
                 || m.run.worker
                 || !crate::runner::deps::built_already(ctx, &root, m, &dir)
                 || self.verify_stored(&dir, &tool).is_err()
-                || crate::trust::gate(&self.toolbox, &dir, &tool).is_err()
+                || crate::trust::require_trusted(&self.toolbox, &dir, &tool).is_err()
             {
                 continue;
             }

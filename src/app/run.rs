@@ -110,7 +110,7 @@ impl App {
         let t_args = t0.elapsed();
         let warning = self.verify_stored(&dir, &tool)?;
         let t_verify = t0.elapsed();
-        crate::trust::gate(&self.toolbox, &dir, &tool)?;
+        crate::trust::require_trusted(&self.toolbox, &dir, &tool)?;
         let t_trust = t0.elapsed();
         if let Some(w) = &warning {
             tracing::warn!("{w}");

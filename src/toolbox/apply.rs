@@ -305,13 +305,13 @@ impl Toolbox {
         }
     }
 
-    /// Refuse a change whose files hold a credential (see `scan`).
+    /// Refuse a change whose files hold a credential (see `commit_scan`).
     fn scan_changes(
         &self,
         changes: &[(String, Change)],
         dir_of: &dyn Fn(&str) -> Option<PathBuf>,
     ) -> Result<(), ToolboxError> {
-        let scanner = crate::scan::Scanner::new(&crate::scan::stored_secrets());
+        let scanner = crate::commit_scan::Scanner::new(&crate::commit_scan::stored_secrets());
         let mut findings = Vec::new();
         for (name, change) in changes {
             let dir = match change {

@@ -52,7 +52,9 @@ pub enum ToolboxError {
     #[error(transparent)]
     Git(#[from] git::GitError),
     #[error("refused to commit credentials: {}", findings.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
-    Credentials { findings: Vec<crate::scan::Finding> },
+    Credentials {
+        findings: Vec<crate::commit_scan::Finding>,
+    },
 }
 
 impl From<names::PathError> for ToolboxError {

@@ -191,10 +191,11 @@ fn judge(tb: &Toolbox, name: &str, path: &str) -> Result<Standing, TrustError> {
     Ok(held("signed by a key not in allowed_signers"))
 }
 
-/// The call gate (`App::run_tool_at`): Ok for a trusted stored tool (or anything that is not
-/// a stored tool, e.g. a build's work directory); the reason when the tool is held. When the
-/// standing cannot be judged, the call is refused (fail closed).
-pub fn gate(
+/// The trust check of a call (`App::run_tool_at`; the approval gate is `approval::Gate`): Ok
+/// for a trusted stored tool (or anything that is not a stored tool, e.g. a build's work
+/// directory); the reason when the tool is held. When the standing cannot be judged, the call
+/// is refused (fail closed).
+pub fn require_trusted(
     tb: &Toolbox,
     dir: &std::path::Path,
     tool: &crate::index::Tool,
