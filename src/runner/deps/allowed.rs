@@ -7,6 +7,7 @@
 //! URL's first fetch, and records a refusal (`request`) so `toolsmith pending` and the console
 //! can list what waits. No meta-tool, manifest field or elicitation answer reaches `allow`.
 
+use super::local;
 use super::reference::{self, DirectRef, Ecosystem, Source};
 use crate::personal;
 use serde::{Deserialize, Serialize};
@@ -85,7 +86,7 @@ pub enum AllowError {
     #[error("the path of {spec:?} cannot be pinned: {source}")]
     Path {
         spec: String,
-        source: reference::PathError,
+        source: local::PathError,
     },
     #[error("cannot read or write the allowances: {0}")]
     Io(#[from] std::io::Error),
@@ -204,7 +205,7 @@ impl Allowances {
     /// of the same entry and drops the refusals it answers.
     pub fn allow(&self, tool: &str, r: &DirectRef, via: &str) -> Result<Allowance, AllowError> {
         let digest = match &r.source {
-            Source::Path(p) => Some(reference::digest(p).map_err(|source| AllowError::Path {
+            Source::Path(p) => Some(local::digest(p).map_err(|source| AllowError::Path {
                 spec: r.spec.clone(),
                 source,
             })?),
@@ -299,7 +300,7 @@ mod tests {
         let a = store.allow("t", &r, "cli").unwrap();
         assert_eq!(
             a.digest.as_deref(),
-            Some(reference::digest(&file).unwrap().as_str())
+            Some(local::digest(&file).unwrap().as_str())
         );
         assert!(
             store.list().unwrap().1.is_empty(),

@@ -11,6 +11,7 @@
 mod allowed;
 mod eco;
 mod install;
+mod local;
 mod npm_refs;
 mod pip;
 mod reference;
@@ -266,7 +267,7 @@ fn verify(ctx: Ctx<'_>, tool: &str, r: DirectRef, content: bool) -> Result<Allow
     if let Source::Path(p) = &r.source
         && content
     {
-        let now = reference::digest(p).map_err(|e| DepsError::Source {
+        let now = local::digest(p).map_err(|e| DepsError::Source {
             tool: tool.to_string(),
             what: format!("the direct reference {:?}", r.spec),
             message: e.to_string(),

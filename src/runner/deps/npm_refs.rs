@@ -9,7 +9,8 @@
 //! registry, from one of those copies, or from an allowed URL with its pinned integrity.
 
 use super::install::{self, Ctx, NpmBase};
-use super::reference::{self, Source};
+use super::local;
+use super::reference::Source;
 use super::{Allowed, DepsError};
 use crate::runner::contained::{Job, Network};
 use serde_json::Value;
@@ -87,7 +88,7 @@ pub async fn prepare(
         let spec = &a.reference.spec;
         let work = refs.join(format!("work-{}", copy_name(a)));
         let (digest, copied) =
-            reference::copy(p, &work.join("src")).map_err(|e| failed(tool, spec, e.to_string()))?;
+            local::copy(p, &work.join("src")).map_err(|e| failed(tool, spec, e.to_string()))?;
         if a.allowance.digest.as_deref() != Some(digest.as_str()) {
             return Err(super::changed(
                 ctx,

@@ -9,7 +9,8 @@
 //! is used, and the digest of exactly what was copied must be the one the person allowed.
 
 use super::install::{self, Ctx, Index, Pip, no_wheel_for};
-use super::reference::{self, Source};
+use super::local;
+use super::reference::Source;
 use super::{Allowed, DepsError};
 use crate::runner::contained::{Job, Network};
 use std::path::{Path, PathBuf};
@@ -153,7 +154,7 @@ pub async fn prepare(
     let got = match &r.source {
         Source::Path(p) => {
             let into = work.fresh("ref")?;
-            let (digest, copied) = reference::copy(p, &into).map_err(|e| {
+            let (digest, copied) = local::copy(p, &into).map_err(|e| {
                 failed(
                     tool,
                     &format!("the direct reference {:?}", r.spec),
