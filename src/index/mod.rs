@@ -467,10 +467,7 @@ fn load_entry(name: &str, dir: &Path) -> Entry {
 pub fn load(dir: &Path, name: &str, text: &str) -> Result<Tool, Vec<Diagnostic>> {
     let file = dir.join(manifest::FILE_NAME);
     match manifest::parse(&file, Some(name), text) {
-        Ok(parsed) => match resolve(dir, &file, parsed) {
-            Status::Ok(tool) => Ok(*tool),
-            Status::Broken(diags) => Err(diags),
-        },
+        Ok(parsed) => resolve(dir, &file, parsed),
         Err(mut diags) => {
             if text
                 .lines()
@@ -488,7 +485,7 @@ pub fn load(dir: &Path, name: &str, text: &str) -> Result<Tool, Vec<Diagnostic>>
 /// Resolve schema files named by the manifest.
 // A diagnostic is the whole point of the error path here; boxing it buys nothing.
 #[allow(clippy::result_large_err)]
-fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Status {
+fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Result<Tool, Vec<Diagnostic>> {
     let m = parsed.manifest;
     let load = |field: &str, rel: &str| -> Result<Map<String, Value>, Diagnostic> {
         let path = dir.join(rel);
@@ -529,7 +526,7 @@ fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Status {
         (None, None) => Ok(None),
     };
     match (input, output) {
-        (Ok(input_schema), Ok(output_schema)) => Status::Ok(Box::new(Tool {
+        (Ok(input_schema), Ok(output_schema)) => Ok(Tool {
             manifest: m,
             input_schema,
             output_schema,
@@ -538,8 +535,8 @@ fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Status {
             secrets: Default::default(),
             admitted: None,
             upstream: None,
-        })),
-        (i, o) => Status::Broken(i.err().into_iter().chain(o.err()).collect()),
+        }),
+        (i, o) => Err(i.err().into_iter().chain(o.err()).collect()),
     }
 }
 

@@ -1,8 +1,8 @@
 //! What differs between the platforms editors run on (Linux, macOS, Windows), behind small
 //! functions: private files (mode 0600 on Unix; on Windows the per-user profile's inherited
-//! ACL), files replaced atomically (`write_atomic`), process trees (a process group on Unix, a job object on Windows, through
-//! `process-wrap`) and single processes by pid (alive? kill), so the rest of the code has no
-//! `cfg`.
+//! ACL), files replaced atomically (`write_atomic`), process trees (a process group on Unix,
+//! a job object on Windows, through `process-wrap`) and single processes by pid (alive?
+//! kill), so the rest of the code has no `cfg`.
 
 #![deny(missing_docs)]
 
@@ -37,12 +37,12 @@ pub struct Atomic {
 }
 
 impl Atomic {
-    /// A record of the person's (secrets, approvals, journal): private and durable.
+    /// A record of the person's (secrets, approvals, allowances): private and durable.
     pub const PRIVATE: Atomic = Atomic {
         private: true,
         durable: true,
     };
-    /// A record others may read (a tool's memory): durable.
+    /// A record others may read (a tool's memory, the toolbox's journal): durable.
     pub const RECORD: Atomic = Atomic {
         private: false,
         durable: true,
