@@ -144,10 +144,10 @@ impl Scanner {
     }
 }
 
-/// The secrets stored on this machine (in the process's personal directory, `Config::process`),
-/// for the scan; none when the file cannot be read (the format scan still runs).
-pub fn stored_secrets() -> Vec<(String, String)> {
-    crate::secrets::Store::new(&crate::config::Config::process().data_dir)
+/// The secrets stored in this person's directory `personal`, for the scan; none when the file
+/// cannot be read (the format scan still runs).
+pub fn stored_secrets(personal: &std::path::Path) -> Vec<(String, String)> {
+    crate::secrets::Store::new(personal)
         .load()
         .map(|m| m.into_iter().collect())
         .unwrap_or_default()

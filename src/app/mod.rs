@@ -88,7 +88,8 @@ impl App {
 
     fn unindexed(toolbox: Toolbox, config: Arc<Config>, ready: bool) -> App {
         App {
-            toolbox,
+            // One personal directory: the toolbox's writes and history read the app's.
+            toolbox: toolbox.with_personal(config.data_dir.clone()),
             index: Arc::new(RwLock::new(Arc::new(Index::default()))),
             ready: Arc::new((std::sync::Mutex::new(ready), std::sync::Condvar::new())),
             generation: AtomicU64::new(0),
@@ -145,6 +146,7 @@ impl App {
     /// Keep approvals, secrets and the audit log in `dir` instead of the default.
     pub fn with_personal_dir(mut self, dir: impl Into<std::path::PathBuf>) -> App {
         self.personal = dir.into();
+        self.toolbox = self.toolbox.with_personal(self.personal.clone());
         self.semantic = Arc::new(crate::search::Semantic::new(
             self.config.embeddings.clone(),
             &self.personal,
@@ -172,6 +174,11 @@ impl App {
     /// Embed the tools that have no vector yet, now (a one-shot command's search).
     pub fn prepare_search(&self) {
         self.semantic.prepare(self.index().search_index());
+    }
+
+    /// The use of this toolbox's tools (the ranking past 200 tools, what a restart starts).
+    pub fn usage(&self) -> std::sync::Arc<crate::index::rank::Usage> {
+        self.toolbox.state(crate::index::rank::Usage::new)
     }
 
     /// This person's private directory (approvals, secrets, audit log).
@@ -246,7 +253,7 @@ impl App {
     /// only the [`PRESTART`] used most recently and most often. No tool code runs.
     pub fn prepare_wasm(&self) {
         let Ok(runner) = self.wasm() else { return };
-        let used = crate::index::rank::most_used(self.toolbox.root(), PRESTART);
+        let used = self.usage().most_used(PRESTART);
         for t in self
             .index()
             .tools()
@@ -383,7 +390,7 @@ impl App {
     /// here). No tool code runs: what starts waits for its call.
     pub async fn prestart(&self) {
         let root = self.toolbox.root().to_path_buf();
-        for name in crate::index::rank::most_used(&root, PRESTART) {
+        for name in self.usage().most_used(PRESTART) {
             let Ok(tool) = self.tool(&name) else {
                 continue;
             };

@@ -145,7 +145,11 @@ pub struct Chain {
 
 /// Find the tool chain of `language` (`configured`, a path or a name on PATH) and ask its
 /// version.
-pub fn resolve(language: Language, configured: &Path) -> Result<Chain, BuildError> {
+pub fn resolve(
+    language: Language,
+    configured: &Path,
+    sandbox: &SandboxConfig,
+) -> Result<Chain, BuildError> {
     let missing = |message: String| BuildError::NoComponentizer {
         language,
         command: configured.display().to_string(),
@@ -162,24 +166,24 @@ pub fn resolve(language: Language, configured: &Path) -> Result<Chain, BuildErro
     }
     let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
     match language {
-        Language::Python => Ok(python(exe, version)),
-        Language::JavaScript => javascript(exe, version).map_err(missing),
+        Language::Python => Ok(python(exe, version, sandbox)),
+        Language::JavaScript => javascript(exe, version, sandbox).map_err(missing),
     }
 }
 
 /// componentize-py: bin/componentize-py of a venv; the venv (its site-packages, pyvenv.cfg)
 /// is what it reads, and its interpreter (the shebang's, through a venv's symlinks to the
 /// base installation).
-fn python(exe: PathBuf, version: String) -> Chain {
+fn python(exe: PathBuf, version: String, sandbox: &SandboxConfig) -> Chain {
     let mut visible: Vec<PathBuf> = exe
         .parent()
         .and_then(Path::parent)
         .map(|venv| vec![venv.to_path_buf()])
         .unwrap_or_default();
     if let Some(python) = shebang(&exe) {
-        visible.extend(interpreter_prefixes(&python));
+        visible.extend(interpreter_prefixes(&python, sandbox));
         if let Some(real) = crate::runner::interp::resolve(&python) {
-            visible.extend(interpreter_prefixes(&real.to_string_lossy()));
+            visible.extend(interpreter_prefixes(&real.to_string_lossy(), sandbox));
         }
     }
     Chain {
@@ -194,7 +198,7 @@ fn python(exe: PathBuf, version: String) -> Chain {
 /// ComponentizeJS: `node_modules/.bin/componentize-js` links to the package's `src/cli.js`
 /// (`#!/usr/bin/env node`). It reads its `node_modules` (the StarlingMonkey engine, wizer's
 /// binary among them) and runs on the Node.js on PATH, started here by its full path.
-fn javascript(exe: PathBuf, version: String) -> Result<Chain, String> {
+fn javascript(exe: PathBuf, version: String, sandbox: &SandboxConfig) -> Result<Chain, String> {
     let modules = exe
         .ancestors()
         .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
@@ -208,7 +212,7 @@ fn javascript(exe: PathBuf, version: String) -> Result<Chain, String> {
     let node = which::which("node").map_err(|e| format!("Node.js (`node`) is not on PATH: {e}"))?;
     let node = node.canonicalize().unwrap_or(node);
     let mut visible = vec![modules];
-    visible.extend(interpreter_prefixes(&node.to_string_lossy()));
+    visible.extend(interpreter_prefixes(&node.to_string_lossy(), sandbox));
     Ok(Chain {
         language: Language::JavaScript,
         argv: vec![
@@ -243,7 +247,8 @@ pub async fn build(
     cancel: &CancellationToken,
 ) -> Result<Report, BuildError> {
     let exe = language.configured(config);
-    let chain = super::blocking(move || resolve(language, &exe)).await?;
+    let sandbox = config.sandbox.clone();
+    let chain = super::blocking(move || resolve(language, &exe, &sandbox)).await?;
     let world = manifest.run.world.as_deref().unwrap_or("tool");
     compile(&chain, tool, world, work, &config.sandbox, host, cancel).await
 }

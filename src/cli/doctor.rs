@@ -66,7 +66,11 @@ pub(super) fn run(
         "Rust component tools",
     ));
     for language in Language::ALL {
-        checks.push(componentize(language, &language.configured(config)));
+        checks.push(componentize(
+            language,
+            &language.configured(config),
+            &config.sandbox,
+        ));
     }
     checks.extend(sandbox_checks(&config.sandbox));
     checks.push(builds_check(&config.sandbox));

@@ -140,7 +140,7 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
             None => crate::mcp::serve_stdio(shared).await,
         };
         stop.app.stop_all();
-        crate::index::rank::flush();
+        stop.app.usage().flush();
         served
     })?;
     Ok(0)

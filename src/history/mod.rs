@@ -183,20 +183,20 @@ pub fn tool_history(tb: &Toolbox, name: &str, limit: usize) -> Result<Vec<Versio
     if limit == 0 {
         return Ok(Vec::new());
     }
-    let log = scan::tool_commits(tb.root(), name, limit)?;
+    let log = scan::tool_commits(tb, name, limit)?;
     Ok(log.iter().map(Version::from).collect())
 }
 
 /// Build the history memo of this toolbox, or catch it up with HEAD, so that later
 /// `tool_history` calls answer from it (a server does this at start, in the background).
 pub fn prepare(tb: &Toolbox) -> Result<(), HistoryError> {
-    scan::prepare(tb.root())
+    scan::prepare(tb)
 }
 
 /// `prepare`, with a memo that does not exist yet built by `build_apart` (a child process
 /// writing the memo file, true when it did) while calls here wait for it.
 pub fn prepare_apart(tb: &Toolbox, build_apart: impl FnOnce() -> bool) -> Result<(), HistoryError> {
-    scan::prepare_apart(tb.root(), build_apart)
+    scan::prepare_apart(tb, build_apart)
 }
 
 /// One file of a tool at some revision.

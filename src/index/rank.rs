@@ -12,7 +12,8 @@
 use super::{Index, Tool};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Most stored tools the default `tools/list` shows.
@@ -47,10 +48,20 @@ impl From<Recorded> for Use {
     }
 }
 
-/// Use per tool, per toolbox root, shared by this process.
-fn usage() -> &'static Mutex<HashMap<PathBuf, HashMap<String, Use>>> {
-    static USAGE: OnceLock<Mutex<HashMap<PathBuf, HashMap<String, Use>>>> = OnceLock::new();
-    USAGE.get_or_init(Default::default)
+/// The use of one toolbox's tools: the record in memory, written to `.toolsmith/usage.json`
+/// shortly after each use. Held by the toolbox (`tb.state(Usage::new)`), so every handle of
+/// it in this process shares one record; what is still unwritten when the last handle goes is
+/// written then.
+#[derive(Debug)]
+pub struct Usage {
+    /// The usage file.
+    path: PathBuf,
+    /// The record, read from the file when first needed.
+    record: Mutex<Option<HashMap<String, Use>>>,
+    /// Whether a write is queued that has not read the record yet.
+    queued: AtomicBool,
+    /// One write at a time.
+    writing: Mutex<()>,
 }
 
 fn now_ms() -> u64 {
@@ -64,114 +75,122 @@ fn usage_path(root: &Path) -> PathBuf {
     root.join(".toolsmith").join(USAGE_FILE)
 }
 
-fn with_usage<T>(root: &Path, f: impl FnOnce(&mut HashMap<String, Use>) -> T) -> T {
-    let mut all = usage().lock().unwrap_or_else(|p| p.into_inner());
-    let map = all.entry(root.to_path_buf()).or_insert_with(|| {
-        std::fs::read(usage_path(root))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
-    });
-    f(map)
-}
-
-/// Remember that `name` was just called (best effort: a failed write only loses the record).
-/// The in-memory record changes at once; the file is written off the call's path (inside a
-/// tokio runtime: shortly after, in a blocking task). A write already queued for the toolbox takes this
-/// use along: a burst of calls costs a few writes, not one each.
-pub fn record_use(root: &Path, name: &str) {
-    with_usage(root, |m| {
-        let u = m
-            .entry(name.to_string())
-            .or_insert(Use { last: 0, calls: 0 });
-        u.last = now_ms();
-        u.calls += 1;
-    });
-    if !queued().insert(root.to_path_buf()) {
-        return;
-    }
-    let root = root.to_path_buf();
-    match tokio::runtime::Handle::try_current() {
-        // A moment later: the call's result goes out first, and the call's processes have
-        // the CPU to themselves meanwhile (a rename on some file systems takes a millisecond).
-        Ok(h) => drop(h.spawn(async move {
-            tokio::time::sleep(PERSIST_AFTER).await;
-            let _ = tokio::task::spawn_blocking(move || persist(&root)).await;
-        })),
-        Err(_) => persist(&root),
-    }
-}
-
 /// How long after a use its record is written.
 const PERSIST_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Write every record still waiting for its write (a server stopping).
-pub fn flush() {
-    let waiting: Vec<PathBuf> = queued().iter().cloned().collect();
-    for root in waiting {
-        persist(&root);
-    }
-}
-
-/// The toolboxes whose record waits for a write that has not taken it yet.
-fn queued() -> std::sync::MutexGuard<'static, std::collections::HashSet<PathBuf>> {
-    static QUEUED: OnceLock<Mutex<std::collections::HashSet<PathBuf>>> = OnceLock::new();
-    QUEUED
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-}
-
-/// Write the current record of `root` (`.toolsmith/usage.json`, through a temporary file).
-fn persist(root: &Path) {
-    static WRITING: Mutex<()> = Mutex::new(());
-    let _one = WRITING.lock().unwrap_or_else(|p| p.into_inner());
-    // Unqueued before the record is read: a use recorded after this read queues a new write.
-    queued().remove(root);
-    let Some(bytes) = with_usage(root, |m| serde_json::to_vec(m).ok()) else {
-        return;
-    };
-    let path = usage_path(root);
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let _ = crate::platform::write_atomic(&path, &bytes, crate::platform::Atomic::CACHE);
-}
-
-/// The tools called most recently (newest first, at most `cap`), from the usage record alone:
-/// what a client most likely wants before the whole index is built.
-pub fn recently_used(root: &Path, cap: usize) -> Vec<String> {
-    let mut used: Vec<(String, u64)> = with_usage(root, |m| {
-        m.iter().map(|(n, u)| (n.clone(), u.last)).collect()
-    });
-    used.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    used.into_iter().take(cap).map(|(n, _)| n).collect()
-}
-
-/// The tools a server starting on this toolbox should have ready first (at most `cap`): the
-/// most recently used, then the most often used, alternately (each list newest or most used
-/// first, without repeats).
-pub fn most_used(root: &Path, cap: usize) -> Vec<String> {
-    let all: Vec<(String, Use)> =
-        with_usage(root, |m| m.iter().map(|(n, u)| (n.clone(), *u)).collect());
-    let mut recent = all.clone();
-    recent.sort_by(|a, b| b.1.last.cmp(&a.1.last).then_with(|| a.0.cmp(&b.0)));
-    let mut often = all;
-    often.sort_by(|a, b| {
-        b.1.calls
-            .cmp(&a.1.calls)
-            .then(b.1.last.cmp(&a.1.last))
-            .then_with(|| a.0.cmp(&b.0))
-    });
-    let mut out: Vec<String> = Vec::new();
-    for (r, o) in recent.into_iter().zip(often) {
-        for name in [r.0, o.0] {
-            if out.len() < cap && !out.contains(&name) {
-                out.push(name);
-            }
+impl Usage {
+    /// The use of the toolbox at `root` (nothing is read until it is needed).
+    pub fn new(root: &Path) -> Usage {
+        Usage {
+            path: usage_path(root),
+            record: Mutex::new(None),
+            queued: AtomicBool::new(false),
+            writing: Mutex::new(()),
         }
     }
-    out
+
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, Use>) -> T) -> T {
+        let mut record = self.record.lock().unwrap_or_else(|p| p.into_inner());
+        let map = record.get_or_insert_with(|| {
+            std::fs::read(&self.path)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default()
+        });
+        f(map)
+    }
+
+    /// Remember that `name` was just called (best effort: a failed write only loses the
+    /// record). The record in memory changes at once; the file is written off the call's path
+    /// (inside a tokio runtime: shortly after, in a blocking task). A write already queued
+    /// takes this use along: a burst of calls costs a few writes, not one each.
+    pub fn record(self: &Arc<Self>, name: &str) {
+        self.with(|m| {
+            let u = m
+                .entry(name.to_string())
+                .or_insert(Use { last: 0, calls: 0 });
+            u.last = now_ms();
+            u.calls += 1;
+        });
+        if self.queued.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        match tokio::runtime::Handle::try_current() {
+            // A moment later: the call's result goes out first, and the call's processes have
+            // the CPU to themselves meanwhile (a rename on some file systems takes a millisecond).
+            Ok(h) => {
+                let usage = Arc::clone(self);
+                drop(h.spawn(async move {
+                    tokio::time::sleep(PERSIST_AFTER).await;
+                    let _ = tokio::task::spawn_blocking(move || usage.persist()).await;
+                }))
+            }
+            Err(_) => self.persist(),
+        }
+    }
+
+    /// Write the record now when a write is still waiting (a server stopping).
+    pub fn flush(&self) {
+        if self.queued.load(Ordering::Acquire) {
+            self.persist();
+        }
+    }
+
+    /// Write the current record (through a temporary file).
+    fn persist(&self) {
+        let _one = self.writing.lock().unwrap_or_else(|p| p.into_inner());
+        // Unqueued before the record is read: a use recorded after this read queues a new write.
+        self.queued.store(false, Ordering::Release);
+        let Some(bytes) = self.with(|m| serde_json::to_vec(m).ok()) else {
+            return;
+        };
+        if let Some(dir) = self.path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = crate::platform::write_atomic(&self.path, &bytes, crate::platform::Atomic::CACHE);
+    }
+
+    /// The tools called most recently (newest first, at most `cap`), from the record alone:
+    /// what a client most likely wants before the whole index is built.
+    pub fn recently_used(&self, cap: usize) -> Vec<String> {
+        let mut used: Vec<(String, u64)> =
+            self.with(|m| m.iter().map(|(n, u)| (n.clone(), u.last)).collect());
+        used.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        used.into_iter().take(cap).map(|(n, _)| n).collect()
+    }
+
+    /// The tools a server starting on this toolbox should have ready first (at most `cap`):
+    /// the most recently used, then the most often used, alternately (each list newest or most
+    /// used first, without repeats).
+    pub fn most_used(&self, cap: usize) -> Vec<String> {
+        let all: Vec<(String, Use)> =
+            self.with(|m| m.iter().map(|(n, u)| (n.clone(), *u)).collect());
+        let mut recent = all.clone();
+        recent.sort_by(|a, b| b.1.last.cmp(&a.1.last).then_with(|| a.0.cmp(&b.0)));
+        let mut often = all;
+        often.sort_by(|a, b| {
+            b.1.calls
+                .cmp(&a.1.calls)
+                .then(b.1.last.cmp(&a.1.last))
+                .then_with(|| a.0.cmp(&b.0))
+        });
+        let mut out: Vec<String> = Vec::new();
+        for (r, o) in recent.into_iter().zip(often) {
+            for name in [r.0, o.0] {
+                if out.len() < cap && !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Drop for Usage {
+    /// The last handle of the toolbox went: what is unwritten is written now.
+    fn drop(&mut self) {
+        self.flush();
+    }
 }
 
 /// When a tool's tool.toml last changed (unix milliseconds; 0 when unknown).
@@ -186,12 +205,12 @@ fn changed_ms(t: &Tool, index: &Index) -> u64 {
 
 /// At most `cap` tools of `index`: all of them in name order when they fit; otherwise pinned
 /// first, then by most recent use, then by most recent change (then name).
-pub fn ranked(index: &Index, cap: usize) -> Vec<&Tool> {
+pub fn ranked<'a>(index: &'a Index, usage: &Usage, cap: usize) -> Vec<&'a Tool> {
     let all: Vec<&Tool> = index.tools().collect();
     if all.len() <= cap {
         return all;
     }
-    let used = with_usage(index.root(), |m| m.clone());
+    let used = usage.with(|m| m.clone());
     let mut keyed: Vec<(bool, u64, u64, &Tool)> = all
         .into_iter()
         .map(|t| {
@@ -222,8 +241,9 @@ mod tests {
     async fn a_burst_of_uses_is_persisted_whole() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
+        let usage = Arc::new(Usage::new(root));
         for i in 0..50 {
-            record_use(root, &format!("tool_{i:02}"));
+            usage.record(&format!("tool_{i:02}"));
         }
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         let on_disk = loop {
@@ -263,8 +283,9 @@ mod tests {
             r#"{"old": 5, "often": {"last": 10, "calls": 40}, "recent": {"last": 30, "calls": 2}, "mid": {"last": 20, "calls": 9}}"#,
         )
         .unwrap();
-        assert_eq!(most_used(root, 3), ["recent", "often", "mid"]);
-        assert_eq!(most_used(root, 9), ["recent", "often", "mid", "old"]);
-        assert_eq!(recently_used(root, 9), ["recent", "mid", "often", "old"]);
+        let usage = Usage::new(root);
+        assert_eq!(usage.most_used(3), ["recent", "often", "mid"]);
+        assert_eq!(usage.most_used(9), ["recent", "often", "mid", "old"]);
+        assert_eq!(usage.recently_used(9), ["recent", "mid", "often", "old"]);
     }
 }

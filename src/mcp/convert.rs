@@ -1,5 +1,6 @@
 //! From index entries to MCP tool definitions, and which stored tools are exposed.
 
+use crate::index::rank::Usage;
 use crate::index::{Index, Tool as IndexTool};
 use rmcp::model::{Tool, ToolAnnotations};
 use std::sync::Arc;
@@ -23,13 +24,13 @@ pub const ALL_CAP: usize = crate::index::rank::LIST_CAP;
 
 impl Exposure {
     /// The stored tools to list: in name order when all fit, else in rank order.
-    pub fn select(self, index: &Index) -> Vec<&IndexTool> {
+    pub fn select<'a>(self, index: &'a Index, usage: &Usage) -> Vec<&'a IndexTool> {
         // An MCP entry is listed through its server's tools, not as a tool of its own.
         let own = |t: &&IndexTool| {
             !(t.manifest.kind == crate::manifest::Kind::Mcp && t.upstream.is_none())
         };
         match self {
-            Exposure::All => crate::index::rank::ranked(index, ALL_CAP)
+            Exposure::All => crate::index::rank::ranked(index, usage, ALL_CAP)
                 .into_iter()
                 .filter(own)
                 .collect(),
@@ -43,8 +44,10 @@ impl Exposure {
     }
 
     /// Whether one stored tool is listed on its own.
-    pub fn exposes(self, index: &Index, name: &str) -> bool {
-        self.select(index).iter().any(|t| t.manifest.name == name)
+    pub fn exposes(self, index: &Index, usage: &Usage, name: &str) -> bool {
+        self.select(index, usage)
+            .iter()
+            .any(|t| t.manifest.name == name)
     }
 }
 

@@ -30,6 +30,6 @@ pub fn index_for_list(shared: &Arc<Shared>) -> Arc<Index> {
     let root = shared.app.toolbox.root();
     Arc::new(Index::build_only(
         root,
-        &rank::recently_used(root, rank::LIST_CAP),
+        &shared.app.usage().recently_used(rank::LIST_CAP),
     ))
 }

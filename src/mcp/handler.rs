@@ -66,7 +66,7 @@ impl Server {
         tools.extend(
             self.shared
                 .exposure
-                .select(&idx)
+                .select(&idx, &self.shared.app.usage())
                 .into_iter()
                 .map(convert::mcp_tool),
         );
@@ -234,7 +234,7 @@ impl ServerHandler for Server {
                 // The model asked for a tool by name: tell it (isError), with likely names.
                 return Ok(tools::core::unknown_tool(&shared, &name).into());
             }
-            crate::index::rank::record_use(shared.app.toolbox.root(), &name);
+            shared.app.usage().record(&name);
             let out = tokio::select! {
                 out = shared.app.call(&name, Value::Object(args), &host) => out,
                 // A cancelled task: dropping the call kills the tool's process.

@@ -35,37 +35,23 @@ pub enum Support {
 /// How long cancelled work may take to stop on its own before it is dropped.
 const WIND_DOWN: Duration = Duration::from_secs(10);
 
-/// Whether this call may run as a task: the long meta-tools (`build_tool`, `import_tool`,
-/// `register_script` with dependencies to install) and stored tools whose `tool.toml` says
-/// `[run] long = true`.
+/// Whether this call may run as a task: the long meta-tools (each says so,
+/// `MetaTool::runs_as_task`: `build_tool`, `import_tool`, `register_script` with dependencies
+/// to install) and stored tools whose `tool.toml` says `[run] long = true`.
 pub fn support(shared: &Shared, request: &CallToolRequestParams) -> Support {
     let name = request.name.as_ref();
     let empty = JsonObject::new();
     let args = request.arguments.as_ref().unwrap_or(&empty);
-    match name {
-        "build_tool" | "import_tool" => Support::Optional,
-        "register_script" => {
-            let installs = args
-                .get("dependencies")
-                .and_then(|d| d.as_object())
-                .is_some_and(|d| {
-                    d.values().any(|v| match v {
-                        serde_json::Value::Array(a) => !a.is_empty(),
-                        serde_json::Value::Object(o) => !o.is_empty(),
-                        _ => false,
-                    })
-                });
-            if installs {
-                Support::Optional
-            } else {
-                Support::Never
-            }
-        }
-        _ if super::tools::is_meta(name) => Support::Never,
-        _ => match shared.app.index().tool(name) {
-            Some(t) if t.manifest.run.long => Support::Optional,
-            _ => Support::Never,
-        },
+    if let Some(meta) = super::tools::ALL.iter().find(|e| e.name == name) {
+        return if (meta.runs_as_task)(args) {
+            Support::Optional
+        } else {
+            Support::Never
+        };
+    }
+    match shared.app.index().tool(name) {
+        Some(t) if t.manifest.run.long => Support::Optional,
+        _ => Support::Never,
     }
 }
 

@@ -11,6 +11,7 @@
 mod apply;
 mod journal;
 mod layout;
+mod state;
 mod trusted;
 mod verify;
 mod write;
@@ -117,6 +118,11 @@ pub(crate) fn io_err<'a>(
 #[derive(Debug, Clone)]
 pub struct Toolbox {
     root: PathBuf,
+    /// This person's private directory (`Config::data_dir`): the stored secrets the commit
+    /// scan looks for, the history memo's key. Set by `App` to its own (`with_personal`).
+    personal: PathBuf,
+    /// What this process derived from the toolbox (`state`), shared by clones of the handle.
+    state: std::sync::Arc<state::State>,
 }
 
 impl Toolbox {
@@ -133,7 +139,12 @@ impl Toolbox {
             return Err(not("it is not a git repository (no .git)"));
         }
         let root = root.canonicalize().map_err(io_err("resolve", root))?;
-        let tb = Toolbox { root };
+        let tb = Toolbox {
+            root,
+            // The one process-wide fallback (see `config`); `App` sets its own.
+            personal: crate::config::Config::process().data_dir.clone(),
+            state: Default::default(),
+        };
         std::fs::create_dir_all(tb.tools_dir()).map_err(io_err("create", &tb.tools_dir()))?;
         tb.recover()?;
         if let Err(e) = tb.ensure_trust_baseline() {
@@ -190,6 +201,18 @@ impl Toolbox {
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The same toolbox, with `dir` as this person's private directory (what the commit scan
+    /// and the history memo read: an `App` hands its own to its toolbox).
+    pub fn with_personal(mut self, dir: impl Into<PathBuf>) -> Toolbox {
+        self.personal = dir.into();
+        self
+    }
+
+    /// This person's private directory, as this toolbox reads it (`with_personal`).
+    pub fn personal_dir(&self) -> &Path {
+        &self.personal
     }
 
     pub fn tools_dir(&self) -> PathBuf {

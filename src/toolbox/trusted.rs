@@ -77,8 +77,9 @@ impl Trusted {
     }
 }
 
-type Cache = Mutex<Option<(PathBuf, u64, Trusted)>>;
-static CACHE: Cache = Mutex::new(None);
+/// The record as last read, with the file's size then (this toolbox's `state`).
+#[derive(Default)]
+struct Cache(Mutex<Option<(u64, Trusted)>>);
 
 impl Toolbox {
     fn trusted_path(&self) -> PathBuf {
@@ -89,9 +90,9 @@ impl Toolbox {
     pub fn trusted(&self) -> Trusted {
         let path = self.trusted_path();
         let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        if let Ok(c) = CACHE.lock()
-            && let Some((p, l, t)) = c.as_ref()
-            && *p == path
+        let cache = self.state(|_| Cache::default());
+        if let Ok(c) = cache.0.lock()
+            && let Some((l, t)) = c.as_ref()
             && *l == len
         {
             return t.clone();
@@ -110,8 +111,8 @@ impl Toolbox {
                 _ => {}
             }
         }
-        if let Ok(mut c) = CACHE.lock() {
-            *c = Some((path, len, t.clone()));
+        if let Ok(mut c) = cache.0.lock() {
+            *c = Some((len, t.clone()));
         }
         t
     }

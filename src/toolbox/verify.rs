@@ -18,7 +18,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::path::Path;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 /// The toolbox-level settings file (committed; edited by people only).
 pub const SETTINGS_FILE: &str = "toolsmith.toml";
@@ -64,12 +64,10 @@ impl Drift {
     }
 }
 
-type Cache = Mutex<HashMap<std::path::PathBuf, (u64, Drift)>>;
-
-fn cache() -> &'static Cache {
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    CACHE.get_or_init(Cache::default)
-}
+/// Each stored tool's drift, with the stamp of its files and HEAD it was computed for (this
+/// toolbox's `state`).
+#[derive(Default)]
+struct Cache(Mutex<HashMap<std::path::PathBuf, (u64, Drift)>>);
 
 /// The files of a tool directory that git would track (ignored directories and `*.pyc` left
 /// out), relative, sorted.
@@ -150,14 +148,15 @@ impl Toolbox {
         }
         manifest.hashes.source.hash(&mut h);
         let stamp = h.finish();
-        if let Ok(c) = cache().lock()
+        let cache = self.state(|_| Cache::default());
+        if let Ok(c) = cache.0.lock()
             && let Some((s, d)) = c.get(&dir)
             && *s == stamp
         {
             return Ok(d.clone());
         }
         let drift = self.compute_drift(name, manifest, &dir, &files)?;
-        if let Ok(mut c) = cache().lock() {
+        if let Ok(mut c) = cache.0.lock() {
             c.insert(dir, (stamp, drift.clone()));
         }
         Ok(drift)

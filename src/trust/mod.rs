@@ -104,15 +104,19 @@ pub enum Standing {
     Held(Held),
 }
 
-type Key = (std::path::PathBuf, String, String, u64, Option<String>);
-static CACHE: Mutex<Option<HashMap<Key, Standing>>> = Mutex::new(None);
+/// A version judged: (name, tree, size of the trusted record, `allowed_signers` blob).
+type Key = (String, String, u64, Option<String>);
+
+/// This toolbox's judged versions (its `state`): judging costs git processes.
+#[derive(Default)]
+struct Judged(Mutex<HashMap<Key, Standing>>);
 
 /// The standing of tool `name` as committed at HEAD.
 pub fn standing(tb: &Toolbox, name: &str) -> Result<Standing, TrustError> {
     crate::names::validate(name).map_err(crate::toolbox::ToolboxError::from)?;
     let root = tb.root();
     let path = format!("{TOOLS_DIR}/{name}");
-    let Some(tree) = head_tree(root, name) else {
+    let Some(tree) = head_tree(tb, name) else {
         return Ok(Standing::Trusted(Trusted::Uncommitted));
     };
     let record = tb.trusted();
@@ -126,21 +130,16 @@ pub fn standing(tb: &Toolbox, name: &str) -> Result<Standing, TrustError> {
     let signers = crate::git::entry_id_at(root, "HEAD", crate::toolbox::ALLOWED_SIGNERS)
         .ok()
         .flatten();
-    let key: Key = (
-        root.to_path_buf(),
-        name.to_string(),
-        tree.clone(),
-        record_len,
-        signers,
-    );
-    if let Ok(c) = CACHE.lock()
-        && let Some(s) = c.as_ref().and_then(|m| m.get(&key))
+    let key: Key = (name.to_string(), tree.clone(), record_len, signers);
+    let judged = tb.state(|_| Judged::default());
+    if let Ok(c) = judged.0.lock()
+        && let Some(s) = c.get(&key)
     {
         return Ok(s.clone());
     }
     let s = judge(tb, name, &path)?;
-    if let Ok(mut c) = CACHE.lock() {
-        c.get_or_insert_with(HashMap::new).insert(key, s.clone());
+    if let Ok(mut c) = judged.0.lock() {
+        c.insert(key, s.clone());
     }
     Ok(s)
 }
@@ -220,7 +219,7 @@ pub fn require_trusted(
 
 /// Every held tool of `index`.
 pub fn held_tools(tb: &Toolbox, index: &Index) -> Vec<Held> {
-    let Some(trees) = head_trees(tb.root()) else {
+    let Some(trees) = head_trees(tb) else {
         return Vec::new();
     };
     let record = tb.trusted();
@@ -266,15 +265,18 @@ fn head_stamp(root: &std::path::Path) -> Option<Stamp> {
 /// `.git/HEAD`'s text and (inode, mtime) of the branch file and packed-refs.
 type Stamp = (String, Vec<Option<(u64, std::time::SystemTime)>>);
 type Trees = std::sync::Arc<HashMap<String, String>>;
-type TreeCache = Mutex<HashMap<std::path::PathBuf, (Stamp, Trees)>>;
-static TREES: std::sync::OnceLock<TreeCache> = std::sync::OnceLock::new();
+
+/// The tools' trees at HEAD as last read, with HEAD's stamp then (this toolbox's `state`).
+#[derive(Default)]
+struct HeadTrees(Mutex<Option<(Stamp, Trees)>>);
 
 /// Every tool's tree at HEAD (name → tree id), read once per state of HEAD.
-fn head_trees(root: &std::path::Path) -> Option<Trees> {
+fn head_trees(tb: &Toolbox) -> Option<Trees> {
+    let root = tb.root();
     let stamp = head_stamp(root)?;
-    let cache = TREES.get_or_init(Default::default);
-    if let Ok(c) = cache.lock()
-        && let Some((s, t)) = c.get(root)
+    let cache = tb.state(|_| HeadTrees::default());
+    if let Ok(c) = cache.0.lock()
+        && let Some((s, t)) = c.as_ref()
         && *s == stamp
     {
         return Some(t.clone());
@@ -286,14 +288,14 @@ fn head_trees(root: &std::path::Path) -> Option<Trees> {
             .into_iter()
             .collect(),
     );
-    if let Ok(mut c) = cache.lock() {
-        c.insert(root.to_path_buf(), (stamp, trees.clone()));
+    if let Ok(mut c) = cache.0.lock() {
+        *c = Some((stamp, trees.clone()));
     }
     Some(trees)
 }
 
-fn head_tree(root: &std::path::Path, name: &str) -> Option<String> {
-    head_trees(root)?.get(name).cloned()
+fn head_tree(tb: &Toolbox, name: &str) -> Option<String> {
+    head_trees(tb)?.get(name).cloned()
 }
 
 /// What `toolsmith review NAME` shows.

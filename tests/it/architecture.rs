@@ -581,3 +581,35 @@ fn the_source_files_architecture_names_exist() {
         "ARCHITECTURE.md names source files that do not exist: {gone:?}"
     );
 }
+
+/// No static holds a table keyed by a path (per-toolbox state lives in the toolbox handle's
+/// `state`; locks shared with other processes are file locks). The two left are facts about
+/// the machine, keyed by an executable: what `python3` on a PATH resolves to, which toolchain
+/// a cargo is.
+#[test]
+fn no_static_table_is_keyed_by_a_path() {
+    let machine_facts = ["src/runner/interp.rs", "src/build/toolchain.rs"];
+    let mut bad = Vec::new();
+    for (path, text) in sources() {
+        if machine_facts.contains(&path.as_str()) {
+            continue;
+        }
+        let code = code_only(&text);
+        for line in code.lines() {
+            let l = line.trim_start();
+            let declares = l.starts_with("static ") || l.starts_with("pub static ");
+            // A table keyed by a path behind a type alias counts too.
+            let keyed = l.starts_with("type ")
+                && ["Map<PathBuf", "Map<std::path::PathBuf", "Set<PathBuf"]
+                    .iter()
+                    .any(|k| l.contains(k));
+            if (declares && l.contains("PathBuf")) || keyed {
+                bad.push(format!("{path}: {}", l.trim()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "ARCHITECTURE (state belongs to what it describes): keep per-toolbox state in `Toolbox::state`, not in a static keyed by path; found: {bad:?}"
+    );
+}

@@ -437,9 +437,9 @@ async fn a_restarted_server_prestarts_what_its_most_used_tools_need() {
         "capabilities": {"env": ["HOME"]}, "code": "print('{}')\n"})).await;
     let root = app.toolbox.root().to_path_buf();
     for name in ["py_used", "sh_used", "asks", "py_used"] {
-        toolsmith::index::rank::record_use(&root, name);
+        app.usage().record(name);
     }
-    toolsmith::index::rank::flush();
+    app.usage().flush();
     app.scripts().spares.stop_all();
     drop(app);
     // The server starts again on the same toolbox.

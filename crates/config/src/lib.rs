@@ -10,10 +10,10 @@
 //!
 //! `Config::default()` is the configuration of an empty environment (tests, examples).
 //!
-//! One thing is process-wide: the toolbox's writes and the history memo reach the person's
-//! private directory (stored secrets for the commit scan, the memo key) where no `App` is in
-//! reach. They read `Config::process()`: the configuration the binary installed at start
-//! (`install`), else, in a library or a test, the environment's, read once on first use.
+//! One thing is process-wide: `Config::process()`, the configuration the binary installed at
+//! start (`install`), else, in a library or a test, the environment's, read once on first use.
+//! Its one reader is `Toolbox::open`, for the personal directory a toolbox handle starts with
+//! (an `App` then hands the handle its own).
 
 #![deny(missing_docs)]
 
@@ -96,6 +96,9 @@ pub struct SandboxConfig {
     pub no_fallback: bool,
     /// `TOOLSMITH_NO_CGROUP`: make no pids cgroup per call (rlimits and namespaces still apply).
     pub no_cgroup: bool,
+    /// toolsmith's own directories, which no grant may show: the personal directory (first),
+    /// the cache, toolsmith's home and the configured toolbox (from the variables above).
+    pub private: Vec<PathBuf>,
 }
 
 /// Where the semantic half of search gets its embeddings (`TOOLSMITH_EMBEDDINGS`).
@@ -325,14 +328,20 @@ impl Config {
         };
         let embeddings = embeddings(&text, &path)?;
         let data = dirs::data_dir().unwrap_or_else(|| PathBuf::from("."));
+        let data_dir = path("TOOLSMITH_DATA").unwrap_or_else(|| data.join("toolsmith-private"));
+        let cache_dir = path("TOOLSMITH_CACHE")
+            .or_else(|| dirs::cache_dir().map(|d| d.join("toolsmith")))
+            .unwrap_or_else(|| std::env::temp_dir().join("toolsmith-cache"));
+        let home = path("TOOLSMITH_HOME").unwrap_or_else(|| data.join("toolsmith"));
+        let toolbox = path("TOOLSMITH_TOOLBOX");
+        let mut private = vec![data_dir.clone(), cache_dir.clone(), home.clone()];
+        private.extend(toolbox.clone());
         Ok(Config {
             embeddings,
-            data_dir: path("TOOLSMITH_DATA").unwrap_or_else(|| data.join("toolsmith-private")),
-            cache_dir: path("TOOLSMITH_CACHE")
-                .or_else(|| dirs::cache_dir().map(|d| d.join("toolsmith")))
-                .unwrap_or_else(|| std::env::temp_dir().join("toolsmith-cache")),
-            home: path("TOOLSMITH_HOME").unwrap_or_else(|| data.join("toolsmith")),
-            toolbox: path("TOOLSMITH_TOOLBOX"),
+            data_dir,
+            cache_dir,
+            home,
+            toolbox,
             log: text("TOOLSMITH_LOG")?,
             roots,
             spares: count("TOOLSMITH_SPARES", DEFAULT_SPARES, 0)?,
@@ -357,6 +366,7 @@ impl Config {
                 bwrap: path("TOOLSMITH_BWRAP").unwrap_or_else(|| PathBuf::from("bwrap")),
                 no_fallback: flag("TOOLSMITH_SANDBOX_NO_FALLBACK")?,
                 no_cgroup: flag("TOOLSMITH_NO_CGROUP")?,
+                private,
             },
         })
     }

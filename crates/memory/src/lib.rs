@@ -2,14 +2,13 @@
 //! under the toolbox's git-ignored `.toolsmith/memory/` and replaced atomically on every write.
 //!
 //! Memory survives restarts and is never committed: it is a tool's working state, not its
-//! source. Writers are serialized inside the process (one mutex per store directory).
+//! source. A write holds the tool's file lock (`<tool>.lock`), so writers in every process are
+//! serialized.
 
 #![deny(missing_docs)]
 
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
 use thiserror::Error;
 use toolsmith_error::{HostCode, HostError};
 
@@ -61,12 +60,6 @@ impl toolsmith_error::Hint for MemoryError {
 #[derive(Debug, Clone)]
 pub struct Memory {
     dir: PathBuf,
-    lock: Arc<Mutex<()>>,
-}
-
-fn locks() -> &'static Mutex<HashMap<PathBuf, Arc<Mutex<()>>>> {
-    static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
-    LOCKS.get_or_init(Mutex::default)
 }
 
 impl Memory {
@@ -77,11 +70,7 @@ impl Memory {
 
     /// Memory kept in `dir`, one `<tool>.json` per tool.
     pub fn at(dir: PathBuf) -> Memory {
-        let lock = {
-            let mut map = locks().lock().unwrap_or_else(|p| p.into_inner());
-            Arc::clone(map.entry(dir.clone()).or_default())
-        };
-        Memory { dir, lock }
+        Memory { dir }
     }
 
     fn file(&self, tool: &str) -> Result<PathBuf, MemoryError> {
@@ -135,14 +124,21 @@ impl Memory {
             .map_err(io("write", &path))
     }
 
-    fn guard(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.lock.lock().unwrap_or_else(|p| p.into_inner())
+    /// The lock of `tool`'s file (`<tool>.lock` beside it), held by a read-modify-write: a
+    /// server and a CLI command, or two calls, never lose each other's change. Reads take no
+    /// lock: a file is only ever replaced whole.
+    fn guard(&self, tool: &str) -> Result<std::fs::File, MemoryError> {
+        let path = self.file(tool)?.with_extension("lock");
+        toolsmith_platform::lock(&path).map_err(|source| MemoryError::Io {
+            action: "lock",
+            path,
+            source,
+        })
     }
 
     /// The value of `key`, if set.
     pub fn get(&self, tool: &str, key: &str) -> Result<Option<Value>, MemoryError> {
         check_key(key)?;
-        let _g = self.guard();
         Ok(self.load(tool)?.remove(key))
     }
 
@@ -153,7 +149,7 @@ impl Memory {
         if bytes > MAX_VALUE_BYTES {
             return Err(MemoryError::TooLarge { bytes });
         }
-        let _g = self.guard();
+        let _g = self.guard(tool)?;
         let mut map = self.load(tool)?;
         if !map.contains_key(key) && map.len() >= MAX_KEYS {
             return Err(MemoryError::TooManyKeys {
@@ -168,7 +164,7 @@ impl Memory {
     /// Delete `key`; returns whether it existed.
     pub fn delete(&self, tool: &str, key: &str) -> Result<bool, MemoryError> {
         check_key(key)?;
-        let _g = self.guard();
+        let _g = self.guard(tool)?;
         let mut map = self.load(tool)?;
         let existed = map.remove(key).is_some();
         if existed {
@@ -179,7 +175,6 @@ impl Memory {
 
     /// The keys of a tool, sorted, optionally only those starting with `prefix`.
     pub fn list(&self, tool: &str, prefix: Option<&str>) -> Result<Vec<String>, MemoryError> {
-        let _g = self.guard();
         let mut keys: Vec<String> = self
             .load(tool)?
             .keys()
@@ -192,7 +187,6 @@ impl Memory {
 
     /// Keys and bytes per tool (or of one tool).
     pub fn stats(&self, tool: Option<&str>) -> Result<Value, MemoryError> {
-        let _g = self.guard();
         let mut tools = Vec::new();
         let names: Vec<String> = match tool {
             Some(t) => vec![t.to_string()],

@@ -8,10 +8,10 @@ use thiserror::Error;
 /// Longest tool name accepted. MCP clients cap tool names at 64 characters.
 pub const MAX_NAME_LEN: usize = 64;
 
-/// Names a stored tool may not take: the server's own meta-tools (a stored tool is also exposed
-/// under its own name, so a clash would shadow one), and names that mean something to git or
-/// to some file systems.
-pub const RESERVED_NAMES: &[&str] = &[
+/// The server's own meta-tools: a stored tool may not take one of these names (it is also
+/// exposed under its own name, so a clash would shadow one). The MCP layer's registry of
+/// meta-tools is tested to list exactly these.
+pub const META_TOOL_NAMES: &[&str] = &[
     "list_tools",
     "get_tool",
     "search_tools",
@@ -32,14 +32,11 @@ pub const RESERVED_NAMES: &[&str] = &[
     "import_mcp",
     "undo_session",
     "sync",
-    "git",
-    "con",
-    "nul",
-    "aux",
-    "prn",
-    "tools",
-    "toolsmith",
 ];
+
+/// Other names a stored tool may not take: names that mean something to git or to some file
+/// systems.
+pub const RESERVED_NAMES: &[&str] = &["git", "con", "nul", "aux", "prn", "tools", "toolsmith"];
 
 /// Why a tool name was refused.
 /// Each variant is told by its `#[error]` message; the fields are what the message names.
@@ -100,7 +97,10 @@ pub fn validate(name: &str) -> Result<(), NameError> {
     // A tool named like toolsmith itself could pass its questions and output for toolsmith's
     // (also spelt with look-alikes: `too1smith`, `t00lsmith`, `toolsrnith`, `tool_smith`).
     let joined: String = name.chars().filter(|c| *c != '_' && *c != '-').collect();
-    if RESERVED_NAMES.contains(&name) || reads_as(&joined).starts_with(&reads_as("toolsmith")) {
+    if RESERVED_NAMES.contains(&name)
+        || META_TOOL_NAMES.contains(&name)
+        || reads_as(&joined).starts_with(&reads_as("toolsmith"))
+    {
         return Err(NameError::Reserved {
             name: name.to_string(),
         });

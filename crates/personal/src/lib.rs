@@ -25,18 +25,12 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     toolsmith_platform::write_atomic(path, bytes, toolsmith_platform::Atomic::PRIVATE)
 }
 
-/// Run `f` holding an exclusive lock on `<path>.lock` (a CLI command and a running server
-/// may update the same file: read-modify-write under the lock loses nothing).
+/// `platform::with_lock` in the personal directory (made private first).
 pub fn with_lock<T>(path: &Path, f: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
-    let lock = path.with_extension("lock");
-    if let Some(dir) = lock.parent() {
+    if let Some(dir) = path.parent() {
         ensure_dir(dir)?;
     }
-    let file = append_private(&lock)?;
-    file.lock()?;
-    let out = f();
-    let _ = file.unlock();
-    out
+    toolsmith_platform::with_lock(path, f)
 }
 
 /// Open `path` for appending (created with mode 0600).

@@ -75,6 +75,33 @@ pub fn write_atomic(path: &Path, bytes: &[u8], how: Atomic) -> io::Result<()> {
     Ok(())
 }
 
+/// An exclusive lock on the file `path` (created, mode 0600, its directory too), held until the
+/// returned file is dropped: an advisory lock every process and thread of toolsmith takes
+/// before a read-modify-write of what the lock guards (`flock` on Unix, `LockFileEx` on
+/// Windows). Blocks while another holder has it.
+pub fn lock(path: &Path) -> io::Result<File> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = open_private(
+        path,
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )?;
+    file.lock()?;
+    Ok(file)
+}
+
+/// Run `f` holding [`lock`] on `<path>.lock` (the lock of the file `path`: a CLI command and a
+/// running server may update the same file; a read-modify-write under it loses nothing).
+pub fn with_lock<T>(path: &Path, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+    let _held = lock(&path.with_extension("lock"))?;
+    f()
+}
+
 /// Make an open file readable by its owner only (mode 0600 on Unix).
 pub fn make_private(file: &File) -> io::Result<()> {
     #[cfg(unix)]

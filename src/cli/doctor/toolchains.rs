@@ -126,9 +126,9 @@ fn ask(exe: &Path, args: &[&str]) -> Option<String> {
 }
 
 /// Whether component tools in `language` can be built (its tool chain found and running).
-pub(super) fn componentize(language: Language, exe: &Path) -> Check {
+pub(super) fn componentize(language: Language, exe: &Path, sandbox: &SandboxConfig) -> Check {
     let id = format!("{language}/component");
-    match componentize::resolve(language, exe) {
+    match componentize::resolve(language, exe, sandbox) {
         Ok(c) => check(
             &id,
             Status::Ok,

@@ -25,9 +25,8 @@ pub(super) fn path(root: &Path) -> PathBuf {
 
 /// This machine's memo key in the personal directory, created on first use; None when it
 /// cannot be read or made (the memo then lives in memory only).
-fn key() -> Option<[u8; 32]> {
-    // No App reaches here: the process's personal directory (see `config`).
-    let path = crate::config::Config::process().data_dir.join(KEY_FILE);
+fn key(personal: &Path) -> Option<[u8; 32]> {
+    let path = personal.join(KEY_FILE);
     if let Some(k) = std::fs::read(&path).ok().and_then(|b| b.try_into().ok()) {
         return Some(k);
     }
@@ -48,15 +47,15 @@ fn mac(key: &[u8; 32], body: &[u8]) -> HmacSha256 {
     mac
 }
 
-/// The memo of `root` on disk, when there is an authentic one.
-pub(super) fn load(root: &Path) -> Option<Memo> {
+/// The memo of `root` on disk, when there is an authentic one (under the key in `personal`).
+pub(super) fn load(root: &Path, personal: &Path) -> Option<Memo> {
     let bytes = std::fs::read(path(root)).ok()?;
     let rest = bytes.strip_prefix(MAGIC)?;
     if rest.len() < 32 {
         return None;
     }
     let (tag, body) = rest.split_at(32);
-    let key = key()?;
+    let key = key(personal)?;
     if mac(&key, body).verify_slice(tag).is_err() {
         tracing::info!(file = %path(root).display(), "the history memo was not written here; rebuilding it");
         return None;
@@ -65,8 +64,8 @@ pub(super) fn load(root: &Path) -> Option<Memo> {
 }
 
 /// Write the memo whole and rename it into place; a failure only costs a rebuild later.
-pub(super) fn save(root: &Path, memo: &Memo) {
-    let Some(key) = key() else { return };
+pub(super) fn save(root: &Path, personal: &Path, memo: &Memo) {
+    let Some(key) = key(personal) else { return };
     let path = path(root);
     let Some(dir) = path.parent() else { return };
     if std::fs::create_dir_all(dir).is_err() {

@@ -24,12 +24,12 @@ mod listing;
 use super::HistoryError;
 use crate::git::CommitInfo;
 use crate::index::TOOLS_DIR;
+use crate::toolbox::Toolbox;
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use listing::Listing;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 /// Delta-cache budget of one reading thread, bytes.
 const PACK_CACHE: usize = 24 << 20;
@@ -114,11 +114,9 @@ impl Memo {
     }
 }
 
-/// Memos of this process, per toolbox root.
-fn memos() -> &'static Mutex<HashMap<PathBuf, Arc<Mutex<Memo>>>> {
-    static MEMOS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<Memo>>>>> = OnceLock::new();
-    MEMOS.get_or_init(Default::default)
-}
+/// This process's memo of one toolbox (its `state`), loaded from disk when first locked.
+#[derive(Default)]
+struct Shared(OnceLock<Mutex<Memo>>);
 
 /// A commit not yet in the memo: its parents (ids) and its `tools/` tree.
 struct Fresh {
@@ -444,69 +442,69 @@ fn parents_first(fresh: &[Fresh]) -> Vec<usize> {
     order
 }
 
-/// The memo of `root`, shared by this process, up to date with HEAD; written to disk when it
-/// grew. Returns it locked with HEAD's index.
-fn current(
-    root: &Path,
+/// The toolbox's memo, up to date with HEAD, locked; written to disk when it grew. Returns
+/// it with HEAD's index.
+fn current<'a>(
+    tb: &Toolbox,
+    shared: &'a Shared,
     repo: &gix::Repository,
-) -> Result<(Arc<Mutex<Memo>>, Option<u32>), HistoryError> {
-    let shared = shared(root);
-    let head = {
-        let mut memo = shared.lock().unwrap_or_else(|p| p.into_inner());
-        let (head, grew) = update(&mut memo, repo)?;
-        if grew {
-            file::save(root, &memo);
-        }
-        head
-    };
-    Ok((shared, head))
+) -> Result<(MemoGuard<'a>, Option<u32>), HistoryError> {
+    let mut memo = locked(tb, shared);
+    let (head, grew) = update(&mut memo, repo)?;
+    if grew {
+        file::save(tb.root(), tb.personal_dir(), &memo);
+    }
+    Ok((memo, head))
 }
 
-/// This process's memo of `root` (loaded from disk when first asked for).
-fn shared(root: &Path) -> Arc<Mutex<Memo>> {
-    let mut all = memos().lock().unwrap_or_else(|p| p.into_inner());
-    Arc::clone(
-        all.entry(root.to_path_buf())
-            .or_insert_with(|| Arc::new(Mutex::new(file::load(root).unwrap_or_default()))),
-    )
+type MemoGuard<'a> = std::sync::MutexGuard<'a, Memo>;
+
+/// The toolbox's memo, locked (loaded from disk the first time).
+fn locked<'a>(tb: &Toolbox, shared: &'a Shared) -> MemoGuard<'a> {
+    shared
+        .0
+        .get_or_init(|| Mutex::new(file::load(tb.root(), tb.personal_dir()).unwrap_or_default()))
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
 }
 
 /// Like `prepare`, but when no memo exists yet (a fresh clone), `build_apart` builds it first
 /// (a child process writing the memo file; true when it did) while this process's memo stays
 /// locked: a `tool_history` meanwhile waits for it as it would for a build here, and the
 /// memory the build takes is not this process's.
-pub fn prepare_apart(root: &Path, build_apart: impl FnOnce() -> bool) -> Result<(), HistoryError> {
+pub fn prepare_apart(tb: &Toolbox, build_apart: impl FnOnce() -> bool) -> Result<(), HistoryError> {
     {
-        let shared = shared(root);
-        let mut memo = shared.lock().unwrap_or_else(|p| p.into_inner());
+        let shared = tb.state(|_| Shared::default());
+        let mut memo = locked(tb, &shared);
         if memo.ids.is_empty()
-            && !file::path(root).exists()
+            && !file::path(tb.root()).exists()
             && build_apart()
-            && let Some(built) = file::load(root)
+            && let Some(built) = file::load(tb.root(), tb.personal_dir())
         {
             *memo = built;
         }
     }
-    prepare(root)
+    prepare(tb)
 }
 
 /// Build or catch up the memo of `root` now (a server calls it at start, in the background,
 /// so the first `tool_history` finds it ready).
-pub fn prepare(root: &Path) -> Result<(), HistoryError> {
-    let repo = gix::open(root).map_err(err)?;
-    current(root, &repo).map(|_| ())
+pub fn prepare(tb: &Toolbox) -> Result<(), HistoryError> {
+    let repo = gix::open(tb.root()).map_err(err)?;
+    let shared = tb.state(|_| Shared::default());
+    current(tb, &shared, &repo).map(|_| ())
 }
 
 /// The commits that changed tool `name`, newest first (by commit time, as `git log`), at most
 /// `limit`, as commit infos.
 pub fn tool_commits(
-    root: &Path,
+    tb: &Toolbox,
     name: &str,
     limit: usize,
 ) -> Result<Vec<CommitInfo>, HistoryError> {
-    let repo = gix::open(root).map_err(err)?;
-    let (shared, head) = current(root, &repo)?;
-    let memo = shared.lock().unwrap_or_else(|p| p.into_inner());
+    let repo = gix::open(tb.root()).map_err(err)?;
+    let shared = tb.state(|_| Shared::default());
+    let (memo, head) = current(tb, &shared, &repo)?;
     let (Some(head), Some(&want)) = (head, memo.name_ids.get(name)) else {
         return Ok(Vec::new());
     };

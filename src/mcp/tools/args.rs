@@ -6,7 +6,7 @@
 
 use super::result::error_result;
 use crate::register::LANGUAGE_ALIASES;
-use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, JsonObject};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
@@ -233,63 +233,6 @@ fn owner_of<'a>(root: &'a Value, key: &str) -> Option<&'a str> {
         .map(|(k, _)| k.as_str())
 }
 
-/// Annotations of a meta-tool (its title is the tool's `title`). Hints equal to MCP's
-/// defaults (not read-only, destructive, not idempotent, open world) are left out.
-pub fn hints(
-    read_only: bool,
-    destructive: bool,
-    idempotent: bool,
-    open_world: bool,
-) -> ToolAnnotations {
-    let mut a = ToolAnnotations::new();
-    if read_only {
-        a = a.read_only(true);
-    } else if !destructive {
-        a = a.destructive(false);
-    }
-    // Idempotence only means something for a tool that changes things.
-    if idempotent && !read_only {
-        a = a.idempotent(true);
-    }
-    if !open_world {
-        a = a.open_world(false);
-    }
-    a
-}
-
-/// A meta-tool definition: typed input schema, an object output schema, annotations. (No
-/// `title`: the names say it, and the default tools/list stays small.) The main keys of its
-/// result (`output_props`) are told in the guide (`results`), not in the schema: every
-/// tools/list carries the definitions to the model.
-pub fn define<T: JsonSchema>(
-    name: &'static str,
-    description: &'static str,
-    output_props: &'static [&'static str],
-    annotations: ToolAnnotations,
-) -> Tool {
-    if let Ok(mut r) = RESULTS.get_or_init(Default::default).lock() {
-        r.insert(name, output_props);
-    }
-    let mut object = JsonObject::new();
-    object.insert("type".into(), json!("object"));
-    Tool::new(name, description, schema_of::<T>())
-        .with_raw_output_schema(Arc::new(object))
-        .with_annotations(annotations)
-}
-
-type Results = std::sync::Mutex<HashMap<&'static str, &'static [&'static str]>>;
-static RESULTS: OnceLock<Results> = OnceLock::new();
-
-/// The main keys of a meta-tool's result, as its definition named them.
-pub fn results(name: &str) -> &'static [&'static str] {
-    RESULTS
-        .get_or_init(Default::default)
-        .lock()
-        .ok()
-        .and_then(|r| r.get(name).copied())
-        .unwrap_or(&[])
-}
-
 /// Parse checked arguments into their typed struct.
 pub fn parse<T: serde::de::DeserializeOwned>(
     tool: &str,
@@ -301,21 +244,6 @@ pub fn parse<T: serde::de::DeserializeOwned>(
             Some(format!(
                 "{tool}'s input schema (tools/list) has every field"
             )),
-        )
-    })
-}
-
-/// A string argument, if given.
-pub fn str_arg<'a>(args: &'a JsonObject, key: &str) -> Option<&'a str> {
-    args.get(key).and_then(Value::as_str)
-}
-
-/// A required string argument, or an error result saying it is missing.
-pub fn required<'a>(args: &'a JsonObject, key: &str) -> Result<&'a str, CallToolResult> {
-    str_arg(args, key).ok_or_else(|| {
-        error_result(
-            format!("missing the string argument `{key}`"),
-            Some("see the tool's input schema".into()),
         )
     })
 }

@@ -2,57 +2,43 @@
 //! progress and log notifications while cargo runs and cancellation that stops cargo.
 
 use super::Ctx;
-use super::args::{define, hints};
-use super::result::{error_result, failure, json_result};
+use super::meta::{Hints, MetaTool, Outcome};
+use super::result::{failure, json_result};
 use crate::build::{self, BuildError, BuildRequest};
 use crate::error::Hint;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use schemars::JsonSchema;
 use serde_json::{Value, json};
 
-/// Names of the meta-tools in this module.
-pub const NAMES: &[&str] = &["build_tool"];
-
 /// `build_tool` arguments: a build request, and whether to commit despite failing examples.
-#[derive(JsonSchema)]
-#[allow(dead_code)] // only its schema is used: a call is checked against it, then parsed as a BuildRequest
-struct BuildArgs {
+#[derive(serde::Deserialize, JsonSchema)]
+pub struct BuildArgs {
     #[serde(flatten)]
     request: BuildRequest,
     commit_anyway: Option<bool>,
 }
 
-const DESCRIPTION: &str = "Build Rust into a WASM tool; commits once its examples pass.";
-
-/// The MCP definition of `build_tool`.
-pub fn definitions() -> Vec<Tool> {
-    vec![define::<BuildArgs>(
-        "build_tool",
-        DESCRIPTION,
-        &["name", "action", "commit", "warnings"],
-        hints(false, false, true, true),
-    )]
-}
-
-/// Run `build_tool`. None when `name` is not one of this module's tools.
-pub async fn call(name: &str, mut args: JsonObject, ctx: Ctx) -> Option<CallToolResult> {
-    if name != "build_tool" {
-        return None;
-    }
-    let commit_anyway = args
-        .remove("commit_anyway")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
-    let req: BuildRequest = match serde_json::from_value(Value::Object(args)) {
-        Ok(r) => r,
-        Err(e) => {
-            return Some(error_result(
-                format!("invalid build_tool arguments: {e}"),
-                Some("see build_tool's input schema".into()),
-            ));
-        }
+/// `build_tool`.
+pub struct BuildTool;
+impl MetaTool for BuildTool {
+    const NAME: &'static str = "build_tool";
+    const DESCRIPTION: &'static str =
+        "Build Rust into a WASM tool; commits once its examples pass.";
+    const DETAILS: &'static str = "The Rust source (`source`, src/main.rs; left out: rebuild the stored one; `files`: other files, path → text) reads the JSON arguments on stdin and prints the result on stdout (see *WASM tools*); `crates`: name → version (serde_json by default).";
+    const RESULT: &'static [&'static str] = &["name", "action", "commit", "warnings"];
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: true,
     };
-    Some(run(req, commit_anyway, &ctx).await)
+    type Args = BuildArgs;
+    fn runs_as_task(_: &JsonObject) -> bool {
+        true
+    }
+    async fn call(a: BuildArgs, ctx: Ctx) -> Outcome {
+        Ok(run(a.request, a.commit_anyway.unwrap_or(false), &ctx).await)
+    }
 }
 
 /// Build and commit `req` (also `register_script`'s `component = true`).

@@ -2,17 +2,15 @@
 //! `execute_code` (Python or JavaScript calling stored tools; only the final result returns).
 
 use super::Ctx;
-use super::args::{define, hints, parse, required};
+use super::meta::{Hints, MetaTool, Outcome};
 use super::result::{error_result, failure, json_result};
 use crate::compose::{execute, pipeline};
 use crate::error::Hint;
 use crate::manifest::{self, Kind};
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-
-pub const NAMES: &[&str] = &["pipeline", "execute_code"];
 
 /// What `pipeline` does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -24,9 +22,8 @@ pub enum PipelineAction {
     Delete,
 }
 
-/// `pipeline` arguments (for `create`, the same object is then read as a `PipelineSpec`).
+/// `pipeline` arguments (`create` makes a `PipelineSpec` of them).
 #[derive(Debug, Deserialize, JsonSchema)]
-#[allow(dead_code)] // fields other than `action` are read through PipelineSpec
 #[serde(deny_unknown_fields)]
 pub struct PipelineArgs {
     pub action: PipelineAction,
@@ -40,6 +37,42 @@ pub struct PipelineArgs {
     pub examples: Option<Vec<manifest::Example>>,
     pub annotations: Option<manifest::Annotations>,
     pub commit_anyway: Option<bool>,
+}
+
+impl PipelineAction {
+    fn word(self) -> &'static str {
+        match self {
+            PipelineAction::Create => "create",
+            PipelineAction::List => "list",
+            PipelineAction::Show => "show",
+            PipelineAction::Delete => "delete",
+        }
+    }
+}
+
+impl PipelineArgs {
+    /// What `create` stores.
+    fn spec(&self) -> Result<pipeline::PipelineSpec, CallToolResult> {
+        let missing = |what: &str| {
+            error_result(
+                format!("`create` needs the pipeline's `{what}`"),
+                Some("give name, description and steps: [{tool, args}]".into()),
+            )
+        };
+        Ok(pipeline::PipelineSpec {
+            name: self.name.clone().ok_or_else(|| missing("name"))?,
+            description: self
+                .description
+                .clone()
+                .ok_or_else(|| missing("description"))?,
+            steps: self.steps.clone().ok_or_else(|| missing("steps"))?,
+            input_schema: self.input_schema.clone(),
+            output_schema: self.output_schema.clone(),
+            tags: self.tags.clone().unwrap_or_default(),
+            examples: self.examples.clone().unwrap_or_default(),
+            annotations: self.annotations.clone(),
+        })
+    }
 }
 
 /// The languages of execute_code (the same names as register_script's).
@@ -64,48 +97,59 @@ pub struct ExecArgs {
     pub max_calls: Option<u32>,
 }
 
-pub fn definitions() -> Vec<Tool> {
-    vec![
-        define::<PipelineArgs>(
-            "pipeline",
-            "Pipelines: tools made of steps that call other tools.",
-            &["pipelines", "steps", "commit"],
-            hints(false, true, false, false),
-        ),
-        define::<ExecArgs>(
-            "execute_code",
-            "Run Python/Node code calling tools as tools.NAME(args); only its result returns.",
-            &["result", "tool_calls"],
-            hints(false, false, false, true),
-        ),
-    ]
-}
-
-pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResult> {
-    let r = match name {
-        "pipeline" => pipeline_tool(&ctx, args).await,
-        "execute_code" => execute_code(&ctx, args).await,
-        _ => return None,
+/// `pipeline`.
+pub struct Pipeline;
+impl MetaTool for Pipeline {
+    const NAME: &'static str = "pipeline";
+    const DESCRIPTION: &'static str = "Pipelines: tools made of steps that call other tools.";
+    const DETAILS: &'static str = "A step's `args` may use `$input.x`, `$prev.x` and `$steps.NAME.x`; `when` runs it only when the reference is truthy; `on_error`: stop or continue.";
+    const RESULT: &'static [&'static str] = &["pipelines", "steps", "commit"];
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: false,
     };
-    Some(r.unwrap_or_else(|e| e))
+    type Args = PipelineArgs;
+    async fn call(a: PipelineArgs, ctx: Ctx) -> Outcome {
+        pipeline_tool(&ctx, a).await
+    }
 }
 
-async fn pipeline_tool(ctx: &Ctx, args: JsonObject) -> Result<CallToolResult, CallToolResult> {
+/// `execute_code`.
+pub struct ExecuteCode;
+impl MetaTool for ExecuteCode {
+    const NAME: &'static str = "execute_code";
+    const DESCRIPTION: &'static str =
+        "Run Python/Node code calling tools as tools.NAME(args); only its result returns.";
+    const DETAILS: &'static str = "`code` is a function body returning the result.";
+    const RESULT: &'static [&'static str] = &["result", "tool_calls"];
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    };
+    type Args = ExecArgs;
+    async fn call(a: ExecArgs, ctx: Ctx) -> Outcome {
+        execute_code(&ctx, a).await
+    }
+}
+
+async fn pipeline_tool(ctx: &Ctx, a: PipelineArgs) -> Outcome {
     let app = &ctx.shared.app;
-    let checked: PipelineArgs = parse("pipeline", args.clone())?;
-    match checked.action {
+    let named = || {
+        a.name.as_deref().ok_or_else(|| {
+            error_result(
+                format!("`{}` needs the pipeline's `name`", a.action.word()),
+                Some("pass name: the pipeline".into()),
+            )
+        })
+    };
+    match a.action {
         PipelineAction::Create => {
-            let commit_anyway = args
-                .get("commit_anyway")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            let spec: pipeline::PipelineSpec = serde_json::from_value(Value::Object(args))
-                .map_err(|e| {
-                    error_result(
-                        format!("the pipeline spec is not valid: {e}"),
-                        Some("give name, description and steps: [{tool, args}]".into()),
-                    )
-                })?;
+            let commit_anyway = a.commit_anyway.unwrap_or(false);
+            let spec = a.spec()?;
             let out = pipeline::create(app, &spec, &ctx.actor, &ctx.host, commit_anyway)
                 .await
                 .map_err(|e| failure(&e, e.hint()))?;
@@ -124,7 +168,7 @@ async fn pipeline_tool(ctx: &Ctx, args: JsonObject) -> Result<CallToolResult, Ca
             Ok(json_result(json!({"pipelines": list})))
         }
         PipelineAction::Show => {
-            let name = required(&args, "name")?;
+            let name = named()?;
             let t = app.tool(name).map_err(|e| failure(&e, e.hint()))?;
             if t.manifest.kind != Kind::Pipeline {
                 return Err(error_result(
@@ -137,7 +181,7 @@ async fn pipeline_tool(ctx: &Ctx, args: JsonObject) -> Result<CallToolResult, Ca
             ))
         }
         PipelineAction::Delete => {
-            let name = required(&args, "name")?.to_string();
+            let name = named()?.to_string();
             let t = app.tool(&name).map_err(|e| failure(&e, e.hint()))?;
             if t.manifest.kind != Kind::Pipeline {
                 return Err(error_result(
@@ -159,8 +203,7 @@ async fn pipeline_tool(ctx: &Ctx, args: JsonObject) -> Result<CallToolResult, Ca
     }
 }
 
-async fn execute_code(ctx: &Ctx, args: JsonObject) -> Result<CallToolResult, CallToolResult> {
-    let a: ExecArgs = parse("execute_code", args)?;
+async fn execute_code(ctx: &Ctx, a: ExecArgs) -> Outcome {
     let language = match a.language {
         ExecLanguage::Python => execute::Language::Python,
         ExecLanguage::Node => execute::Language::JavaScript,

@@ -1,27 +1,18 @@
 //! The core meta-tools: `list_tools`, `get_tool`, `search_tools`, `call_tool`, `delete_tool` —
 //! their MCP definitions (schemas, annotations) and what they do.
 
-use super::args::{define, hints, parse};
+use super::meta::{Hints, MetaTool, Outcome};
 use super::result::{call_result, error_result, failure, json_result};
 use super::{Ctx, args};
 use crate::error::Hint;
 use crate::index::Status;
 use crate::manifest::Kind;
 use crate::mcp::Shared;
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Map;
 use serde_json::{Value, json};
-
-/// Names of the meta-tools, in listing order.
-pub const NAMES: &[&str] = &[
-    "list_tools",
-    "get_tool",
-    "search_tools",
-    "call_tool",
-    "delete_tool",
-];
 
 /// `list_tools` arguments.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -69,66 +60,82 @@ pub struct NameArgs {
     pub name: String,
 }
 
-/// The MCP definitions of the meta-tools.
-pub fn definitions() -> Vec<Tool> {
-    vec![
-        define::<ListArgs>(
-            "list_tools",
-            "Stored tools (name, kind, summary), by kind or tag.",
-            &["tools", "next_cursor"],
-            hints(true, false, true, false),
-        ),
-        define::<GetArgs>(
-            "get_tool",
-            "One tool: manifest, schemas, protocol, version, files.",
-            &["kind", "protocol", "manifest", "files"],
-            hints(true, false, true, false),
-        ),
-        define::<SearchArgs>(
-            "search_tools",
-            "Find tools by what they do or by name, ranked by meaning and words; results say why.",
-            &["query", "results", "ranking", "notice"],
-            hints(true, false, true, false),
-        ),
-        define::<CallArgs>(
-            "call_tool",
-            "Call any stored tool, listed or not.",
-            &[],
-            hints(false, false, false, true),
-        ),
-        define::<NameArgs>(
-            "delete_tool",
-            "Delete a tool (restore_tool undoes it).",
-            &["commit"],
-            hints(false, true, true, false),
-        ),
-    ]
+/// `list_tools`.
+pub struct ListTools;
+impl MetaTool for ListTools {
+    const NAME: &'static str = "list_tools";
+    const DESCRIPTION: &'static str = "Stored tools (name, kind, summary), by kind or tag.";
+    const RESULT: &'static [&'static str] = &["tools", "next_cursor"];
+    const HINTS: Hints = Hints::READ;
+    type Args = ListArgs;
+    async fn call(a: ListArgs, ctx: Ctx) -> Outcome {
+        list_tools(&ctx.shared, a)
+    }
 }
 
-/// Run a meta-tool. Returns None when `name` is not one.
-pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResult> {
-    let shared = &ctx.shared;
-    let r = match name {
-        "list_tools" => parse(name, args).and_then(|a| list_tools(shared, a)),
-        "get_tool" => match parse(name, args) {
-            Ok(a) => get_tool(shared, a),
-            Err(e) => Err(e),
-        },
-        "search_tools" => match parse(name, args) {
-            Ok(a) => search_tools(&ctx, a).await,
-            Err(e) => Err(e),
-        },
-        "call_tool" => match parse(name, args) {
-            Ok(a) => call_tool(&ctx, a).await,
-            Err(e) => Err(e),
-        },
-        "delete_tool" => match parse(name, args) {
-            Ok(a) => delete_tool(&ctx, a).await,
-            Err(e) => Err(e),
-        },
-        _ => return None,
+/// `get_tool`.
+pub struct GetTool;
+impl MetaTool for GetTool {
+    const NAME: &'static str = "get_tool";
+    const DESCRIPTION: &'static str = "One tool: manifest, schemas, protocol, version, files.";
+    const DETAILS: &'static str =
+        "`include_source`: the files' text too; `revision`: as it was at that revision.";
+    const RESULT: &'static [&'static str] = &["kind", "protocol", "manifest", "files"];
+    const HINTS: Hints = Hints::READ;
+    type Args = GetArgs;
+    async fn call(a: GetArgs, ctx: Ctx) -> Outcome {
+        get_tool(&ctx.shared, a)
+    }
+}
+
+/// `search_tools`.
+pub struct SearchTools;
+impl MetaTool for SearchTools {
+    const NAME: &'static str = "search_tools";
+    const DESCRIPTION: &'static str =
+        "Find tools by what they do or by name, ranked by meaning and words; results say why.";
+    const RESULT: &'static [&'static str] = &["query", "results", "ranking", "notice"];
+    const HINTS: Hints = Hints::READ;
+    type Args = SearchArgs;
+    async fn call(a: SearchArgs, ctx: Ctx) -> Outcome {
+        search_tools(&ctx, a).await
+    }
+}
+
+/// `call_tool`.
+pub struct CallTool;
+impl MetaTool for CallTool {
+    const NAME: &'static str = "call_tool";
+    const DESCRIPTION: &'static str = "Call any stored tool, listed or not.";
+    const RESULT: &'static [&'static str] = &[];
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
     };
-    Some(r.unwrap_or_else(|e| e))
+    type Args = CallArgs;
+    async fn call(a: CallArgs, ctx: Ctx) -> Outcome {
+        call_tool(&ctx, a).await
+    }
+}
+
+/// `delete_tool`.
+pub struct DeleteTool;
+impl MetaTool for DeleteTool {
+    const NAME: &'static str = "delete_tool";
+    const DESCRIPTION: &'static str = "Delete a tool (restore_tool undoes it).";
+    const RESULT: &'static [&'static str] = &["commit"];
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+        open_world: false,
+    };
+    type Args = NameArgs;
+    async fn call(a: NameArgs, ctx: Ctx) -> Outcome {
+        delete_tool(&ctx, a).await
+    }
 }
 
 /// The error for a name that is no stored tool, with the likely intended ones.
@@ -272,7 +279,7 @@ fn get_tool(shared: &Shared, a: GetArgs) -> Result<CallToolResult, CallToolResul
             "input_schema": t.input_schema,
             "output_schema": t.output_schema,
             "examples": t.manifest.examples,
-            "exposed_as_mcp_tool": shared.exposure.exposes(&idx, name),
+            "exposed_as_mcp_tool": shared.exposure.exposes(&idx, &shared.app.usage(), name),
             "sandbox": crate::runner::sandbox::describe_tool(&t.manifest, &shared.app.config().sandbox),
             "builds": crate::runner::sandbox::describe_builds(&shared.app.config().sandbox),
             "approval": crate::approval::describe(&shared.app.gate(), entry_tool.unwrap_or(t)),
@@ -322,7 +329,7 @@ async fn call_tool(ctx: &Ctx, a: CallArgs) -> Result<CallToolResult, CallToolRes
     if ctx.shared.app.index().get(name).is_none() {
         return Err(unknown_tool(&ctx.shared, name));
     }
-    crate::index::rank::record_use(ctx.shared.app.toolbox.root(), name);
+    ctx.shared.app.usage().record(name);
     let arguments = Value::Object(a.arguments.unwrap_or_default());
     let mut r = call_result(ctx.shared.app.call(name, arguments, &ctx.host).await);
     // call_tool has an output schema (an object), so a result always carries one: the tool's

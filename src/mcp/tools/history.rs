@@ -2,23 +2,14 @@
 //! `undo_session` — their MCP definitions and what they do (through `crate::history`).
 
 use super::Ctx;
-use super::args::{define, hints, parse};
+use super::meta::{Hints, MetaTool, Outcome};
 use super::result::{error_result, failure, json_result};
 use crate::error::Hint;
 use crate::history::{self, HistoryError};
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-
-/// Names of these meta-tools, in listing order.
-pub const NAMES: &[&str] = &[
-    "tool_history",
-    "diff_tool",
-    "rollback_tool",
-    "restore_tool",
-    "undo_session",
-];
 
 /// `tool_history` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -61,41 +52,85 @@ pub struct UndoArgs {
     pub session: Option<String>,
 }
 
-/// The MCP definitions.
-pub fn definitions() -> Vec<Tool> {
-    const DONE: &[&str] = &["commit", "warnings"];
-    vec![
-        define::<HistoryArgs>(
-            "tool_history",
-            "A tool's versions, newest first.",
-            &["versions"],
-            hints(true, false, true, false),
-        ),
-        define::<DiffArgs>(
-            "diff_tool",
-            "Diff a tool between revisions.",
-            &["files", "unified"],
-            hints(true, false, true, false),
-        ),
-        define::<RollbackArgs>(
-            "rollback_tool",
-            "Roll a tool back to a revision.",
-            DONE,
-            hints(false, true, true, false),
-        ),
-        define::<RestoreArgs>(
-            "restore_tool",
-            "Bring back a deleted tool.",
-            DONE,
-            hints(false, false, true, false),
-        ),
-        define::<UndoArgs>(
-            "undo_session",
-            "Revert an MCP session's changes in one commit.",
-            &["tools", "commit"],
-            hints(false, true, false, false),
-        ),
-    ]
+/// `tool_history`.
+pub struct ToolHistory;
+impl MetaTool for ToolHistory {
+    const NAME: &'static str = "tool_history";
+    const DESCRIPTION: &'static str = "A tool's versions, newest first.";
+    const RESULT: &'static [&'static str] = &["versions"];
+    const HINTS: Hints = Hints::READ;
+    type Args = HistoryArgs;
+    async fn call(a: HistoryArgs, ctx: Ctx) -> Outcome {
+        tool_history(&ctx, a).await
+    }
+}
+
+/// `diff_tool`.
+pub struct DiffTool;
+impl MetaTool for DiffTool {
+    const NAME: &'static str = "diff_tool";
+    const DESCRIPTION: &'static str = "Diff a tool between revisions.";
+    const RESULT: &'static [&'static str] = &["files", "unified"];
+    const HINTS: Hints = Hints::READ;
+    type Args = DiffArgs;
+    async fn call(a: DiffArgs, ctx: Ctx) -> Outcome {
+        diff_tool(&ctx, a).await
+    }
+}
+
+/// `rollback_tool`.
+pub struct RollbackTool;
+impl MetaTool for RollbackTool {
+    const NAME: &'static str = "rollback_tool";
+    const DESCRIPTION: &'static str = "Roll a tool back to a revision.";
+    const RESULT: &'static [&'static str] = &["commit", "warnings"];
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+        open_world: false,
+    };
+    type Args = RollbackArgs;
+    async fn call(a: RollbackArgs, ctx: Ctx) -> Outcome {
+        rollback(&ctx, a.name, Some(a.revision), false).await
+    }
+}
+
+/// `restore_tool`.
+pub struct RestoreTool;
+impl MetaTool for RestoreTool {
+    const NAME: &'static str = "restore_tool";
+    const DESCRIPTION: &'static str = "Bring back a deleted tool.";
+    const RESULT: &'static [&'static str] = &["commit", "warnings"];
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+    type Args = RestoreArgs;
+    async fn call(a: RestoreArgs, ctx: Ctx) -> Outcome {
+        rollback(&ctx, a.name, a.revision, true).await
+    }
+}
+
+/// `undo_session`.
+pub struct UndoSession;
+impl MetaTool for UndoSession {
+    const NAME: &'static str = "undo_session";
+    const DESCRIPTION: &'static str = "Revert an MCP session's changes in one commit.";
+    const DETAILS: &'static str = "`session` defaults to this session.";
+    const RESULT: &'static [&'static str] = &["tools", "commit"];
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: false,
+    };
+    type Args = UndoArgs;
+    async fn call(a: UndoArgs, ctx: Ctx) -> Outcome {
+        undo(&ctx, a).await
+    }
 }
 
 /// Run a history operation on a blocking thread; errors become results with a hint.
@@ -116,34 +151,6 @@ where
 
 fn to_json(v: impl serde::Serialize) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
-/// Run one of these meta-tools. Returns None when `name` is not one of them.
-pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResult> {
-    let r = match name {
-        "tool_history" => match parse(name, args) {
-            Ok(a) => tool_history(&ctx, a).await,
-            Err(e) => Err(e),
-        },
-        "diff_tool" => match parse(name, args) {
-            Ok(a) => diff_tool(&ctx, a).await,
-            Err(e) => Err(e),
-        },
-        "rollback_tool" => match parse::<RollbackArgs>(name, args) {
-            Ok(a) => rollback(&ctx, a.name, Some(a.revision), false).await,
-            Err(e) => Err(e),
-        },
-        "restore_tool" => match parse::<RestoreArgs>(name, args) {
-            Ok(a) => rollback(&ctx, a.name, a.revision, true).await,
-            Err(e) => Err(e),
-        },
-        "undo_session" => match parse(name, args) {
-            Ok(a) => undo(&ctx, a).await,
-            Err(e) => Err(e),
-        },
-        _ => return None,
-    };
-    Some(r.unwrap_or_else(|e| e))
 }
 
 async fn tool_history(ctx: &Ctx, a: HistoryArgs) -> Result<CallToolResult, CallToolResult> {

@@ -2,16 +2,14 @@
 //! same store scripts reach with `memory/get|set|list|delete`), and see how much is kept.
 
 use super::Ctx;
-use super::args::{define, hints, parse};
+use super::meta::{Hints, MetaTool, Outcome};
 use super::result::{error_result, failure, json_result};
 use crate::error::Hint;
 use crate::memory::Memory;
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-
-pub const NAMES: &[&str] = &["memory"];
 
 /// What `memory` does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -38,45 +36,45 @@ pub struct MemoryArgs {
     pub prefix: Option<String>,
 }
 
-/// The MCP definition.
-pub fn definitions() -> Vec<Tool> {
-    vec![define::<MemoryArgs>(
-        "memory",
-        "A tool's persistent key-value memory.",
-        &["found", "value", "keys"],
-        hints(false, true, false, false),
-    )]
+/// `memory`.
+pub struct MemoryTool;
+impl MetaTool for MemoryTool {
+    const NAME: &'static str = "memory";
+    const DESCRIPTION: &'static str = "A tool's persistent key-value memory.";
+    const DETAILS: &'static str = "`name`: the tool whose memory it is (not for `stats`).";
+    const RESULT: &'static [&'static str] = &["found", "value", "keys"];
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: false,
+    };
+    type Args = MemoryArgs;
+    async fn call(a: MemoryArgs, ctx: Ctx) -> Outcome {
+        memory(a, &ctx).await
+    }
 }
 
-/// Run `memory`. None for other names.
-pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResult> {
-    if name != "memory" {
-        return None;
-    }
-    let a: MemoryArgs = match parse(name, args) {
-        Ok(a) => a,
-        Err(e) => return Some(e),
-    };
+async fn memory(a: MemoryArgs, ctx: &Ctx) -> Outcome {
     // Memory belongs to a stored tool: a name that is none is refused, not silently created.
     if a.action != Action::Stats {
         match a.name.as_deref() {
             None => {
-                return Some(error_result(
+                return Err(error_result(
                     "`memory` needs the tool's `name` (except for stats)",
                     Some("pass name: the stored tool whose memory this is".into()),
                 ));
             }
             Some(n) if ctx.shared.app.index().get(n).is_none() => {
-                return Some(super::core::unknown_tool(&ctx.shared, n));
+                return Err(super::core::unknown_tool(&ctx.shared, n));
             }
             Some(_) => {}
         }
     }
     let mem = Memory::for_toolbox(ctx.shared.app.toolbox.root());
-    let r = tokio::task::spawn_blocking(move || run(&mem, a))
+    tokio::task::spawn_blocking(move || run(&mem, a))
         .await
-        .unwrap_or_else(|e| Err(error_result(e, None)));
-    Some(r.unwrap_or_else(|e| e))
+        .unwrap_or_else(|e| Err(error_result(e, None)))
 }
 
 fn run(mem: &Memory, a: MemoryArgs) -> Result<CallToolResult, CallToolResult> {

@@ -3,42 +3,51 @@
 //! run before the commit, and progress notifications while pip or npm work.
 
 use super::Ctx;
-use super::args::{define, hints, parse};
+use super::meta::{Hints, MetaTool, Outcome};
 use super::result::{error_result, failure, json_result};
 use crate::error::Hint;
 use crate::register::{self, ScriptSpec};
 use crate::runner::script::Host;
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::json;
 
-pub const NAMES: &[&str] = &["register_script"];
-
-const DESCRIPTION: &str = "Store a script tool, any language (simplest: JSON on stdin, JSON out); commits once its examples pass.";
-
-/// The MCP definition.
-pub fn definitions() -> Vec<Tool> {
-    vec![define::<ScriptSpec>(
-        "register_script",
-        DESCRIPTION,
-        &["name", "action", "commit", "protocol", "warnings"],
-        hints(false, false, true, true),
-    )]
+/// `register_script`.
+pub struct RegisterScript;
+impl MetaTool for RegisterScript {
+    const NAME: &'static str = "register_script";
+    const DESCRIPTION: &'static str = "Store a script tool, any language (simplest: JSON on stdin, JSON out); commits once its examples pass.";
+    const DETAILS: &'static str = "Simplest: read the JSON arguments on stdin, print JSON. It runs sandboxed (the result's `sandbox` says how); templates, the jsonrpc protocol and dependencies: *Script tools*. `interpreter`: a command of its own, e.g. [\"lua5.4\"].";
+    const RESULT: &'static [&'static str] = &["name", "action", "commit", "protocol", "warnings"];
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: true,
+    };
+    type Args = ScriptSpec;
+    /// Only with dependencies to install.
+    fn runs_as_task(args: &JsonObject) -> bool {
+        args.get("dependencies")
+            .and_then(|d| d.as_object())
+            .is_some_and(|d| {
+                d.values().any(|v| match v {
+                    serde_json::Value::Array(a) => !a.is_empty(),
+                    serde_json::Value::Object(o) => !o.is_empty(),
+                    _ => false,
+                })
+            })
+    }
+    async fn call(spec: ScriptSpec, ctx: Ctx) -> Outcome {
+        Ok(register_script(spec, &ctx).await)
+    }
 }
 
-/// Run `register_script`. None for other names.
-pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResult> {
-    if name != "register_script" {
-        return None;
-    }
-    let spec: ScriptSpec = match parse(name, args) {
-        Ok(s) => s,
-        Err(e) => return Some(e),
-    };
+async fn register_script(spec: ScriptSpec, ctx: &Ctx) -> CallToolResult {
     if spec.component == Some(true) {
-        return Some(match register::as_component(&spec) {
-            Ok(req) => super::build::run(req, false, &ctx).await,
+        return match register::as_component(&spec) {
+            Ok(req) => super::build::run(req, false, ctx).await,
             Err(e) => failure(&e, e.hint()),
-        });
+        };
     }
     let host = &ctx.host;
     let progress = |p: f64, total: f64, message: String| {
@@ -47,10 +56,10 @@ pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResu
     };
     let work = register::register(&ctx.shared.app, &spec, &ctx.actor, host, &progress);
     let r = tokio::select! {
-        _ = ctx.request.ct.cancelled() => return Some(error_result("register_script was cancelled; nothing was committed", None)),
+        _ = ctx.request.ct.cancelled() => return error_result("register_script was cancelled; nothing was committed", None),
         r = work => r,
     };
-    Some(match r {
+    match r {
         Ok(out) => {
             ctx.changed();
             let mut v = json!(out);
@@ -62,5 +71,5 @@ pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResu
             json_result(v)
         }
         Err(e) => failure(&e, e.hint()),
-    })
+    }
 }

@@ -2,18 +2,16 @@
 //! become `<name>__<tool>` tools. What it asks for beyond the defaults waits for the person.
 
 use super::Ctx;
-use super::args::{define, hints, parse};
+use super::meta::{Hints, MetaTool, Outcome};
 use super::result::{error_result, failure, json_result};
 use crate::error::Hint;
 use crate::manifest::{Capabilities, Network, SecretsSpec};
 use crate::runner::host::Host;
 use crate::servers::{self, ServerSpec};
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::BTreeMap;
-
-pub const NAMES: &[&str] = &["import_mcp"];
 
 /// `import_mcp` arguments (`servers::ServerSpec`, the fields the model needs).
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -32,13 +30,24 @@ pub struct ImportMcpArgs {
     pub write: Option<Vec<String>>,
 }
 
-pub fn definitions() -> Vec<Tool> {
-    vec![define::<ImportMcpArgs>(
-        "import_mcp",
-        "Add an MCP server (package, command or url); its tools become NAME__TOOL.",
-        &["entries", "commit"],
-        hints(false, false, true, true),
-    )]
+/// `import_mcp`.
+pub struct ImportMcp;
+impl MetaTool for ImportMcp {
+    const NAME: &'static str = "import_mcp";
+    const DESCRIPTION: &'static str =
+        "Add an MCP server (package, command or url); its tools become NAME__TOOL.";
+    const DETAILS: &'static str = "`package`: npm:NAME@VERSION or pip:NAME==VERSION, installed and pinned like a script's dependencies; `command` and `args` start it (default: the package's own command; `npx -y PKG@VER ...` and `uvx PKG ...` become the package); or `url`, a streamable HTTP server (network to its host). `env`: settings it starts with; `secrets`: names a person sets with `toolsmith secret set NAME`, given as environment variables (with a `url`, one secret is sent as `Authorization: Bearer`); `network` (true or domains), `read` and `write` (paths): what it may reach. Anything beyond the default grants waits for the person's approval; its tools are listed once it runs (see *MCP servers*).";
+    const RESULT: &'static [&'static str] = &["entries", "commit"];
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: true,
+    };
+    type Args = ImportMcpArgs;
+    async fn call(a: ImportMcpArgs, ctx: Ctx) -> Outcome {
+        Ok(import_mcp(a, &ctx).await)
+    }
 }
 
 /// What `get_tool` adds for an MCP entry (its server, its listing, what was left out) and
@@ -70,14 +79,7 @@ pub fn describe(shared: &crate::mcp::Shared, t: &crate::index::Tool, v: &mut ser
     });
 }
 
-pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResult> {
-    if name != "import_mcp" {
-        return None;
-    }
-    let a: ImportMcpArgs = match parse(name, args) {
-        Ok(a) => a,
-        Err(e) => return Some(e),
-    };
+async fn import_mcp(a: ImportMcpArgs, ctx: &Ctx) -> CallToolResult {
     let spec = ServerSpec {
         name: a.name,
         package: a.package,
@@ -103,14 +105,14 @@ pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResu
     let specs = [spec];
     let work = servers::add(&ctx.shared.app, &specs, &ctx.actor, host, &progress, None);
     let r = tokio::select! {
-        _ = ctx.request.ct.cancelled() => return Some(error_result("import_mcp was cancelled; nothing was committed", None)),
+        _ = ctx.request.ct.cancelled() => return error_result("import_mcp was cancelled; nothing was committed", None),
         r = work => r,
     };
-    Some(match r {
+    match r {
         Ok(out) => {
             ctx.changed();
             json_result(serde_json::json!(out))
         }
         Err(e) => failure(&e, e.hint()),
-    })
+    }
 }

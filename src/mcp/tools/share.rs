@@ -2,18 +2,15 @@
 //! what they do (through `crate::share`).
 
 use super::Ctx;
-use super::args::{define, hints, parse};
 use super::history::blocking;
+use super::meta::{Hints, MetaTool, Outcome};
 use super::result::{error_result, json_result};
 use crate::error::Hint;
 use crate::share::{self, ImportRequest, ShareError};
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use rmcp::model::{CallToolResult, JsonObject};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-
-/// Names of these meta-tools, in listing order.
-pub const NAMES: &[&str] = &["import_tool", "update_tool", "export_tool"];
 
 /// `import_tool` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -47,52 +44,71 @@ pub struct ExportArgs {
     pub oci: Option<String>,
 }
 
-/// The MCP definitions.
-pub fn definitions() -> Vec<Tool> {
-    vec![
-        define::<ImportArgs>(
-            "import_tool",
-            "Import tools or Agent Skills from git, a Gist or oci:// (never run).",
-            &["tools", "skills", "refused", "commit"],
-            hints(false, false, false, true),
-        ),
-        define::<UpdateArgs>(
-            "update_tool",
-            "Review, then apply, changes at an imported tool's origin.",
-            &["diff", "applied"],
-            hints(false, true, true, true),
-        ),
-        define::<ExportArgs>(
-            "export_tool",
-            "Push tools to a git remote, or one as a Gist or OCI artifact.",
-            &["commit", "files"],
-            hints(false, false, true, true),
-        ),
-    ]
+/// `import_tool`.
+pub struct ImportTool;
+impl MetaTool for ImportTool {
+    const NAME: &'static str = "import_tool";
+    const DESCRIPTION: &'static str =
+        "Import tools or Agent Skills from git, a Gist or oci:// (never run).";
+    const DETAILS: &'static str = "Validated, never run; the result lists what it refused. `source`: a git URL or path, a Gist or oci://REF; `path`: a directory in it.";
+    const RESULT: &'static [&'static str] = &["tools", "skills", "refused", "commit"];
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    };
+    type Args = ImportArgs;
+    fn runs_as_task(_: &JsonObject) -> bool {
+        true
+    }
+    async fn call(a: ImportArgs, ctx: Ctx) -> Outcome {
+        import(&ctx, a).await
+    }
+}
+
+/// `update_tool`.
+pub struct UpdateTool;
+impl MetaTool for UpdateTool {
+    const NAME: &'static str = "update_tool";
+    const DESCRIPTION: &'static str = "Review, then apply, changes at an imported tool's origin.";
+    const DETAILS: &'static str =
+        "`commit`: the reviewed origin commit or digest (refused if the origin moved on).";
+    const RESULT: &'static [&'static str] = &["diff", "applied"];
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+        open_world: true,
+    };
+    type Args = UpdateArgs;
+    async fn call(a: UpdateArgs, ctx: Ctx) -> Outcome {
+        update(&ctx, a).await
+    }
+}
+
+/// `export_tool`.
+pub struct ExportTool;
+impl MetaTool for ExportTool {
+    const NAME: &'static str = "export_tool";
+    const DESCRIPTION: &'static str =
+        "Push tools to a git remote, or one as a Gist or OCI artifact.";
+    const DETAILS: &'static str = "`oci`: REGISTRY/REPO:TAG.";
+    const RESULT: &'static [&'static str] = &["commit", "files"];
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: true,
+    };
+    type Args = ExportArgs;
+    async fn call(a: ExportArgs, ctx: Ctx) -> Outcome {
+        export(&ctx, a).await
+    }
 }
 
 fn to_json(v: impl serde::Serialize) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
-/// Run one of these meta-tools. Returns None when `name` is not one of them.
-pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResult> {
-    let r = match name {
-        "import_tool" => match parse(name, args) {
-            Ok(a) => import(&ctx, a).await,
-            Err(e) => Err(e),
-        },
-        "update_tool" => match parse(name, args) {
-            Ok(a) => update(&ctx, a).await,
-            Err(e) => Err(e),
-        },
-        "export_tool" => match parse(name, args) {
-            Ok(a) => export(&ctx, a).await,
-            Err(e) => Err(e),
-        },
-        _ => return None,
-    };
-    Some(r.unwrap_or_else(|e| e))
 }
 
 async fn import(ctx: &Ctx, a: ImportArgs) -> Result<CallToolResult, CallToolResult> {

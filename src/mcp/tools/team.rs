@@ -3,18 +3,15 @@
 //! meta-tool can trust anything.
 
 use super::Ctx;
-use super::args::{define, hints, parse};
 use super::history::blocking;
+use super::meta::{Hints, MetaTool, Outcome};
 use super::result::{error_result, json_result};
 use crate::error::Hint;
 use crate::sync::{self, Side, SyncError, SyncRequest};
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::BTreeMap;
-
-/// Names of these meta-tools, in listing order.
-pub const NAMES: &[&str] = &["sync"];
 
 /// Which side of a conflict to keep.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -32,26 +29,23 @@ pub struct SyncArgs {
     pub take: Option<BTreeMap<String, TakeSide>>,
 }
 
-/// The MCP definitions.
-pub fn definitions() -> Vec<Tool> {
-    vec![define::<SyncArgs>(
-        "sync",
-        "Fetch, merge, push with a git remote (default origin).",
-        &["action", "changed_tools", "held"],
-        hints(false, false, true, true),
-    )]
-}
-
-/// Run one of these meta-tools. Returns None when `name` is not one of them.
-pub async fn call(name: &str, args: JsonObject, ctx: Ctx) -> Option<CallToolResult> {
-    let r = match name {
-        "sync" => match parse(name, args) {
-            Ok(a) => run_sync(&ctx, a).await,
-            Err(e) => Err(e),
-        },
-        _ => return None,
+/// `sync`.
+pub struct SyncTool;
+impl MetaTool for SyncTool {
+    const NAME: &'static str = "sync";
+    const DESCRIPTION: &'static str = "Fetch, merge, push with a git remote (default origin).";
+    const DETAILS: &'static str = "`take`: {tool: side} settles a conflicting tool.";
+    const RESULT: &'static [&'static str] = &["action", "changed_tools", "held"];
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: true,
     };
-    Some(r.unwrap_or_else(|e| e))
+    type Args = SyncArgs;
+    async fn call(a: SyncArgs, ctx: Ctx) -> Outcome {
+        run_sync(&ctx, a).await
+    }
 }
 
 async fn run_sync(ctx: &Ctx, a: SyncArgs) -> Result<CallToolResult, CallToolResult> {

@@ -52,7 +52,8 @@ async fn make_venv(
         std::fs::remove_dir_all(venv).map_err(io("remove", venv))?;
     }
     std::fs::create_dir_all(venv).map_err(io("create", venv))?;
-    let (read, path) = install::toolchain(python);
+    let toolchain = install::toolchain(python, ctx.sandbox);
+    let (read, path) = toolchain.clone();
     let job = Job {
         what: String::new(),
         argv: vec![
@@ -90,6 +91,7 @@ async fn make_venv(
         base: python.to_string(),
         venv: venv.to_path_buf(),
         host_pip: host,
+        toolchain,
     })
 }
 

@@ -34,10 +34,10 @@ pub(super) fn url_host(url: &str) -> Option<String> {
 }
 
 /// The interpreter's directories, and a PATH with its `bin` first.
-pub(super) fn toolchain(program: &str) -> (Vec<PathBuf>, OsString) {
-    let mut read = interpreter_prefixes(program);
+pub(super) fn toolchain(program: &str, sandbox: &SandboxConfig) -> (Vec<PathBuf>, OsString) {
+    let mut read = interpreter_prefixes(program, sandbox);
     if let Some(real) = crate::runner::interp::resolve(program) {
-        read.extend(interpreter_prefixes(&real.to_string_lossy()));
+        read.extend(interpreter_prefixes(&real.to_string_lossy(), sandbox));
     }
     let bins: Vec<PathBuf> = read.iter().map(|p| p.join("bin")).collect();
     let path = contained::path_with(&bins);
@@ -110,8 +110,8 @@ pub(super) struct NpmBase {
 pub(super) fn npm_base(ctx: Ctx<'_>) -> Result<NpmBase, DepsError> {
     let cache = npm_cache(ctx);
     std::fs::create_dir_all(&cache).map_err(super::io("create", &cache))?;
-    let (mut read, path) = toolchain("node");
-    read.extend(toolchain("npm").0);
+    let (mut read, path) = toolchain("node", ctx.sandbox);
+    read.extend(toolchain("npm", ctx.sandbox).0);
     let (reg_env, network) = npm_registry();
     let mut vars: Vec<(String, OsString)> = vec![
         ("PATH".into(), path),
@@ -288,6 +288,8 @@ pub struct Pip {
     pub venv: PathBuf,
     /// Whether the base interpreter's pip is used (`--python VENV`).
     pub host_pip: bool,
+    /// The base interpreter's directories and a PATH with its `bin` first (`toolchain`).
+    pub toolchain: (Vec<PathBuf>, OsString),
 }
 
 impl Pip {
@@ -309,7 +311,7 @@ impl Pip {
 
     /// The interpreter's directories (and the venv) to read, and the environment of a step.
     pub fn base_job(&self, index: &Index) -> (Vec<PathBuf>, Vec<(String, OsString)>) {
-        let (mut read, path) = toolchain(&self.base);
+        let (mut read, path) = self.toolchain.clone();
         read.extend(index.dirs.iter().cloned());
         read.push(self.venv.clone());
         let env = vec![

@@ -29,9 +29,7 @@ pub use spec::{SpecError, check_npm, check_pip};
 
 use crate::hashing::sha256_bytes;
 use crate::manifest::Manifest;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
 use thiserror::Error;
 
 mod generations;
@@ -146,13 +144,16 @@ pub fn env_dir(root: &Path, tool: &str) -> PathBuf {
     root.join(".toolsmith").join("env").join(tool)
 }
 
-fn env_lock(dir: &Path) -> Arc<tokio::sync::Mutex<()>> {
-    static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>> = OnceLock::new();
-    let mut m = LOCKS
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    Arc::clone(m.entry(dir.to_path_buf()).or_default())
+/// The lock of a tool's environments (`<dir>/lock`), held while one is made: two
+/// registrations, a call and a CLI command, in this process or another, never build the same
+/// environment at once. Waits on a blocking thread; released when the file is dropped.
+async fn env_lock(dir: &Path) -> Result<std::fs::File, DepsError> {
+    let path = dir.join("lock");
+    let held = path.clone();
+    match tokio::task::spawn_blocking(move || crate::platform::lock(&held)).await {
+        Ok(r) => r.map_err(io("lock", &path)),
+        Err(e) => Err(io("lock", &path)(std::io::Error::other(e))),
+    }
 }
 
 fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> DepsError {
@@ -320,8 +321,7 @@ pub async fn resolve(
     let c = check(ctx, m)?;
     let tool = m.name.as_str();
     let dir = env_dir(root, tool);
-    let lock = env_lock(&dir);
-    let _g = lock.lock().await;
+    let _held = env_lock(&dir).await?;
     let wanted: Vec<Eco> = Eco::ALL.into_iter().filter(|e| e.asked(m)).collect();
     let total = (wanted.len() * 2) as f64;
     let mut files = Vec::new();
@@ -430,8 +430,7 @@ pub async fn ensure(ctx: Ctx<'_>, root: &Path, m: &Manifest, dir: &Path) -> Resu
         let env = match find() {
             Some(g) => g,
             None => {
-                let lock = env_lock(&envd);
-                let _g = lock.lock().await;
+                let _held = env_lock(&envd).await?;
                 match find() {
                     Some(g) => g,
                     None => {

@@ -5,6 +5,7 @@
 //! the same `Grants`, so they grant the same things and report them the same way.
 
 use super::{SandboxError, Spec};
+use crate::config::SandboxConfig;
 use std::path::{Path, PathBuf};
 
 /// System directories an interpreter reads (read-only; those that exist on this machine).
@@ -150,24 +151,20 @@ const HOME_PRIVATE: &[&str] = &[
 /// Whether granting `dir` (read-only, with everything beneath it) would show a tool something
 /// private: `/`, HOME itself, a directory holding toolsmith's personal directory, cache or
 /// default toolbox, the temporary directory, or one of [`HOME_PRIVATE`].
-fn too_wide(dir: &Path) -> bool {
+fn too_wide(dir: &Path, config: &SandboxConfig) -> bool {
     let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    [dir, real.as_path()].iter().any(|d| too_wide_as_named(d))
+    [dir, real.as_path()]
+        .iter()
+        .any(|d| too_wide_as_named(d, config))
 }
 
-fn too_wide_as_named(dir: &Path) -> bool {
+fn too_wide_as_named(dir: &Path, config: &SandboxConfig) -> bool {
     // /etc holds shadow and keys; only the entries of ETC_ENTRIES are ever shown.
     if dir.parent().is_none() || dir.starts_with("/etc") || dir.starts_with("/private/etc") {
         return true;
     }
-    let config = crate::config::Config::process();
-    let mut private: Vec<PathBuf> = vec![
-        config.data_dir.clone(),
-        config.cache_dir.clone(),
-        config.home.clone(),
-        std::env::temp_dir(),
-    ];
-    private.extend(config.toolbox.iter().cloned());
+    let mut private: Vec<PathBuf> = config.private.clone();
+    private.push(std::env::temp_dir());
     if let Some(home) = dirs::home_dir() {
         if dir == home || home.starts_with(dir) {
             return true;
@@ -180,7 +177,7 @@ fn too_wide_as_named(dir: &Path) -> bool {
     });
     // Nor anything inside the personal directory or a credential store (install trees under
     // ~/.config and ~/.local/share, such as nvm's or uv's, are fine).
-    let mut sealed = vec![config.data_dir.clone()];
+    let mut sealed: Vec<PathBuf> = config.private.first().cloned().into_iter().collect();
     if let Some(home) = dirs::home_dir() {
         sealed.extend(
             HOME_PRIVATE
@@ -196,7 +193,7 @@ fn too_wide_as_named(dir: &Path) -> bool {
 /// the system directories, its prefix `…` (and the same for every symlink hop, so a venv's
 /// python leads to the base installation). A prefix that is [`too_wide`] is narrowed to the
 /// interpreter's own directory, or left out when that is too wide as well.
-pub fn interpreter_prefixes(argv0: &str) -> Vec<PathBuf> {
+pub fn interpreter_prefixes(argv0: &str, config: &SandboxConfig) -> Vec<PathBuf> {
     let Some(mut p) = which(argv0) else {
         return Vec::new();
     };
@@ -211,7 +208,10 @@ pub fn interpreter_prefixes(argv0: &str) -> Vec<PathBuf> {
                 }
                 _ => vec![Some(p.as_path())],
             };
-            let chosen = candidates.into_iter().flatten().find(|d| !too_wide(d));
+            let chosen = candidates
+                .into_iter()
+                .flatten()
+                .find(|d| !too_wide(d, config));
             match chosen {
                 Some(d) if !out.iter().any(|o: &PathBuf| d.starts_with(o)) => {
                     out.push(d.to_path_buf())
@@ -283,7 +283,7 @@ impl Grants {
             .map(|p| resolve_declared(p, "write", spec.roots))
             .collect::<Result<Vec<_>, _>>()?;
         let system = system_paths().to_vec();
-        let mut read = interpreter_prefixes(argv0);
+        let mut read = interpreter_prefixes(argv0, spec.config);
         read.extend(spec.visible.iter().cloned());
         read.extend(read_declared);
         // The proxy's socket directory, and the bridge that reaches it from inside.
@@ -313,14 +313,16 @@ mod tests {
         let bin = tmp.path().join("py/bin");
         std::fs::create_dir_all(&bin).unwrap();
         std::fs::write(bin.join("python"), "").unwrap();
-        let p = interpreter_prefixes(bin.join("python").to_str().unwrap());
+        let config = SandboxConfig::default();
+        let p = interpreter_prefixes(bin.join("python").to_str().unwrap(), &config);
         assert_eq!(p, vec![tmp.path().join("py")]);
-        assert!(interpreter_prefixes("/usr/bin/env").is_empty());
+        assert!(interpreter_prefixes("/usr/bin/env", &config).is_empty());
     }
 
     #[test]
     fn a_prefix_holding_something_private_is_too_wide() {
-        let config = crate::config::Config::process();
+        let config = crate::config::Config::default();
+        let too_wide = |d: &Path| too_wide(d, &config.sandbox);
         let home = dirs::home_dir().expect("HOME");
         assert!(too_wide(Path::new("/")));
         assert!(too_wide(&home));

@@ -1,0 +1,143 @@
+//! The one interface of a meta-tool: a type whose `Args` (typed, `JsonSchema` + `Deserialize`)
+//! are its input schema and its parse, with its name, purpose, result keys, annotations and
+//! guide details declared once beside what it does. The registry (`super::ALL`) lists each
+//! once; `tools/list`, the guide, `is_meta` and the reserved names' test derive from it.
+
+use super::Ctx;
+use super::args::{parse, schema_of};
+use rmcp::model::{CallToolResponse, CallToolResult, JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// What a meta-tool tells clients about its effects (MCP tool annotations), by name.
+#[derive(Debug, Clone, Copy)]
+pub struct Hints {
+    /// It changes nothing.
+    pub read_only: bool,
+    /// A change it makes may remove or overwrite something.
+    pub destructive: bool,
+    /// Calling it again with the same arguments changes nothing more.
+    pub idempotent: bool,
+    /// It reaches beyond the toolbox (tools' own effects, the network).
+    pub open_world: bool,
+}
+
+impl Hints {
+    /// Reads the toolbox only.
+    pub const READ: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+
+    /// The annotations sent: hints equal to MCP's defaults (not read-only, destructive, not
+    /// idempotent, open world) are left out.
+    pub fn annotations(self) -> ToolAnnotations {
+        let mut a = ToolAnnotations::new();
+        if self.read_only {
+            a = a.read_only(true);
+        } else if !self.destructive {
+            a = a.destructive(false);
+        }
+        // Idempotence only means something for a tool that changes things.
+        if self.idempotent && !self.read_only {
+            a = a.idempotent(true);
+        }
+        if !self.open_world {
+            a = a.open_world(false);
+        }
+        a
+    }
+}
+
+/// What a meta-tool's call ends with: a result, or an error result (`isError`).
+pub type Outcome = Result<CallToolResult, CallToolResult>;
+
+/// One meta-tool.
+pub trait MetaTool: 'static {
+    /// Its MCP name (a stored tool may never take it: `names::META_TOOL_NAMES`).
+    const NAME: &'static str;
+    /// What it is for, in one line (the details are in the guide).
+    const DESCRIPTION: &'static str;
+    /// What its description leaves to the guide.
+    const DETAILS: &'static str = "";
+    /// The main keys of its result, told in the guide.
+    const RESULT: &'static [&'static str];
+    /// Its effects.
+    const HINTS: Hints;
+    /// Its arguments: the input schema, and what a call's arguments are parsed into once they
+    /// passed that schema.
+    type Args: DeserializeOwned + JsonSchema + Send;
+
+    /// Whether a call with these (raw) arguments may run as an MCP task: the long ones.
+    fn runs_as_task(_args: &JsonObject) -> bool {
+        false
+    }
+
+    /// Do it.
+    fn call(args: Self::Args, ctx: Ctx) -> impl Future<Output = Outcome> + Send;
+}
+
+type Running = Pin<Box<dyn Future<Output = CallToolResponse> + Send>>;
+
+/// A meta-tool as the registry holds it.
+pub struct Entry {
+    /// Its name (`MetaTool::NAME`).
+    pub name: &'static str,
+    /// Its guide details (`MetaTool::DETAILS`).
+    pub details: &'static str,
+    /// The main keys of its result (`MetaTool::RESULT`).
+    pub result: &'static [&'static str],
+    definition: fn() -> Tool,
+    run: fn(JsonObject, Ctx) -> Running,
+    /// `MetaTool::runs_as_task`.
+    pub runs_as_task: fn(&JsonObject) -> bool,
+}
+
+impl Entry {
+    /// The registry entry of `T`.
+    pub const fn of<T: MetaTool>() -> Entry {
+        Entry {
+            name: T::NAME,
+            details: T::DETAILS,
+            result: T::RESULT,
+            definition: definition::<T>,
+            run: run::<T>,
+            runs_as_task: T::runs_as_task,
+        }
+    }
+
+    /// Its MCP definition: typed input schema, an object output schema, annotations. (No
+    /// `title`: the names say it, and the default tools/list stays small.)
+    pub fn definition(&self) -> Tool {
+        (self.definition)()
+    }
+
+    /// Run it with arguments already checked against its schema.
+    pub fn run(&self, args: JsonObject, ctx: Ctx) -> Running {
+        (self.run)(args, ctx)
+    }
+}
+
+fn definition<T: MetaTool>() -> Tool {
+    let mut object = JsonObject::new();
+    object.insert("type".into(), json!("object"));
+    Tool::new(T::NAME, T::DESCRIPTION, schema_of::<T::Args>())
+        .with_raw_output_schema(Arc::new(object))
+        .with_annotations(T::HINTS.annotations())
+}
+
+fn run<T: MetaTool>(args: JsonObject, ctx: Ctx) -> Running {
+    Box::pin(async move {
+        let outcome = match parse::<T::Args>(T::NAME, args) {
+            Ok(a) => T::call(a, ctx).await,
+            Err(e) => Err(e),
+        };
+        outcome.unwrap_or_else(|e| e).into()
+    })
+}
