@@ -122,22 +122,22 @@ impl Usage {
                 let usage = Arc::clone(self);
                 drop(h.spawn(async move {
                     tokio::time::sleep(PERSIST_AFTER).await;
-                    let _ = tokio::task::spawn_blocking(move || usage.persist()).await;
+                    let _ = tokio::task::spawn_blocking(move || usage.write_now()).await;
                 }))
             }
-            Err(_) => self.persist(),
+            Err(_) => self.write_now(),
         }
     }
 
     /// Write the record now when a write is still waiting (a server stopping).
     pub fn flush(&self) {
         if self.queued.load(Ordering::Acquire) {
-            self.persist();
+            self.write_now();
         }
     }
 
     /// Write the current record (through a temporary file).
-    fn persist(&self) {
+    fn write_now(&self) {
         let _one = self.writing.lock().unwrap_or_else(|p| p.into_inner());
         // Unqueued before the record is read: a use recorded after this read queues a new write.
         self.queued.store(false, Ordering::Release);
