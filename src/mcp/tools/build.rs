@@ -26,12 +26,7 @@ impl MetaTool for BuildTool {
         "Build Rust into a WASM tool; commits once its examples pass.";
     const DETAILS: &'static str = "The Rust source (`source`, src/main.rs; left out: rebuild the stored one; `files`: other files, path → text) reads the JSON arguments on stdin and prints the result on stdout (see *WASM tools*); `crates`: name → version (serde_json by default).";
     const RESULT: &'static [&'static str] = &["name", "action", "commit", "warnings"];
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: false,
-        idempotent: true,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::WRITE.idempotent().open_world();
     type Args = BuildArgs;
     fn runs_as_task(_: &JsonObject) -> bool {
         true

@@ -104,12 +104,7 @@ impl MetaTool for Pipeline {
     const DESCRIPTION: &'static str = "Pipelines: tools made of steps that call other tools.";
     const DETAILS: &'static str = "A step's `args` may use `$input.x`, `$prev.x` and `$steps.NAME.x`; `when` runs it only when the reference is truthy; `on_error`: stop or continue.";
     const RESULT: &'static [&'static str] = &["pipelines", "steps", "commit"];
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        open_world: false,
-    };
+    const HINTS: Hints = Hints::WRITE.destructive();
     type Args = PipelineArgs;
     async fn call(a: PipelineArgs, ctx: Ctx) -> Outcome {
         pipeline_tool(&ctx, a).await
@@ -124,12 +119,7 @@ impl MetaTool for ExecuteCode {
         "Run Python/Node code calling tools as tools.NAME(args); only its result returns.";
     const DETAILS: &'static str = "`code` is a function body returning the result.";
     const RESULT: &'static [&'static str] = &["result", "tool_calls"];
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::WRITE.open_world();
     type Args = ExecArgs;
     async fn call(a: ExecArgs, ctx: Ctx) -> Outcome {
         execute_code(&ctx, a).await

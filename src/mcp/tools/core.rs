@@ -108,12 +108,7 @@ impl MetaTool for CallTool {
     const NAME: &'static str = "call_tool";
     const DESCRIPTION: &'static str = "Call any stored tool, listed or not.";
     const RESULT: &'static [&'static str] = &[];
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::WRITE.open_world();
     type Args = CallArgs;
     async fn call(a: CallArgs, ctx: Ctx) -> Outcome {
         call_tool(&ctx, a).await
@@ -126,12 +121,7 @@ impl MetaTool for DeleteTool {
     const NAME: &'static str = "delete_tool";
     const DESCRIPTION: &'static str = "Delete a tool (restore_tool undoes it).";
     const RESULT: &'static [&'static str] = &["commit"];
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: true,
-        idempotent: true,
-        open_world: false,
-    };
+    const HINTS: Hints = Hints::WRITE.destructive().idempotent();
     type Args = NameArgs;
     async fn call(a: NameArgs, ctx: Ctx) -> Outcome {
         delete_tool(&ctx, a).await

@@ -84,12 +84,7 @@ impl MetaTool for RollbackTool {
     const NAME: &'static str = "rollback_tool";
     const DESCRIPTION: &'static str = "Roll a tool back to a revision.";
     const RESULT: &'static [&'static str] = &["commit", "warnings"];
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: true,
-        idempotent: true,
-        open_world: false,
-    };
+    const HINTS: Hints = Hints::WRITE.destructive().idempotent();
     type Args = RollbackArgs;
     async fn call(a: RollbackArgs, ctx: Ctx) -> Outcome {
         rollback(&ctx, a.name, Some(a.revision), false).await
@@ -102,12 +97,7 @@ impl MetaTool for RestoreTool {
     const NAME: &'static str = "restore_tool";
     const DESCRIPTION: &'static str = "Bring back a deleted tool.";
     const RESULT: &'static [&'static str] = &["commit", "warnings"];
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
+    const HINTS: Hints = Hints::WRITE.idempotent();
     type Args = RestoreArgs;
     async fn call(a: RestoreArgs, ctx: Ctx) -> Outcome {
         rollback(&ctx, a.name, a.revision, true).await
@@ -121,12 +111,7 @@ impl MetaTool for UndoSession {
     const DESCRIPTION: &'static str = "Revert an MCP session's changes in one commit.";
     const DETAILS: &'static str = "`session` defaults to this session.";
     const RESULT: &'static [&'static str] = &["tools", "commit"];
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        open_world: false,
-    };
+    const HINTS: Hints = Hints::WRITE.destructive();
     type Args = UndoArgs;
     async fn call(a: UndoArgs, ctx: Ctx) -> Outcome {
         undo(&ctx, a).await

@@ -43,12 +43,7 @@ impl MetaTool for MemoryTool {
     const DESCRIPTION: &'static str = "A tool's persistent key-value memory.";
     const DETAILS: &'static str = "`name`: the tool whose memory it is (not for `stats`).";
     const RESULT: &'static [&'static str] = &["found", "value", "keys"];
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        open_world: false,
-    };
+    const HINTS: Hints = Hints::WRITE.destructive();
     type Args = MemoryArgs;
     async fn call(a: MemoryArgs, ctx: Ctx) -> Outcome {
         memory(a, &ctx).await

@@ -35,6 +35,38 @@ impl Hints {
         open_world: false,
     };
 
+    /// Changes the toolbox: not destructive, not idempotent, closed world until said otherwise.
+    pub const WRITE: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: false,
+    };
+
+    /// A change it makes may remove or overwrite something.
+    pub const fn destructive(self) -> Hints {
+        Hints {
+            destructive: true,
+            ..self
+        }
+    }
+
+    /// Calling it again with the same arguments changes nothing more.
+    pub const fn idempotent(self) -> Hints {
+        Hints {
+            idempotent: true,
+            ..self
+        }
+    }
+
+    /// It reaches beyond the toolbox.
+    pub const fn open_world(self) -> Hints {
+        Hints {
+            open_world: true,
+            ..self
+        }
+    }
+
     /// The annotations sent: hints equal to MCP's defaults (not read-only, destructive, not
     /// idempotent, open world) are left out.
     pub fn annotations(self) -> ToolAnnotations {

@@ -18,12 +18,7 @@ impl MetaTool for RegisterScript {
     const DESCRIPTION: &'static str = "Store a script tool, any language (simplest: JSON on stdin, JSON out); commits once its examples pass.";
     const DETAILS: &'static str = "Simplest: read the JSON arguments on stdin, print JSON. It runs sandboxed (the result's `sandbox` says how); templates, the jsonrpc protocol and dependencies: *Script tools*. `interpreter`: a command of its own, e.g. [\"lua5.4\"].";
     const RESULT: &'static [&'static str] = &["name", "action", "commit", "protocol", "warnings"];
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: false,
-        idempotent: true,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::WRITE.idempotent().open_world();
     type Args = ScriptSpec;
     /// Only with dependencies to install.
     fn runs_as_task(args: &JsonObject) -> bool {

@@ -52,12 +52,7 @@ impl MetaTool for ImportTool {
         "Import tools or Agent Skills from git, a Gist or oci:// (never run).";
     const DETAILS: &'static str = "Validated, never run; the result lists what it refused. `source`: a git URL or path, a Gist or oci://REF; `path`: a directory in it.";
     const RESULT: &'static [&'static str] = &["tools", "skills", "refused", "commit"];
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::WRITE.open_world();
     type Args = ImportArgs;
     fn runs_as_task(_: &JsonObject) -> bool {
         true
@@ -75,12 +70,7 @@ impl MetaTool for UpdateTool {
     const DETAILS: &'static str =
         "`commit`: the reviewed origin commit or digest (refused if the origin moved on).";
     const RESULT: &'static [&'static str] = &["diff", "applied"];
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: true,
-        idempotent: true,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::WRITE.destructive().idempotent().open_world();
     type Args = UpdateArgs;
     async fn call(a: UpdateArgs, ctx: Ctx) -> Outcome {
         update(&ctx, a).await
@@ -95,12 +85,7 @@ impl MetaTool for ExportTool {
         "Push tools to a git remote, or one as a Gist or OCI artifact.";
     const DETAILS: &'static str = "`oci`: REGISTRY/REPO:TAG.";
     const RESULT: &'static [&'static str] = &["commit", "files"];
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: false,
-        idempotent: true,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::WRITE.idempotent().open_world();
     type Args = ExportArgs;
     async fn call(a: ExportArgs, ctx: Ctx) -> Outcome {
         export(&ctx, a).await

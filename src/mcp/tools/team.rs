@@ -36,12 +36,7 @@ impl MetaTool for SyncTool {
     const DESCRIPTION: &'static str = "Fetch, merge, push with a git remote (default origin).";
     const DETAILS: &'static str = "`take`: {tool: side} settles a conflicting tool.";
     const RESULT: &'static [&'static str] = &["action", "changed_tools", "held"];
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: false,
-        idempotent: true,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::WRITE.idempotent().open_world();
     type Args = SyncArgs;
     async fn call(a: SyncArgs, ctx: Ctx) -> Outcome {
         run_sync(&ctx, a).await
