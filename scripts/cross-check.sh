@@ -60,14 +60,11 @@ exec "$venv/bin/python" -m ziglang ar "\$@"
 WRAP
 chmod +x "$bin/cc-aarch64-macos" "$bin/cc-x86_64-windows" "$bin/ar-zig"
 
-log "cargo check --target $target (lib + bin)"
+log "cargo check --target $target --target $windows (lib + bin)"
+# One invocation for both targets: cargo interleaves their crates on the cores.
 CC_aarch64_apple_darwin="$bin/cc-aarch64-macos" \
 AR_aarch64_apple_darwin="$bin/ar-zig" \
-CARGO_TARGET_DIR="$root/target/cross" \
-  cargo check --manifest-path "$root/Cargo.toml" --target "$target" --lib --bins
-
-log "cargo check --target $windows (lib + bin)"
 CC_x86_64_pc_windows_gnu="$bin/cc-x86_64-windows" \
 AR_x86_64_pc_windows_gnu="$bin/ar-zig" \
 CARGO_TARGET_DIR="$root/target/cross" \
-  cargo check --manifest-path "$root/Cargo.toml" --target "$windows" --lib --bins
+  cargo check --manifest-path "$root/Cargo.toml" --target "$target" --target "$windows" --lib --bins

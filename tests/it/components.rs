@@ -27,6 +27,9 @@ fn component() -> &'static [u8] {
             .arg(root.join("tests/fixtures/component-probe/Cargo.toml"))
             .arg("--target-dir")
             .arg(&target)
+            // scripts/test.sh builds the workspace through clippy's driver: not this fixture.
+            .env_remove("RUSTC_WORKSPACE_WRAPPER")
+            .env_remove("CLIPPY_ARGS")
             .output()
             .expect("cargo runs");
         assert!(

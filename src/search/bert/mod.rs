@@ -1,13 +1,15 @@
 //! A local sentence model: a directory with `config.json` (a BERT model: all-MiniLM-L6-v2,
 //! bge-small, e5-small...), `model.safetensors` and `tokenizer.json`, run in-process on the CPU
-//! with candle (pure Rust). Sentence vectors are the sentence-transformers recipe: the last
+//! with candle (pure Rust; the encoder in `encoder` on candle-nn's layers). Sentence vectors are the sentence-transformers recipe: the last
 //! hidden state mean-pooled over the real tokens, L2-normalised (CLS pooling when the directory's
 //! `1_Pooling/config.json` asks for it, as bge's does).
+
+mod encoder;
 
 use super::EmbedError;
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use encoder::{Config, Encoder};
 use std::path::{Path, PathBuf};
 use tokenizers::{Tokenizer, TruncationParams};
 
@@ -17,7 +19,7 @@ const MAX_TOKENS: usize = 256;
 /// A loaded local model.
 pub struct LocalModel {
     dir: PathBuf,
-    model: BertModel,
+    model: Encoder,
     tokenizer: Tokenizer,
     cls_pooling: bool,
     dims: usize,
@@ -46,16 +48,13 @@ impl LocalModel {
         let config_text = read("config.json")?;
         let config: Config = serde_json::from_slice(&config_text)
             .map_err(|e| fail(format!("config.json is not a BERT configuration: {e}")))?;
-        let dims = serde_json::from_slice::<serde_json::Value>(&config_text)
-            .ok()
-            .and_then(|v| v.get("hidden_size").and_then(|h| h.as_u64()))
-            .unwrap_or(0) as usize;
+        let dims = config.hidden_size;
         let weights = read("model.safetensors")?;
         let meta = std::fs::metadata(dir.join("model.safetensors"))
             .map_err(|e| fail(format!("cannot read model.safetensors: {e}")))?;
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
             .map_err(|e| fail(format!("model.safetensors does not load: {e}")))?;
-        let model = BertModel::load(vb, &config)
+        let model = Encoder::load(vb, &config)
             .map_err(|e| fail(format!("the weights do not fit config.json: {e}")))?;
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
             .map_err(|e| fail(format!("tokenizer.json does not load: {e}")))?;
@@ -139,8 +138,7 @@ impl LocalModel {
             let dev = Device::Cpu;
             let ids = Tensor::from_vec(ids, (texts.len(), len), &dev)?;
             let mask = Tensor::from_vec(mask, (texts.len(), len), &dev)?;
-            let types = ids.zeros_like()?;
-            let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+            let hidden = self.model.forward(&ids, &mask)?;
             let pooled = if self.cls_pooling {
                 hidden.narrow(1, 0, 1)?.squeeze(1)?
             } else {
