@@ -184,7 +184,7 @@ impl App {
         match tool.manifest.kind {
             Kind::Wasm => {
                 let runner = self.wasm()?.clone();
-                let out = tokio::task::spawn_blocking(move || runner.call(&dir, &tool, &args))
+                let out = run_blocking(move || runner.call(&dir, &tool, &args))
                     .await
                     .map_err(|e| RunError::Trap {
                         tool: name.to_string(),
@@ -280,5 +280,19 @@ impl App {
         }
         last.logs = logs;
         Ok(last)
+    }
+}
+
+/// Run `f` (a WASM call: bounded by its fuel and deadline, usually well under a millisecond)
+/// off the async scheduler. On a multi-threaded runtime this thread runs it while its other
+/// work moves to another thread (`block_in_place`): no hand-over to a blocking-pool thread,
+/// which after an idle moment has to be woken first (about half a millisecond here, most of
+/// a first call after a pause). Elsewhere (a current-thread runtime) a blocking-pool thread.
+async fn run_blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, tokio::task::JoinError> {
+    match tokio::runtime::Handle::current().runtime_flavor() {
+        tokio::runtime::RuntimeFlavor::MultiThread => Ok(tokio::task::block_in_place(f)),
+        _ => tokio::task::spawn_blocking(f).await,
     }
 }

@@ -158,18 +158,24 @@ impl Server {
             (Some(b'r'), Some(pid)) => {
                 let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())
                     .map_err(|e| Unusable(format!("pidfd_open: {e}")))?;
-                let forked = Forked {
+                let mut forked = Forked {
                     stdin: Some(sender(stdin_w)?),
                     stdout: Some(receiver(stdout_r)?),
                     stderr: Some(receiver(stderr_r)?),
                     channel: chan,
                     pidfd,
-                    cgroup,
+                    cgroup: None,
                     _server: std::sync::Arc::clone(self),
                 };
-                if let Some(cg) = &forked.cgroup {
-                    cg.adopt(rustix::process::Pid::as_raw(Some(pid)).unsigned_abs())
+                if let Some(cg) = cgroup {
+                    // A move into a cgroup waits for an RCU grace period (milliseconds): off
+                    // the async threads, which serve the calls running meanwhile.
+                    let raw = rustix::process::Pid::as_raw(Some(pid)).unsigned_abs();
+                    let moved = tokio::task::spawn_blocking(move || cg.adopt(raw).map(|()| cg))
+                        .await
+                        .map_err(|e| Unusable(format!("moving the call into its cgroup: {e}")))?
                         .map_err(unusable("moving the call into its cgroup"))?;
+                    forked.cgroup = Some(moved);
                 }
                 Ok(forked)
             }

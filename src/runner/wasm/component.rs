@@ -65,6 +65,8 @@ pub(super) fn linker(engine: &Engine) -> wasmtime::Result<Linker<Ctx>> {
 /// A verified, compiled component ready to instantiate, and its tool function.
 pub(super) struct Loaded {
     pre: wasmtime::component::InstancePre<Ctx>,
+    /// Instantiating it runs none of its code (no start function anywhere in it).
+    pub(super) inert: bool,
     func: ComponentExportIndex,
     /// The function's name as the component exports it (`interface#name` or `name`).
     export: String,
@@ -258,6 +260,7 @@ impl WasmRunner {
             })?;
             Ok(Loaded {
                 pre,
+                inert: !super::runs_at_instantiation(bytes),
                 func,
                 export,
                 params,
@@ -270,6 +273,39 @@ impl WasmRunner {
 
     /// Run a component tool: arguments converted to its function's parameters, the result
     /// back to JSON. Blocking: call from a blocking context.
+    /// Instantiate a component once with no grant, no network and a deadline already
+    /// passed, then drop it (`WasmRunner::prepare`, for a component whose instantiation
+    /// runs none of its code): its first instance is made before its first call.
+    pub(super) fn instantiate_once(&self, loaded: &Loaded, tool: &Tool) {
+        let name = &tool.manifest.name;
+        let mem_mb = tool.manifest.limits.memory_mb().min(MAX_MEMORY_MB);
+        let mut b = WasiCtxBuilder::new();
+        b.allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false);
+        let mut store = Store::new(
+            &self.engine,
+            Ctx {
+                wasi: b.build(),
+                http: WasiHttpCtx::new(),
+                filter: Filter::new(name, Reach::Nothing, std::time::Duration::from_millis(1)),
+                table: ResourceTable::new(),
+                limits: Limits::new(
+                    StoreLimitsBuilder::new()
+                        .memory_size((mem_mb as usize) << 20)
+                        .instances(64)
+                        .memories(1)
+                        .build(),
+                ),
+            },
+        );
+        store.limiter(|c| &mut c.limits);
+        store.epoch_deadline_trap();
+        if let Err(e) = loaded.pre.instantiate(&mut store) {
+            tracing::debug!(tool = %name, "instantiating ahead failed: {e:#}");
+        }
+    }
+
     pub(super) fn call_component(
         &self,
         dir: &Path,

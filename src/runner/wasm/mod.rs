@@ -100,6 +100,9 @@ trait Verified {
 /// A verified, compiled module ready to instantiate.
 struct Loaded {
     pre: wasmtime::InstancePre<Ctx>,
+    /// Instantiating it runs none of its code (no start function): `prepare` may instantiate
+    /// it once ahead of its first call.
+    inert: bool,
     stamp: Stamp,
     sha: String,
 }
@@ -247,7 +250,12 @@ impl WasmRunner {
                         "the module cannot be linked as a WASI preview 1 program: {e}"
                     ),
                 })?;
-            Ok(Loaded { pre, stamp, sha })
+            Ok(Loaded {
+                pre,
+                inert: !runs_at_instantiation(bytes),
+                stamp,
+                sha,
+            })
         })
     }
 
@@ -357,12 +365,42 @@ impl WasmRunner {
         Ok(())
     }
 
-    /// Verify and compile a tool ahead of its first call (e.g. at server start).
+    /// Verify and compile a tool ahead of its first call (e.g. at server start), and, when
+    /// instantiating it runs none of its code, instantiate it once: its first instance
+    /// (memory image mapped into a slot of the pool, which keeps it for the next instance of
+    /// the same artifact) is then made here instead of in its first call. The throwaway
+    /// instance has no grant and a deadline already passed: were any of its code to run, it
+    /// would trap at once.
     pub fn prepare(&self, dir: &Path, tool: &Tool) -> Result<(), RunError> {
         if tool.manifest.is_component() {
-            return self.load_component(dir, tool).map(|_| ());
+            let loaded = self.load_component(dir, tool)?;
+            if loaded.inert {
+                self.instantiate_once(&loaded, tool);
+            }
+            return Ok(());
         }
-        self.load(dir, tool).map(|_| ())
+        let loaded = self.load(dir, tool)?;
+        if loaded.inert {
+            let mem_mb = tool.manifest.limits.memory_mb().min(MAX_MEMORY_MB);
+            let mut store = Store::new(
+                &self.engine,
+                Ctx {
+                    wasi: WasiCtxBuilder::new().build_p1(),
+                    limits: Limits::new(
+                        StoreLimitsBuilder::new()
+                            .memory_size((mem_mb as usize) << 20)
+                            .instances(1)
+                            .build(),
+                    ),
+                },
+            );
+            store.limiter(|c| &mut c.limits);
+            store.epoch_deadline_trap();
+            if let Err(e) = loaded.pre.instantiate(&mut store) {
+                tracing::debug!(tool = %tool.manifest.name, "instantiating ahead failed: {e}");
+            }
+        }
+        Ok(())
     }
 
     /// Run a WASM tool with JSON arguments on stdin. Blocking: call from a blocking context.
@@ -471,4 +509,50 @@ fn failure(
         format!("{text}\nstderr: {stderr_text}")
     };
     RunError::Trap { tool, message }
+}
+
+/// Whether instantiating `bytes` (a core module or a component, with the modules and
+/// components nested in it) would run code of its own: a start function. Bytes that do not
+/// parse count as yes.
+fn runs_at_instantiation(bytes: &[u8]) -> bool {
+    use wasmtime::wasmparser::{Parser, Payload};
+    for payload in Parser::new(0).parse_all(bytes) {
+        match payload {
+            Ok(Payload::StartSection { .. } | Payload::ComponentStartSection { .. }) | Err(_) => {
+                return true;
+            }
+            Ok(_) => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runs_at_instantiation;
+
+    /// `(module (func) (start 0))` with its start section, or without it.
+    fn module(start: bool) -> Vec<u8> {
+        let mut m = vec![0, 0x61, 0x73, 0x6d, 1, 0, 0, 0];
+        m.extend([1, 4, 1, 0x60, 0, 0]); // one type: () -> ()
+        m.extend([3, 2, 1, 0]); // one function of it
+        if start {
+            m.extend([8, 1, 0]); // start: function 0
+        }
+        m.extend([10, 4, 1, 2, 0, 0x0b]); // its body: no locals, end
+        m
+    }
+
+    #[test]
+    fn only_an_artifact_without_a_start_function_is_instantiated_ahead() {
+        assert!(!runs_at_instantiation(&module(false)));
+        assert!(runs_at_instantiation(&module(true)));
+        // What does not parse is taken to run code.
+        assert!(runs_at_instantiation(b"\0asm\x01\0\0\0\x0a\xff"));
+        // Both forms are valid modules for wasmtime.
+        let engine = wasmtime::Engine::default();
+        for start in [false, true] {
+            wasmtime::Module::new(&engine, module(start)).expect("a valid module");
+        }
+    }
 }
