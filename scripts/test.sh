@@ -12,7 +12,11 @@ cargo fmt --all -- --check
 # crates (every target, benches too) as rustc would and lints them on the way, so the
 # dependencies are compiled once, not once for `cargo clippy` and again for the tests.
 # Clippy warnings fail the suite (as `cargo clippy --workspace --all-targets -- -D warnings`).
-clippy_driver="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)"
+clippy_driver="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver || true)"
+if [ ! -x "$clippy_driver" ]; then
+  echo "test.sh: clippy-driver not found; hint: rustup component add clippy" >&2
+  exit 1
+fi
 export RUSTC_WORKSPACE_WRAPPER="$clippy_driver"
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 cargo test --workspace --all-targets --no-run
