@@ -283,7 +283,7 @@ impl App {
     }
 }
 
-/// Run `f` (a WASM call: bounded by its fuel and deadline, usually well under a millisecond)
+/// Run `f` (a WASM call: bounded by its epoch deadline, usually well under a millisecond)
 /// off the async scheduler. On a multi-threaded runtime this thread runs it while its other
 /// work moves to another thread (`block_in_place`): no hand-over to a blocking-pool thread,
 /// which after an idle moment has to be woken first (about half a millisecond here, most of

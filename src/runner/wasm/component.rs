@@ -271,41 +271,51 @@ impl WasmRunner {
         })
     }
 
-    /// Run a component tool: arguments converted to its function's parameters, the result
-    /// back to JSON. Blocking: call from a blocking context.
     /// Instantiate a component once with no grant, no network and a deadline already
     /// passed, then drop it (`WasmRunner::prepare`, for a component whose instantiation
     /// runs none of its code): its first instance is made before its first call.
     pub(super) fn instantiate_once(&self, loaded: &Loaded, tool: &Tool) {
         let name = &tool.manifest.name;
-        let mem_mb = tool.manifest.limits.memory_mb().min(MAX_MEMORY_MB);
-        let mut b = WasiCtxBuilder::new();
-        b.allow_tcp(false)
-            .allow_udp(false)
-            .allow_ip_name_lookup(false);
-        let mut store = Store::new(
-            &self.engine,
-            Ctx {
-                wasi: b.build(),
-                http: WasiHttpCtx::new(),
-                filter: Filter::new(name, Reach::Nothing, std::time::Duration::from_millis(1)),
-                table: ResourceTable::new(),
-                limits: Limits::new(
-                    StoreLimitsBuilder::new()
-                        .memory_size((mem_mb as usize) << 20)
-                        .instances(64)
-                        .memories(1)
-                        .build(),
-                ),
-            },
-        );
-        store.limiter(|c| &mut c.limits);
-        store.epoch_deadline_trap();
+        let filter = Filter::new(name, Reach::Nothing, std::time::Duration::from_millis(1));
+        let mut store = self.component_store(tool, WasiCtxBuilder::new(), filter);
         if let Err(e) = loaded.pre.instantiate(&mut store) {
             tracing::debug!(tool = %name, "instantiating ahead failed: {e:#}");
         }
     }
 
+    /// A store for one instance of a component tool: no sockets (network goes through
+    /// `filter` only), its memory limit (growth past it traps), interruption at the epoch
+    /// deadline (none set yet: already passed).
+    fn component_store(&self, tool: &Tool, mut b: WasiCtxBuilder, filter: Filter) -> Store<Ctx> {
+        let mem_mb = tool.manifest.limits.memory_mb().min(MAX_MEMORY_MB);
+        b.allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false);
+        let limits = Limits::new(
+            StoreLimitsBuilder::new()
+                .memory_size((mem_mb as usize) << 20)
+                .trap_on_grow_failure(true)
+                .instances(64)
+                .memories(1)
+                .build(),
+        );
+        let mut store = Store::new(
+            &self.engine,
+            Ctx {
+                wasi: b.build(),
+                http: WasiHttpCtx::new(),
+                filter,
+                table: ResourceTable::new(),
+                limits,
+            },
+        );
+        store.limiter(|c| &mut c.limits);
+        store.epoch_deadline_trap();
+        store
+    }
+
+    /// Run a component tool: arguments converted to its function's parameters, the result
+    /// back to JSON. Blocking: call from a blocking context.
     pub(super) fn call_component(
         &self,
         dir: &Path,
@@ -332,33 +342,11 @@ impl WasmRunner {
         let stdout = MemoryOutputPipe::new(cap + 1);
         let stderr = MemoryOutputPipe::new(cap + 1);
         let mut b = WasiCtxBuilder::new();
-        b.stdout(stdout.clone())
-            .stderr(stderr.clone())
-            .allow_tcp(false)
-            .allow_udp(false)
-            .allow_ip_name_lookup(false);
+        b.stdout(stdout.clone()).stderr(stderr.clone());
         self.grant(&mut b, tool)?;
-        let limits = Limits::new(
-            StoreLimitsBuilder::new()
-                .memory_size((mem_mb as usize) << 20)
-                .trap_on_grow_failure(true)
-                .instances(64)
-                .memories(1)
-                .build(),
-        );
-        let mut store = Store::new(
-            &self.engine,
-            Ctx {
-                wasi: b.build(),
-                http: WasiHttpCtx::new(),
-                filter: Filter::new(&name, reach, std::time::Duration::from_millis(timeout_ms)),
-                table: ResourceTable::new(),
-                limits,
-            },
-        );
-        store.limiter(|c| &mut c.limits);
+        let filter = Filter::new(&name, reach, std::time::Duration::from_millis(timeout_ms));
+        let mut store = self.component_store(tool, b, filter);
         store.set_epoch_deadline((timeout_ms / TICK.as_millis() as u64).max(1) + 1);
-        store.epoch_deadline_trap();
 
         let mut results = vec![Val::Bool(false); usize::from(loaded.result.is_some())];
         let run = loaded.pre.instantiate(&mut store).and_then(|i| {

@@ -381,26 +381,30 @@ impl WasmRunner {
         }
         let loaded = self.load(dir, tool)?;
         if loaded.inert {
-            let mem_mb = tool.manifest.limits.memory_mb().min(MAX_MEMORY_MB);
-            let mut store = Store::new(
-                &self.engine,
-                Ctx {
-                    wasi: WasiCtxBuilder::new().build_p1(),
-                    limits: Limits::new(
-                        StoreLimitsBuilder::new()
-                            .memory_size((mem_mb as usize) << 20)
-                            .instances(1)
-                            .build(),
-                    ),
-                },
-            );
-            store.limiter(|c| &mut c.limits);
-            store.epoch_deadline_trap();
+            // No deadline set: it is already passed.
+            let mut store = self.module_store(tool, WasiCtxBuilder::new().build_p1());
             if let Err(e) = loaded.pre.instantiate(&mut store) {
                 tracing::debug!(tool = %tool.manifest.name, "instantiating ahead failed: {e}");
             }
         }
         Ok(())
+    }
+
+    /// A store for one instance of a module tool: its memory limit (growth past it traps),
+    /// one instance, interruption at the epoch deadline (none set yet: already passed).
+    fn module_store(&self, tool: &Tool, wasi: WasiP1Ctx) -> Store<Ctx> {
+        let mem_mb = tool.manifest.limits.memory_mb().min(MAX_MEMORY_MB);
+        let limits = Limits::new(
+            StoreLimitsBuilder::new()
+                .memory_size((mem_mb as usize) << 20)
+                .trap_on_grow_failure(true)
+                .instances(1)
+                .build(),
+        );
+        let mut store = Store::new(&self.engine, Ctx { wasi, limits });
+        store.limiter(|c| &mut c.limits);
+        store.epoch_deadline_trap();
+        store
     }
 
     /// Run a WASM tool with JSON arguments on stdin. Blocking: call from a blocking context.
@@ -424,23 +428,8 @@ impl WasmRunner {
             .stderr(stderr.clone())
             .arg(&name);
         self.grant(&mut b, tool)?;
-        let limits = Limits::new(
-            StoreLimitsBuilder::new()
-                .memory_size((mem_mb as usize) << 20)
-                .trap_on_grow_failure(true)
-                .instances(1)
-                .build(),
-        );
-        let mut store = Store::new(
-            &self.engine,
-            Ctx {
-                wasi: b.build_p1(),
-                limits,
-            },
-        );
-        store.limiter(|c| &mut c.limits);
+        let mut store = self.module_store(tool, b.build_p1());
         store.set_epoch_deadline((timeout_ms / TICK.as_millis() as u64).max(1) + 1);
-        store.epoch_deadline_trap();
 
         let run = loaded
             .pre
