@@ -117,7 +117,7 @@ impl Language {
                 "-o",
                 &wasm,
             ],
-            Language::JavaScript => vec![entry, "-w", "wit", "-n", world, "-o", &wasm],
+            Language::JavaScript => vec![entry, "wit", world, &wasm],
         };
         argv.extend(rest.into_iter().map(str::to_string));
         argv
@@ -197,7 +197,9 @@ fn python(exe: PathBuf, version: String, sandbox: &SandboxConfig) -> Chain {
 
 /// ComponentizeJS: `node_modules/.bin/componentize-js` links to the package's `src/cli.js`
 /// (`#!/usr/bin/env node`). It reads its `node_modules` (the StarlingMonkey engine, wizer's
-/// binary among them) and runs on the Node.js on PATH, started here by its full path.
+/// binary among them) and runs on the Node.js on PATH, started here by its full path. Not its
+/// CLI but toolsmith's driver (`javascript::DRIVER`, written into the build's directory) calls
+/// its `componentize()`, beside `cli.js`: the CLI starts wizer with an empty environment.
 fn javascript(exe: PathBuf, version: String, sandbox: &SandboxConfig) -> Result<Chain, String> {
     let modules = exe
         .ancestors()
@@ -209,6 +211,17 @@ fn javascript(exe: PathBuf, version: String, sandbox: &SandboxConfig) -> Result<
             )
         })?
         .to_path_buf();
+    let api = exe
+        .canonicalize()
+        .map(|cli| cli.with_file_name("componentize.js"))
+        .ok()
+        .filter(|api| api.is_file())
+        .ok_or_else(|| {
+            format!(
+                "{} does not lead to ComponentizeJS's src/cli.js with its componentize.js beside it (reinstall `@bytecodealliance/componentize-js`)",
+                exe.display()
+            )
+        })?;
     let node = which::which("node").map_err(|e| format!("Node.js (`node`) is not on PATH: {e}"))?;
     let node = node.canonicalize().unwrap_or(node);
     let mut visible = vec![modules];
@@ -217,7 +230,8 @@ fn javascript(exe: PathBuf, version: String, sandbox: &SandboxConfig) -> Result<
         language: Language::JavaScript,
         argv: vec![
             node.to_string_lossy().into_owned(),
-            exe.to_string_lossy().into_owned(),
+            super::javascript::DRIVER.into(),
+            api.to_string_lossy().into_owned(),
         ],
         exe,
         visible,
@@ -272,7 +286,7 @@ pub async fn compile(
     let name = chain.language.chain();
     let entry = match chain.language {
         Language::Python => Language::Python.entry(),
-        Language::JavaScript => super::javascript::entry(work)?,
+        Language::JavaScript => super::javascript::prepare(work)?,
     };
     host.progress(0.0, None, Some(format!("{name}: building the component")));
     let job = Job {

@@ -211,6 +211,11 @@ fn builds_and_calls(language: &str, source: &str, entry: &str) {
 
 /// Calls through `toolsmith serve` with the Python SDK.
 fn through_mcp(root_dir: &Path, calls: &[Value]) -> Value {
+    through_mcp_with(root_dir, calls, &[])
+}
+
+/// Calls through `toolsmith serve` with the Python SDK, the server given `env` too.
+fn through_mcp_with(root_dir: &Path, calls: &[Value], env: &[(&str, &str)]) -> Value {
     let tmp = tempfile::tempdir().expect("tempdir");
     let file = tmp.path().join("calls.json");
     std::fs::write(&file, serde_json::to_string(calls).expect("json")).expect("write");
@@ -226,6 +231,7 @@ fn through_mcp(root_dir: &Path, calls: &[Value]) -> Value {
         .env("TOOLSMITH_COMPONENTIZE_PY", componentize_py())
         .env("TOOLSMITH_COMPONENTIZE_JS", componentize_js())
         .env("TOOLSMITH_DATA", tmp.path().join("data"))
+        .envs(env.iter().copied())
         .output()
         .expect("python runs");
     assert!(
@@ -282,6 +288,9 @@ fn a_javascript_build_error_says_what_failed() {
     );
 }
 
+/// On a machine without bubblewrap (hidden here) the builds run in the in-process sandbox,
+/// which lets them write only their own directory: ComponentizeJS's wizer keeps its
+/// compiled-code cache there, not under the passwd home.
 #[test]
 fn register_script_makes_a_python_or_javascript_component_when_asked() {
     let (_tmp, tb) = toolbox();
@@ -309,7 +318,7 @@ fn register_script_makes_a_python_or_javascript_component_when_asked() {
     let mut js_script_form = js.clone();
     js_script_form["name"] = json!("countjs2");
     js_script_form["source"] = json!("console.log(JSON.stringify({words: 1}));\n");
-    let out = through_mcp(
+    let out = through_mcp_with(
         &boxdir,
         &[
             json!({"tool": "register_script", "args": spec}),
@@ -319,6 +328,7 @@ fn register_script_makes_a_python_or_javascript_component_when_asked() {
             json!({"tool": "countjs", "args": {"text": "one two three"}}),
             json!({"tool": "register_script", "args": js_script_form}),
         ],
+        &[("TOOLSMITH_BWRAP", "/nonexistent/bwrap")],
     );
     let calls = out["calls"].as_array().expect("calls");
     assert_eq!(calls[3]["is_error"], false, "{}", calls[3]["text"]);
