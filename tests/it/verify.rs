@@ -273,3 +273,35 @@ fn a_wasm_swapped_with_its_hash_in_an_uncommitted_manifest_is_flagged_or_refused
     let err = call(&tb, "word_count", json!({"text": "x"})).expect_err("refused");
     assert!(matches!(err, CallError::Uncommitted { .. }), "{err:?}");
 }
+
+/// Unchanged files are known from git's stat data without being read again; an edit that keeps
+/// the size and puts the mtime back is still found (its ctime moved), after a first call that
+/// saw the tool clean.
+#[test]
+fn an_edit_that_keeps_size_and_mtime_is_still_found() {
+    let (_tmp, tb) = toolbox();
+    tb.write_tool("echo", &script_files("echo", "Echoes"), "t")
+        .unwrap();
+    let out = call(&tb, "echo", json!({"text": "hi"})).unwrap();
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+
+    let main = tb.tools_dir().join("echo/main.py");
+    let before = std::fs::read_to_string(&main).unwrap();
+    let mtime = std::fs::metadata(&main).and_then(|m| m.modified()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let edited = before.replace("echo", "ECHO");
+    assert_eq!(edited.len(), before.len());
+    std::fs::write(&main, &edited).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&main)
+        .and_then(|f| f.set_modified(mtime))
+        .unwrap();
+    let out = call(&tb, "echo", json!({"text": "hi"})).unwrap();
+    assert_eq!(out.structured, Some(json!({"ECHO": {"text": "hi"}})));
+    let w = out.warnings.join("\n");
+    assert!(
+        w.contains("uncommitted changes") && w.contains("main.py (modified)"),
+        "{w}"
+    );
+}

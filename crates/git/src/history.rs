@@ -183,6 +183,73 @@ pub fn read_tree_at(
     Ok(out)
 }
 
+/// The files under `prefix` in HEAD (paths relative to `prefix`), each with whether it is
+/// executable there and whether the work tree's file is, by git's own shortcut, unchanged:
+/// its index entry has HEAD's blob id and mode, and the file on disk still has the stat data
+/// (size, mtime and ctime to the nanosecond, inode, owner) the index recorded, recorded before
+/// the index was written (not "racy"). What `git status` does not hash again. `false` means
+/// only "compare the content", never "changed". No blob is read.
+pub fn head_files_by_stat(
+    repo_dir: &Path,
+    prefix: &str,
+) -> Result<Vec<(String, bool, bool)>, GitError> {
+    use gix::index::entry::stat::Options;
+    let prefix = normalize_rela_path(prefix)?;
+    let repo = open(repo_dir)?;
+    let workdir = workdir_of(&repo)?;
+    let (commit_id, root) = root_tree(&repo, &workdir, "HEAD")?;
+    let Some(entry) = root
+        .lookup_entry(prefix.split('/').map(str::as_bytes))
+        .ctx(&workdir, || {
+            format!("look up {prefix} in commit {commit_id}")
+        })?
+    else {
+        return Ok(Vec::new());
+    };
+    if !entry.mode().is_tree() {
+        return Ok(Vec::new());
+    }
+    let tree = repo.find_tree(entry.object_id()).ctx(&workdir, || {
+        format!("read tree {prefix} in commit {commit_id}")
+    })?;
+    let records = tree.traverse().breadthfirst.files().ctx(&workdir, || {
+        format!("list the files under {prefix} in commit {commit_id}")
+    })?;
+    let index_path = repo.index_path();
+    let index = read_index(&repo, &workdir, &index_path)?;
+    let options = Options {
+        trust_ctime: true,
+        check_stat: true,
+        use_nsec: true,
+        use_stdev: false,
+    };
+    let mut out = Vec::with_capacity(records.len());
+    for rec in records {
+        let kind = rec.mode.kind();
+        if !matches!(kind, EntryKind::Blob | EntryKind::BlobExecutable) {
+            continue;
+        }
+        let Ok(rel) = rec.filepath.to_str() else {
+            continue;
+        };
+        let path = join_rela(&prefix, rel);
+        let unchanged = index
+            .entry_by_path(path.as_bytes().as_bstr())
+            .filter(|e| e.id == rec.oid && e.mode == index_mode(kind))
+            .filter(|e| !e.stat.is_racy(index.timestamp(), options))
+            .is_some_and(|e| {
+                gix::index::fs::Metadata::from_path_no_follow(&workdir.join(&path))
+                    .ok()
+                    .filter(|m| m.is_file())
+                    .and_then(|m| gix::index::entry::Stat::from_fs(&m).ok())
+                    .is_some_and(|now| e.stat.matches(&now, options))
+            });
+        out.push((rel.to_owned(), kind == EntryKind::BlobExecutable, unchanged));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
 /// Paths under `prefix` (repo-relative) that differ between HEAD, the index and the work tree,
 /// untracked files included (like `git status`), sorted and deduplicated.
 pub fn changed_paths(repo_dir: &Path, prefix: &str) -> Result<Vec<String>, GitError> {

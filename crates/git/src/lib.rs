@@ -42,7 +42,10 @@ pub use staged::{
 pub use state::UnsafeState;
 
 use blobs::*;
-pub use history::{changed_paths, entry_id_at, file_at, log, read_tree_at, resolve, tree_entries};
+pub use history::{
+    changed_paths, entry_id_at, file_at, head_files_by_stat, log, read_tree_at, resolve,
+    tree_entries,
+};
 use index::*;
 pub use repo::commit_info;
 

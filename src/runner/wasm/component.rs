@@ -271,13 +271,18 @@ impl WasmRunner {
         })
     }
 
-    /// Instantiate a component once with no grant, no network and a deadline already
-    /// passed, then drop it (`WasmRunner::prepare`, for a component whose instantiation
-    /// runs none of its code): its first instance is made before its first call.
+    /// Instantiate a component once with no grant, no network and a deadline two ticks away,
+    /// then drop it (`WasmRunner::prepare`, for a component whose instantiation runs none of
+    /// its code): its first instance is made before its first call. Not a deadline already
+    /// passed, as for a module: wasmtime 48 checks the epoch while it instantiates a
+    /// component even when none of the component's functions runs ("wasm trap: interrupt"
+    /// with no wasm frame), so such an instantiation always failed.
     pub(super) fn instantiate_once(&self, loaded: &Loaded, tool: &Tool) {
         let name = &tool.manifest.name;
         let filter = Filter::new(name, Reach::Nothing, std::time::Duration::from_millis(1));
         let mut store = self.component_store(tool, WasiCtxBuilder::new(), filter);
+        let _running = super::Running::start(&self.ticking);
+        store.set_epoch_deadline(2);
         if let Err(e) = loaded.pre.instantiate(&mut store) {
             tracing::debug!(tool = %name, "instantiating ahead failed: {e:#}");
         }

@@ -296,3 +296,62 @@ fn nested_gitignore_and_directory_only_patterns() {
     );
     fx.assert_consistent();
 }
+
+/// A file whose stat data the index recorded (before the index was written) is known unchanged
+/// without reading it; an edit of the same size with its mtime put back is not (its ctime
+/// moved); nor is a file git has not seen.
+#[test]
+fn head_files_by_stat_trusts_only_what_the_index_vouches_for() {
+    let fx = Fixture::toolbox();
+    fx.write("tools/b/tool.toml", b"name = \"b\"\n");
+    fx.write("tools/b/run.sh", b"echo b\n");
+    fx.make_executable("tools/b/run.sh");
+    // Written well before the index, so no entry is "racy".
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    fx.git(&["add", "tools/b"]);
+    fx.git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-qm",
+        "b",
+    ]);
+    let files = head_files_by_stat(&fx.repo, "tools/b").expect("listed");
+    assert_eq!(
+        files,
+        vec![
+            ("run.sh".to_string(), true, true),
+            ("tool.toml".to_string(), false, true)
+        ]
+    );
+
+    // Same size, mtime restored: the ctime still gives it away.
+    let path = fx.repo.join("tools/b/tool.toml");
+    let mtime = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    fx.write("tools/b/tool.toml", b"name = \"c\"\n");
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .and_then(|f| f.set_modified(mtime))
+        .expect("set mtime");
+    let files = head_files_by_stat(&fx.repo, "tools/b").expect("listed");
+    assert_eq!(files[1], ("tool.toml".to_string(), false, false));
+    assert!(files[0].2, "the other file is still vouched for");
+
+    // Not in HEAD at all, or not a directory there: nothing listed.
+    assert!(
+        head_files_by_stat(&fx.repo, "tools/none")
+            .expect("ok")
+            .is_empty()
+    );
+    assert!(
+        head_files_by_stat(&fx.repo, "README.md")
+            .expect("ok")
+            .is_empty()
+    );
+}
