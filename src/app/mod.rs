@@ -250,32 +250,44 @@ impl App {
     /// Compile or load WASM tools ahead of their first call (a cold start then deserializes
     /// cached code, and a first call only instantiates): every small one, and of the large
     /// ones (a component embedding an interpreter: tens of MB of code and memory image each)
-    /// only the [`PRESTART`] used most recently and most often. No tool code runs.
+    /// only the [`PRESTART`] used most recently and most often. No tool code runs. Smallest
+    /// first: a module is ready in a millisecond or two, a component embedding an interpreter
+    /// takes a hundred, and a first call of the small one should not wait behind it.
     pub fn prepare_wasm(&self) {
         let Ok(runner) = self.wasm() else { return };
         let used = self.usage().most_used(PRESTART);
-        for t in self
-            .index()
+        let index = self.index();
+        let mut tools: Vec<(u64, &Tool, std::path::PathBuf)> = index
             .tools()
             .filter(|t| t.manifest.kind == Kind::Wasm)
-        {
-            let dir = self.toolbox.tools_dir().join(&t.manifest.name);
-            let large = std::fs::metadata(dir.join(t.manifest.artifact()))
-                .is_ok_and(|m| m.len() > LARGE_ARTIFACT);
-            if large && !used.contains(&t.manifest.name) {
+            .map(|t| {
+                let dir = self.toolbox.tools_dir().join(&t.manifest.name);
+                let size =
+                    std::fs::metadata(dir.join(t.manifest.artifact())).map_or(0, |m| m.len());
+                (size, t, dir)
+            })
+            .collect();
+        tools.sort_by_key(|(size, ..)| *size);
+        for (size, t, dir) in tools {
+            if size > LARGE_ARTIFACT && !used.contains(&t.manifest.name) {
                 continue;
             }
+            let began = std::time::Instant::now();
             self.warm(&dir, t);
-            if let Err(e) = runner.prepare(&dir, t) {
-                tracing::debug!(tool = %t.manifest.name, error = %e, "not prepared");
+            let warmed = began.elapsed();
+            match runner.prepare(&dir, t) {
+                Ok(()) => {
+                    tracing::debug!(tool = %t.manifest.name, ?warmed, prepared = ?began.elapsed(), "prepared")
+                }
+                Err(e) => tracing::debug!(tool = %t.manifest.name, error = %e, "not prepared"),
             }
         }
     }
 
     /// Do ahead of a tool's first call what that call would otherwise do first, none of it
     /// running tool code: compile its input schema's validator, compare its files with git
-    /// (the comparison is then remembered until a file or HEAD changes: an 18 MB component's
-    /// hashing is tens of milliseconds), read the trust policy for it.
+    /// (remembered until a file or HEAD changes; a file git's index vouches for by its stat
+    /// data is not read), read the trust policy for it.
     fn warm(&self, dir: &std::path::Path, tool: &Tool) {
         let _ = tool.validator.get(&tool.input_schema);
         let _ = self.verify_stored(dir, tool);

@@ -75,10 +75,13 @@ impl CodeCache {
         bytes: &[u8],
         sha: &str,
     ) -> Result<C, String> {
+        let began = std::time::Instant::now();
         let compiled = self.load_or_compile::<C>(engine, bytes, sha)?;
+        let loaded = began.elapsed();
         if let Err(e) = compiled.initialize_images() {
             tracing::debug!(error = %e, "memory images are made at the first call instead");
         }
+        tracing::debug!(?loaded, imaged = ?began.elapsed(), "compiled code ready");
         Ok(compiled)
     }
 
@@ -99,7 +102,10 @@ impl CodeCache {
         if let (Some(f), Some(key)) = (&file, &self.key)
             && let Ok(data) = std::fs::read(f)
         {
-            match verify_entry(key, sha, &self.engine, &data) {
+            let began = std::time::Instant::now();
+            let verified = verify_entry(key, sha, &self.engine, &data);
+            tracing::debug!(bytes = data.len(), took = ?began.elapsed(), "compiled-code entry checked");
+            match verified {
                 Some(compiled) => {
                     // SAFETY: these exact bytes carry a valid MAC under our secret key, made
                     // by `C::serialize` for the artifact whose sha256 was just verified and an

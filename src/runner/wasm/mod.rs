@@ -296,11 +296,13 @@ impl WasmRunner {
         if let Some(l) = cached() {
             return Ok(l);
         }
+        let began = std::time::Instant::now();
         let bytes = std::fs::read(&path).map_err(|_| RunError::NotBuilt {
             tool: name.clone(),
             path: path.clone(),
         })?;
         let actual = hashing::sha256_bytes(&bytes);
+        let hashed = began.elapsed();
         if actual != expected {
             return Err(RunError::Tampered {
                 tool: name.clone(),
@@ -309,6 +311,7 @@ impl WasmRunner {
             });
         }
         let loaded = Arc::new(make(&bytes, actual, stamp)?);
+        tracing::debug!(tool = %name, bytes = bytes.len(), ?hashed, loaded = ?began.elapsed(), "artifact verified and loaded");
         if let Ok(mut m) = set.lock() {
             m.insert(path, Arc::clone(&loaded));
         }
