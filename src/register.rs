@@ -484,8 +484,6 @@ pub async fn register(
         manifest: m,
         warnings: parsed.warnings,
         validator: Default::default(),
-        secrets: Default::default(),
-        admitted: None,
         upstream: None,
     };
     let failures = crate::examples::check(app, &staging, &tool, host).await;

@@ -38,7 +38,7 @@ pub trait Upstream: Send + Sync {
     fn call<'a>(
         &'a self,
         dir: &'a std::path::Path,
-        entry: &'a Tool,
+        entry: &'a crate::runner::Granted,
         tool: &'a str,
         args: Value,
         host: &'a dyn Host,
@@ -48,7 +48,7 @@ pub trait Upstream: Send + Sync {
     fn list<'a>(
         &'a self,
         dir: &'a std::path::Path,
-        entry: &'a Tool,
+        entry: &'a crate::runner::Granted,
     ) -> BoxFuture<'a, Result<Vec<String>, RunError>>;
     /// Stop the server of one entry (it changed, or was deleted).
     fn stop(&self, entry: &str);

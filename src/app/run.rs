@@ -176,7 +176,7 @@ impl App {
         &self,
         name: &str,
         dir: std::path::PathBuf,
-        tool: Tool,
+        tool: crate::runner::Granted,
         args: Value,
         host: &dyn Host,
         depth: usize,

@@ -33,8 +33,8 @@ pub use store::{Decision, Record, Store};
 
 use crate::audit;
 use crate::index::Tool;
-use crate::runner::CallOutput;
 use crate::runner::script::Host;
+use crate::runner::{CallOutput, Granted};
 use crate::secrets::{self, Redactor, SecretEnv};
 use crate::toolbox::Toolbox;
 use serde_json::Value;
@@ -217,15 +217,15 @@ pub struct Call {
 }
 
 /// Decide what the call of `tool` (from `dir`) may use; ask the person when the client can.
-/// Returns the tool to run (its manifest holding only the granted capabilities, its secrets
-/// set) and the call's after-care.
+/// Returns the tool as the call runs it (its manifest holding only the granted capabilities,
+/// its secrets and approved directory beside it) and the call's after-care.
 pub async fn admit(
     gate: &Gate<'_>,
     dir: &Path,
     mut tool: Tool,
     args: &Value,
     host: &dyn Host,
-) -> Result<(Tool, Call), GateError> {
+) -> Result<(Granted, Call), GateError> {
     let name = tool.manifest.name.clone();
     let stored = dir == gate.toolbox.tools_dir().join(&name);
     let unreadable = |e: &dyn std::fmt::Display| GateError::Unreadable {
@@ -255,7 +255,7 @@ pub async fn admit(
     }
     let items = requested(&tool.manifest);
     if items.is_empty() {
-        return Ok((tool, call));
+        return Ok((Granted::defaults(tool), call));
     }
     // Read before the content is: a directory replaced from here on (a commit swaps in a new
     // one) is not what was hashed, and the runner stops its process before the code runs.
@@ -319,7 +319,7 @@ pub async fn admit(
             request::lines(&items).join("; ")
         ));
         tool.manifest = request::defaults_only(&tool.manifest);
-        return Ok((tool, call));
+        return Ok((Granted::defaults(tool), call));
     }
     if let Err(e) = outside_private(gate.personal, gate.roots, &tool) {
         call.record_refusal(&e);
@@ -353,20 +353,23 @@ pub async fn admit(
             }
         }
     }
-    tool.secrets = SecretEnv::new(env);
-    tool.admitted = identity;
     call.grants = request::lines(&items);
-    Ok((tool, call))
+    let granted = Granted {
+        tool,
+        secrets: SecretEnv::new(env),
+        admitted: identity,
+    };
+    Ok((granted, call))
 }
 
 /// The stored tool as a call of it would run now — its granted capabilities, its secrets,
 /// the directory identity its approval holds for — decided without asking anyone and without
 /// recording anything: what a server may start a process for before any call. None when a
 /// call would wait for a person (no decision on this content, a missing secret) or be refused.
-pub fn admitted_now(gate: &Gate<'_>, dir: &Path, mut tool: Tool) -> Option<Tool> {
+pub fn admitted_now(gate: &Gate<'_>, dir: &Path, mut tool: Tool) -> Option<Granted> {
     let items = requested(&tool.manifest);
     if items.is_empty() {
-        return Some(tool);
+        return Some(Granted::defaults(tool));
     }
     let identity = crate::platform::dir_id(dir);
     let content = content_hash(dir, &tool, &items).ok()?;
@@ -377,7 +380,7 @@ pub fn admitted_now(gate: &Gate<'_>, dir: &Path, mut tool: Tool) -> Option<Tool>
     match record.decision {
         Decision::Denied => {
             tool.manifest = request::defaults_only(&tool.manifest);
-            Some(tool)
+            Some(Granted::defaults(tool))
         }
         Decision::Approved => {
             outside_private(gate.personal, gate.roots, &tool).ok()?;
@@ -388,9 +391,11 @@ pub fn admitted_now(gate: &Gate<'_>, dir: &Path, mut tool: Tool) -> Option<Tool>
                 .keys()
                 .map(|k| all.get(k).map(|v| (k.clone(), v.clone())))
                 .collect::<Option<Vec<_>>>()?;
-            tool.secrets = SecretEnv::new(env);
-            tool.admitted = identity;
-            Some(tool)
+            Some(Granted {
+                tool,
+                secrets: SecretEnv::new(env),
+                admitted: identity,
+            })
         }
     }
 }

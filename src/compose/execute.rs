@@ -269,8 +269,6 @@ pub async fn run(
         output_schema: None,
         warnings: vec![],
         validator: Default::default(),
-        secrets: Default::default(),
-        admitted: None,
         upstream: None,
     };
     let calls = AtomicUsize::new(0);
@@ -283,7 +281,12 @@ pub async fn run(
     };
     let output = app
         .scripts()
-        .call(scratch.path(), &tool, &json!({ "args": args }), &counting)
+        .call(
+            scratch.path(),
+            &crate::runner::Granted::defaults(tool),
+            &json!({ "args": args }),
+            &counting,
+        )
         .await?;
     Ok(Executed {
         output,

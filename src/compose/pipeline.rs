@@ -216,8 +216,6 @@ pub async fn create(
         manifest: parsed.manifest,
         warnings: vec![],
         validator: Default::default(),
-        secrets: Default::default(),
-        admitted: None,
         upstream: None,
     };
     let dir = app.toolbox.tools_dir();

@@ -44,13 +44,6 @@ pub struct Tool {
     pub warnings: Vec<Diagnostic>,
     /// `input_schema` compiled (on the first call, then kept with the entry).
     pub validator: schema::CompiledSchema,
-    /// Secret values for this call's environment: set only by `approval::admit`, for a tool a
-    /// person approved; empty in the index.
-    pub secrets: crate::secrets::SecretEnv,
-    /// The identity of the tool's directory whose content a person approved for this call:
-    /// set only by `approval::admit` when the call gets grants beyond the defaults; a script
-    /// whose directory was replaced since is stopped before its code runs. None in the index.
-    pub admitted: Option<crate::platform::DirId>,
     /// The server tool this tool calls, for a tool of an MCP entry (`<entry>__<tool>`).
     pub upstream: Option<upstream::Upstream>,
 }
@@ -532,8 +525,6 @@ fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Result<Tool, Ve
             output_schema,
             warnings: parsed.warnings,
             validator: Default::default(),
-            secrets: Default::default(),
-            admitted: None,
             upstream: None,
         }),
         (i, o) => Err(i.err().into_iter().chain(o.err()).collect()),

@@ -276,8 +276,6 @@ fn derive_one(entry: &str, m: &Manifest, listed: Listed) -> Result<Tool, String>
         output_schema: output,
         warnings: Vec::new(),
         validator: Default::default(),
-        secrets: Default::default(),
-        admitted: None,
         upstream: Some(Upstream {
             entry: entry.to_string(),
             tool: upstream,
@@ -301,8 +299,6 @@ mod tests {
             manifest: m,
             warnings: vec![],
             validator: Default::default(),
-            secrets: Default::default(),
-            admitted: None,
             upstream: None,
         }
     }

@@ -9,7 +9,6 @@ use super::stubs::Stub;
 use super::{RunError, sandbox};
 use crate::config::{Config, SandboxConfig};
 use crate::error::Hint;
-use crate::index::Tool;
 use crate::manifest::SandboxMode;
 use crate::platform::ProcessTree;
 use crate::runner::deps;
@@ -120,7 +119,7 @@ impl Recipe {
     /// pip dependencies), its dependencies installed, environment, sandbox spec, limits.
     pub async fn new(
         dir: &Path,
-        tool: &Tool,
+        tool: &super::Granted,
         worker: bool,
         config: &Config,
     ) -> Result<Recipe, RunError> {

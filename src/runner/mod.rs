@@ -26,10 +26,46 @@ pub mod worker;
 
 use crate::config::Config;
 use crate::index::Tool;
+use crate::secrets::SecretEnv;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use thiserror::Error;
+
+/// A tool as one call runs it: the index's [`Tool`] (its manifest holding only the
+/// capabilities the call was granted) and what the call was granted beyond the manifest. Made
+/// by `approval::admit` for a call, by `approval::admitted_now` for what a server starts ahead
+/// of calls, or by [`Granted::defaults`] (nothing beyond the default grants). The index's
+/// `Tool` never carries a call's grant.
+#[derive(Debug, Clone)]
+pub struct Granted {
+    pub tool: Tool,
+    /// Secret values for the call's environment: set only for a tool a person approved.
+    pub secrets: SecretEnv,
+    /// The identity of the tool's directory whose content a person approved: set only when
+    /// the call gets grants beyond the defaults; a process whose directory was replaced since
+    /// is stopped before its code runs.
+    pub admitted: Option<crate::platform::DirId>,
+}
+
+impl Granted {
+    /// `tool` with the default grants only: no secrets, no approved directory.
+    pub fn defaults(tool: Tool) -> Granted {
+        Granted {
+            tool,
+            secrets: SecretEnv::default(),
+            admitted: None,
+        }
+    }
+}
+
+impl std::ops::Deref for Granted {
+    type Target = Tool;
+
+    fn deref(&self) -> &Tool {
+        &self.tool
+    }
+}
 
 /// What runs script tools for an `App`: the configuration and the processes kept between
 /// calls (warm workers, spares), stopped when it is dropped.
@@ -58,7 +94,7 @@ impl Scripts {
     pub async fn call(
         &self,
         dir: &Path,
-        tool: &Tool,
+        tool: &Granted,
         args: &Value,
         host: &dyn host::Host,
     ) -> Result<CallOutput, RunError> {
@@ -73,7 +109,7 @@ impl Scripts {
 
     /// Before its first call: start what a call of the stored script tool in `dir` will find
     /// waiting (its fork server or spares), as its call would run it (`tool` as admitted).
-    pub async fn prestart(&self, dir: &Path, tool: &Tool) {
+    pub async fn prestart(&self, dir: &Path, tool: &Granted) {
         match launch::Recipe::new(dir, tool, false, &self.config).await {
             Ok(r) => self.spares.prestart(dir, &r),
             Err(e) => tracing::debug!(tool = %tool.manifest.name, "not pre-started: {e}"),

@@ -7,7 +7,6 @@
 //! is killed whole on timeout; stdout and stderr are drained concurrently and capped.
 
 use super::{CallOutput, RunError};
-use crate::index::Tool;
 use crate::manifest::Protocol;
 use serde_json::Value;
 use std::path::Path;
@@ -26,7 +25,7 @@ use super::process::{CallProcess, CallStdin, StderrPipe};
 pub(crate) async fn call_fresh(
     scripts: &super::Scripts,
     dir: &Path,
-    tool: &Tool,
+    tool: &super::Granted,
     args: &Value,
     host: &dyn Host,
 ) -> Result<CallOutput, RunError> {

@@ -12,7 +12,6 @@ use super::launch::{self, BASE_ENV, Launched, Recipe};
 use super::{RunError, deps};
 use crate::config::Config;
 use crate::error::Hint;
-use crate::index::Tool;
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -74,7 +73,7 @@ fn describe_status(s: std::process::ExitStatus) -> String {
 
 /// What identifies the version of an entry a process was started for: its files and the
 /// grants of the call that started it (another version, other grants: another process).
-pub fn stamp(dir: &Path, tool: &Tool) -> u64 {
+pub fn stamp(dir: &Path, tool: &super::Granted) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     super::worker::stamp(dir, tool).hash(&mut h);
@@ -178,7 +177,7 @@ fn command_line(found: PathBuf, env: &deps::Env) -> (Vec<String>, PathBuf) {
 }
 
 /// The recipe of an entry's server: its command line, environment, grants and limits.
-async fn recipe(dir: &Path, tool: &Tool, config: &Config) -> Result<Recipe, RunError> {
+async fn recipe(dir: &Path, tool: &super::Granted, config: &Config) -> Result<Recipe, RunError> {
     let m = &tool.manifest;
     let name = m.name.clone();
     let start_err = |message: String| RunError::Start {
@@ -268,7 +267,11 @@ async fn recipe(dir: &Path, tool: &Tool, config: &Config) -> Result<Recipe, RunE
 }
 
 /// Start the server of the entry `tool` (admitted: its grants decided) living in `dir`.
-pub async fn start(dir: &Path, tool: &Tool, config: &Config) -> Result<ServerProcess, RunError> {
+pub async fn start(
+    dir: &Path,
+    tool: &super::Granted,
+    config: &Config,
+) -> Result<ServerProcess, RunError> {
     let r = recipe(dir, tool, config).await?;
     if !r.still_admitted() {
         return Err(RunError::Replaced {

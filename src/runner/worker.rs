@@ -15,7 +15,6 @@ use super::outcome::{Outcome, exit_code, finish};
 use super::session::{Session, request_line};
 use super::{CallOutput, RunError};
 use crate::config::Config;
-use crate::index::Tool;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -31,7 +30,7 @@ const STDERR_LINES: usize = 10_000;
 /// What identifies a version of a tool's files.
 pub(crate) type Stamp = Vec<(u64, Option<SystemTime>)>;
 
-pub(crate) fn stamp(dir: &Path, tool: &Tool) -> Stamp {
+pub(crate) fn stamp(dir: &Path, tool: &super::Granted) -> Stamp {
     let m = &tool.manifest;
     let mut files = vec![
         crate::manifest::FILE_NAME.to_string(),
@@ -55,7 +54,7 @@ pub(crate) fn stamp(dir: &Path, tool: &Tool) -> Stamp {
     s
 }
 
-fn grants_fingerprint(tool: &Tool) -> u64 {
+fn grants_fingerprint(tool: &super::Granted) -> u64 {
     use std::hash::{Hash, Hasher};
     let m = &tool.manifest;
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -170,7 +169,7 @@ impl Pool {
     }
 }
 
-async fn start(config: &Config, dir: &Path, tool: &Tool) -> Result<Worker, RunError> {
+async fn start(config: &Config, dir: &Path, tool: &super::Granted) -> Result<Worker, RunError> {
     let recipe = super::launch::Recipe::new(dir, tool, true, config).await?;
     let mut launched = super::launch::spawn(&recipe, false)?;
     let stdin = launched.child.stdin().take().expect("stdin is piped");
@@ -204,7 +203,7 @@ impl Pool {
         &self,
         config: &Config,
         dir: &Path,
-        tool: &Tool,
+        tool: &super::Granted,
         args: &Value,
         host: &dyn Host,
     ) -> Result<CallOutput, RunError> {

@@ -420,8 +420,6 @@ async fn prepare(
         manifest: parsed.manifest,
         warnings: Vec::new(),
         validator: Default::default(),
-        secrets: Default::default(),
-        admitted: None,
         upstream: None,
     };
     let waits = crate::approval::request::notice(&tool.manifest);

@@ -6,7 +6,6 @@
 
 use super::client::Client;
 use crate::config::Config;
-use crate::index::Tool;
 use crate::runner::RunError;
 use crate::runner::server::{self, ServerProcess};
 use rmcp::service::{RoleClient, RunningService};
@@ -37,7 +36,7 @@ fn server_err(entry: &str, message: String, hint: &str) -> RunError {
 /// Start the stdio server of `entry` and initialize it.
 pub async fn stdio(
     dir: &Path,
-    entry: &Tool,
+    entry: &crate::runner::Granted,
     config: &Config,
     client: Client,
 ) -> Result<Opened, RunError> {
@@ -104,7 +103,7 @@ fn is_local(ip: std::net::IpAddr) -> bool {
 }
 
 /// Connect to the HTTP server of `entry` (admitted: its secrets set when approved).
-pub async fn http(entry: &Tool, client: Client) -> Result<Opened, RunError> {
+pub async fn http(entry: &crate::runner::Granted, client: Client) -> Result<Opened, RunError> {
     let name = entry.manifest.name.clone();
     let server = entry.manifest.mcp.as_ref();
     let url = server.and_then(|s| s.url.clone()).unwrap_or_default();

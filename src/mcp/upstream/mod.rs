@@ -157,7 +157,11 @@ impl Pool {
     }
 
     /// The open connection of `entry` for this version and grants, opening one if needed.
-    async fn connect(&self, dir: &Path, entry: &Tool) -> Result<Arc<Conn>, RunError> {
+    async fn connect(
+        &self,
+        dir: &Path,
+        entry: &crate::runner::Granted,
+    ) -> Result<Arc<Conn>, RunError> {
         let name = entry.manifest.name.clone();
         let stamp = server::stamp(dir, entry);
         let slot = self.slot(&name);
@@ -343,7 +347,7 @@ impl Pool {
     async fn call_on(
         &self,
         dir: &Path,
-        entry: &Tool,
+        entry: &crate::runner::Granted,
         tool: &str,
         args: Value,
         host: &dyn Host,
@@ -507,7 +511,7 @@ impl Upstream for Pool {
     fn call<'a>(
         &'a self,
         dir: &'a Path,
-        entry: &'a Tool,
+        entry: &'a crate::runner::Granted,
         tool: &'a str,
         args: Value,
         host: &'a dyn Host,
@@ -518,7 +522,7 @@ impl Upstream for Pool {
     fn list<'a>(
         &'a self,
         dir: &'a Path,
-        entry: &'a Tool,
+        entry: &'a crate::runner::Granted,
     ) -> BoxFuture<'a, Result<Vec<String>, RunError>> {
         Box::pin(async move {
             let conn = self.connect(dir, entry).await?;

@@ -324,7 +324,7 @@ impl WasmRunner {
     pub(super) fn call_component(
         &self,
         dir: &Path,
-        tool: &Tool,
+        tool: &crate::runner::Granted,
         args: &Value,
     ) -> Result<CallOutput, RunError> {
         let m = &tool.manifest;

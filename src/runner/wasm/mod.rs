@@ -333,7 +333,7 @@ impl WasmRunner {
 
     /// A call's approved capabilities onto its WASI context: `env` and secrets as environment
     /// values, `read`/`write` roots as preopened directories (each inside TOOLSMITH_ROOTS).
-    fn grant(&self, b: &mut WasiCtxBuilder, tool: &Tool) -> Result<(), RunError> {
+    fn grant(&self, b: &mut WasiCtxBuilder, tool: &crate::runner::Granted) -> Result<(), RunError> {
         let m = &tool.manifest;
         let name = m.name.clone();
         for var in &m.capabilities.env {
@@ -411,7 +411,12 @@ impl WasmRunner {
     }
 
     /// Run a WASM tool with JSON arguments on stdin. Blocking: call from a blocking context.
-    pub fn call(&self, dir: &Path, tool: &Tool, args: &Value) -> Result<CallOutput, RunError> {
+    pub fn call(
+        &self,
+        dir: &Path,
+        tool: &crate::runner::Granted,
+        args: &Value,
+    ) -> Result<CallOutput, RunError> {
         let _running = Running::start(&self.ticking);
         if tool.manifest.is_component() {
             return self.call_component(dir, tool, args);
