@@ -25,12 +25,6 @@ fi
 # Debian packages the script runners and sandbox tests need, ssh-keygen and git (with its
 # git-daemon) for the team tests, the reference OCI registry for the OCI tests, and pgrep
 # (procps) for the tests that look for processes a call left behind.
-# TOOLSMITH_SETUP=toolchain stops here, with what compiling needs: scripts/test.sh installs
-# the rest (packages from apt, PyPI and npm, all network-bound) while the code compiles.
-if [ "${TOOLSMITH_SETUP:-all}" = toolchain ]; then
-  return 0 2>/dev/null || exit 0
-fi
-
 need=()
 # chromium: the headless browser that fills in the one-time secret page (tests/it/approvals.rs).
 for pair in ruby:ruby php:php-cli bwrap:bubblewrap perl:perl node:nodejs python3:python3 \
