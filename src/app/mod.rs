@@ -276,8 +276,8 @@ impl App {
             self.warm(&dir, t);
             let warmed = began.elapsed();
             match runner.prepare(&dir, t) {
-                Ok(()) => {
-                    tracing::debug!(tool = %t.manifest.name, ?warmed, prepared = ?began.elapsed(), "prepared")
+                Ok(how) => {
+                    tracing::debug!(tool = %t.manifest.name, ?how, ?warmed, prepared = ?began.elapsed(), "prepared")
                 }
                 Err(e) => tracing::debug!(tool = %t.manifest.name, error = %e, "not prepared"),
             }

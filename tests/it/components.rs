@@ -372,6 +372,20 @@ fn http_reaches_only_approved_hosts_through_the_wasi_http_filter() {
     );
 }
 
+/// A component whose instantiation runs none of its code is instantiated once when prepared
+/// (no grant, a deadline two ticks away), so its first call finds its memory image ready.
+#[test]
+fn a_component_is_instantiated_ahead_when_prepared() {
+    let (_tmp, app) = app_with("", Vec::new());
+    let runner = toolsmith::runner::wasm::WasmRunner::new(None, Vec::new()).expect("engine");
+    let tool = app.tool("measure").expect("the tool");
+    let dir = app.toolbox.tools_dir().join("measure");
+    assert_eq!(
+        runner.prepare(&dir, &tool).expect("prepared"),
+        toolsmith::runner::wasm::Prepared::Instantiated
+    );
+}
+
 #[test]
 fn a_tampered_component_is_refused() {
     let (_tmp, app) = app_with("", Vec::new());

@@ -277,14 +277,19 @@ impl WasmRunner {
     /// passed, as for a module: wasmtime 48 checks the epoch while it instantiates a
     /// component even when none of the component's functions runs ("wasm trap: interrupt"
     /// with no wasm frame), so such an instantiation always failed.
-    pub(super) fn instantiate_once(&self, loaded: &Loaded, tool: &Tool) {
+    /// True when it was instantiated.
+    pub(super) fn instantiate_once(&self, loaded: &Loaded, tool: &Tool) -> bool {
         let name = &tool.manifest.name;
         let filter = Filter::new(name, Reach::Nothing, std::time::Duration::from_millis(1));
         let mut store = self.component_store(tool, WasiCtxBuilder::new(), filter);
         let _running = super::Running::start(&self.ticking);
         store.set_epoch_deadline(2);
-        if let Err(e) = loaded.pre.instantiate(&mut store) {
-            tracing::debug!(tool = %name, "instantiating ahead failed: {e:#}");
+        match loaded.pre.instantiate(&mut store) {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::debug!(tool = %name, "instantiating ahead failed: {e:#}");
+                false
+            }
         }
     }
 

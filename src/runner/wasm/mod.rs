@@ -188,6 +188,16 @@ impl Drop for Running<'_> {
     }
 }
 
+/// How far [`WasmRunner::prepare`] got ahead of a tool's first call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prepared {
+    /// Verified, compiled code loaded, and instantiated once (its memory image in the pool).
+    Instantiated,
+    /// Verified and compiled code loaded; its instantiation runs its code (a start function)
+    /// or failed, so its first call instantiates it.
+    Loaded,
+}
+
 impl WasmRunner {
     /// Create the engine (and its epoch ticker thread, ticking while calls run). `cache_dir` holds compiled modules;
     /// declared paths must lie inside `roots`.
@@ -372,25 +382,32 @@ impl WasmRunner {
     /// instantiating it runs none of its code, instantiate it once: its first instance
     /// (memory image mapped into a slot of the pool, which keeps it for the next instance of
     /// the same artifact) is then made here instead of in its first call. The throwaway
-    /// instance has no grant and a deadline already passed: were any of its code to run, it
-    /// would trap at once.
-    pub fn prepare(&self, dir: &Path, tool: &Tool) -> Result<(), RunError> {
-        if tool.manifest.is_component() {
+    /// instance has no grant; a module's deadline is already passed (were any of its code to
+    /// run, it would trap at once), a component's two ticks away (see `instantiate_once`).
+    pub fn prepare(&self, dir: &Path, tool: &Tool) -> Result<Prepared, RunError> {
+        let instantiated = if tool.manifest.is_component() {
             let loaded = self.load_component(dir, tool)?;
-            if loaded.inert {
-                self.instantiate_once(&loaded, tool);
-            }
-            return Ok(());
-        }
-        let loaded = self.load(dir, tool)?;
-        if loaded.inert {
-            // No deadline set: it is already passed.
-            let mut store = self.module_store(tool, WasiCtxBuilder::new().build_p1());
-            if let Err(e) = loaded.pre.instantiate(&mut store) {
-                tracing::debug!(tool = %tool.manifest.name, "instantiating ahead failed: {e}");
-            }
-        }
-        Ok(())
+            loaded.inert && self.instantiate_once(&loaded, tool)
+        } else {
+            let loaded = self.load(dir, tool)?;
+            loaded.inert
+                && {
+                    // No deadline set: it is already passed.
+                    let mut store = self.module_store(tool, WasiCtxBuilder::new().build_p1());
+                    match loaded.pre.instantiate(&mut store) {
+                        Ok(_) => true,
+                        Err(e) => {
+                            tracing::debug!(tool = %tool.manifest.name, "instantiating ahead failed: {e}");
+                            false
+                        }
+                    }
+                }
+        };
+        Ok(if instantiated {
+            Prepared::Instantiated
+        } else {
+            Prepared::Loaded
+        })
     }
 
     /// A store for one instance of a module tool: its memory limit (growth past it traps),
