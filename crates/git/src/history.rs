@@ -124,23 +124,16 @@ pub fn read_tree_at(
     let tree = if prefix.is_empty() {
         root
     } else {
-        let Some(entry) = root
-            .lookup_entry(prefix.split('/').map(str::as_bytes))
-            .ctx(&workdir, || {
-                format!("look up {prefix} in commit {commit_id}")
-            })?
-        else {
-            return Ok(Vec::new());
-        };
-        if !entry.mode().is_tree() {
-            return Err(GitError::NotATreeAt {
-                rev: rev.to_owned(),
-                path: prefix,
-            });
+        match subtree(&repo, &workdir, commit_id, &root, &prefix)? {
+            Subtree::Tree(t) => t,
+            Subtree::Missing => return Ok(Vec::new()),
+            Subtree::NotATree => {
+                return Err(GitError::NotATreeAt {
+                    rev: rev.to_owned(),
+                    path: prefix,
+                });
+            }
         }
-        repo.find_tree(entry.object_id()).ctx(&workdir, || {
-            format!("read tree {prefix} in commit {commit_id}")
-        })?
     };
 
     let records = tree.traverse().breadthfirst.files().ctx(&workdir, || {
@@ -183,6 +176,38 @@ pub fn read_tree_at(
     Ok(out)
 }
 
+/// What a path (not empty) names in a commit's tree.
+enum Subtree<'r> {
+    Tree(gix::Tree<'r>),
+    Missing,
+    NotATree,
+}
+
+/// Look `prefix` up in `root`, the tree of commit `commit_id`.
+fn subtree<'r>(
+    repo: &'r gix::Repository,
+    workdir: &Path,
+    commit_id: ObjectId,
+    root: &gix::Tree<'r>,
+    prefix: &str,
+) -> Result<Subtree<'r>, GitError> {
+    let Some(entry) = root
+        .lookup_entry(prefix.split('/').map(str::as_bytes))
+        .ctx(workdir, || {
+            format!("look up {prefix} in commit {commit_id}")
+        })?
+    else {
+        return Ok(Subtree::Missing);
+    };
+    if !entry.mode().is_tree() {
+        return Ok(Subtree::NotATree);
+    }
+    let tree = repo.find_tree(entry.object_id()).ctx(workdir, || {
+        format!("read tree {prefix} in commit {commit_id}")
+    })?;
+    Ok(Subtree::Tree(tree))
+}
+
 /// The files under `prefix` in HEAD (paths relative to `prefix`), each with whether it is
 /// executable there and whether the work tree's file is, by git's own shortcut, unchanged:
 /// its index entry has HEAD's blob id and mode, and the file on disk still has the stat data
@@ -198,20 +223,9 @@ pub fn head_files_by_stat(
     let repo = open(repo_dir)?;
     let workdir = workdir_of(&repo)?;
     let (commit_id, root) = root_tree(&repo, &workdir, "HEAD")?;
-    let Some(entry) = root
-        .lookup_entry(prefix.split('/').map(str::as_bytes))
-        .ctx(&workdir, || {
-            format!("look up {prefix} in commit {commit_id}")
-        })?
-    else {
+    let Subtree::Tree(tree) = subtree(&repo, &workdir, commit_id, &root, &prefix)? else {
         return Ok(Vec::new());
     };
-    if !entry.mode().is_tree() {
-        return Ok(Vec::new());
-    }
-    let tree = repo.find_tree(entry.object_id()).ctx(&workdir, || {
-        format!("read tree {prefix} in commit {commit_id}")
-    })?;
     let records = tree.traverse().breadthfirst.files().ctx(&workdir, || {
         format!("list the files under {prefix} in commit {commit_id}")
     })?;
