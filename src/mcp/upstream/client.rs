@@ -1,12 +1,20 @@
 //! toolsmith as the client of one entry's server: what it declares (no roots, no sampling,
 //! no elicitation: the server's questions never reach the person unlabelled), progress
 //! notifications routed to the call that asked for them, and `tools/list_changed` heard.
+//!
+//! Progress is routed where messages are read ([`Heard`]), not in a notification handler:
+//! rmcp runs each notification's handler in a task of its own, so a server's last report,
+//! sent before its answer, could reach the handler after the call had its answer and had
+//! stopped listening. Read in order, every report sent before the answer is in the call's
+//! channel when the answer arrives.
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, LoggingLevel,
+    ClientCapabilities, ClientConfig, Implementation, JsonRpcMessage, LoggingLevel,
     LoggingMessageNotificationParam, NumberOrString, ProgressNotificationParam, ProgressToken,
+    ServerNotification,
 };
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::service::{NotificationContext, RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
 use rmcp::{ClientHandler, ErrorData as McpError};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -73,6 +81,63 @@ impl State {
     }
 }
 
+impl State {
+    /// Hand a report to the call whose token it carries; a report for no call is dropped.
+    fn heard_progress(&self, params: &ProgressNotificationParam) {
+        let key = token_key(&params.progress_token);
+        if let Ok(m) = self.progress.lock()
+            && let Some(tx) = m.get(&key)
+        {
+            let _ = tx.send((params.progress, params.total, params.message.clone()));
+        }
+    }
+}
+
+/// A connection's transport, read in the order the server wrote: progress reports are routed
+/// as they are read, before any later message (the call's answer) reaches rmcp.
+pub struct Heard<T> {
+    inner: T,
+    state: Arc<State>,
+}
+
+impl<T> Heard<T> {
+    pub fn new(inner: T, client: &Client) -> Heard<T> {
+        Heard {
+            inner,
+            state: Arc::clone(&client.state),
+        }
+    }
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Heard<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        let state = Arc::clone(&self.state);
+        let next = self.inner.receive();
+        async move {
+            let message = next.await?;
+            if let JsonRpcMessage::Notification(n) = &message
+                && let ServerNotification::ProgressNotification(p) = &n.notification
+            {
+                state.heard_progress(&p.params);
+            }
+            Some(message)
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
 fn token_key(t: &ProgressToken) -> String {
     match &t.0 {
         NumberOrString::String(s) => s.to_string(),
@@ -86,19 +151,6 @@ impl ClientHandler for Client {
             ClientCapabilities::default(),
             Implementation::new("toolsmith", env!("CARGO_PKG_VERSION")),
         )
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _ctx: NotificationContext<RoleClient>,
-    ) {
-        let key = token_key(&params.progress_token);
-        if let Ok(m) = self.state.progress.lock()
-            && let Some(tx) = m.get(&key)
-        {
-            let _ = tx.send((params.progress, params.total, params.message));
-        }
     }
 
     async fn on_tool_list_changed(&self, _ctx: NotificationContext<RoleClient>) {

@@ -4,7 +4,7 @@
 //! one refused unless the URL names it, no proxy, no redirects, the declared secrets put into
 //! the headers that name them.
 
-use super::client::Client;
+use super::client::{Client, Heard};
 use crate::config::Config;
 use crate::runner::RunError;
 use crate::runner::server::{self, ServerProcess};
@@ -49,7 +49,9 @@ pub async fn stdio(
             "this is a bug; run with -v to see more",
         ));
     };
-    let started = tokio::time::timeout(START_TIMEOUT, client.serve(io)).await;
+    let io = rmcp::transport::IntoTransport::<RoleClient, std::io::Error, _>::into_transport(io);
+    let heard = Heard::new(io, &client);
+    let started = tokio::time::timeout(START_TIMEOUT, client.serve(heard)).await;
     match started {
         Ok(Ok(service)) => Ok(Opened {
             service,
@@ -197,7 +199,8 @@ pub async fn http(entry: &crate::runner::Granted, client: Client) -> Result<Open
         })?;
     let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(headers);
     let transport = StreamableHttpClientTransport::with_client(http_client, config);
-    match tokio::time::timeout(START_TIMEOUT, client.serve(transport)).await {
+    let heard = Heard::new(transport, &client);
+    match tokio::time::timeout(START_TIMEOUT, client.serve(heard)).await {
         Ok(Ok(service)) => Ok(Opened {
             service,
             process: None,

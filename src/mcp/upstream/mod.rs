@@ -389,6 +389,10 @@ impl Pool {
                 }
             }
         };
+        // Reports read before the answer are all in the channel by now (client::Heard).
+        while let Ok((p, total, message)) = route.reports.try_recv() {
+            host.progress(p, total, message);
+        }
         abandon.0 = None;
         let answer = answer.and_then(|r| match r {
             ServerResult::CallToolResult(r) => Ok(CallToolResponse::Complete(r)),
