@@ -275,18 +275,9 @@ fn kept_files(dir: &Path, new: &[FileSpec]) -> Result<Vec<FileSpec>, AddError> {
 
 /// Whether a file is executable (kept so when it is carried over); never on Windows.
 fn executable(entry: &walkdir::DirEntry) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        entry
-            .metadata()
-            .is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = entry;
-        false
-    }
+    entry
+        .metadata()
+        .is_ok_and(|m| toolsmith_platform::executable(&m) == Some(true))
 }
 
 /// One entry made ready in a staging directory: its files and what its server listed.

@@ -71,17 +71,6 @@ struct Cache(Mutex<HashMap<std::path::PathBuf, (u64, Drift)>>);
 
 /// The files of a tool directory that git would track (ignored directories and `*.pyc` left
 /// out), relative, sorted.
-/// Whether a file is executable (None where the platform has no such bit).
-fn executable(meta: &std::fs::Metadata) -> Option<bool> {
-    #[cfg(unix)]
-    return Some(std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 != 0);
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        None
-    }
-}
-
 fn disk_files(dir: &Path) -> Vec<(String, std::fs::Metadata)> {
     let mut out = Vec::new();
     let walker = crate::hashing::walk_tool_dir(dir);
@@ -190,7 +179,7 @@ impl Toolbox {
         let head = crate::git::head_files_by_stat(&self.root, &prefix).unwrap_or_default();
         let proven = |rel: &str, meta: &std::fs::Metadata| {
             head.binary_search_by(|(p, ..)| p.as_str().cmp(rel))
-                .is_ok_and(|i| head[i].2 && executable(meta) == Some(head[i].1))
+                .is_ok_and(|i| head[i].2 && toolsmith_platform::executable(meta) == Some(head[i].1))
         };
         let mut committed: Option<BTreeMap<String, (Vec<u8>, bool)>> = None;
         let mut uncommitted = Vec::new();
@@ -210,7 +199,7 @@ impl Toolbox {
                     let same_len = meta.len() == bytes.len() as u64;
                     let same = same_len
                         && std::fs::read(dir.join(rel)).is_ok_and(|b| b == *bytes)
-                        && executable(meta).is_none_or(|x| x == *exec);
+                        && toolsmith_platform::executable(meta).is_none_or(|x| x == *exec);
                     if !same {
                         uncommitted.push(format!("{rel} (modified)"));
                     }

@@ -141,6 +141,22 @@ pub fn readable_by_others(meta: &std::fs::Metadata) -> bool {
     }
 }
 
+/// Whether a file is executable by anyone (Unix mode bits); None where the platform has no
+/// such bit (Windows). The one test of it: what git records as mode 100755, what a tool's
+/// copy keeps, what an archive carries.
+pub fn executable(meta: &std::fs::Metadata) -> Option<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        Some(meta.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
 /// A child process with everything it starts (a process group on Unix, a job object on
 /// Windows, through `process-wrap`): killed as a whole by `kill`, and on drop unless it was
 /// waited for. The command's own set-up (its `pre_exec` hooks: limits, sandbox) runs in the

@@ -130,15 +130,10 @@ fn walk(path: &Path, sink: &mut dyn Sink) -> Result<String, PathError> {
     Ok(format!("tree-sha256:{}", hex::encode(h.finalize())))
 }
 
-#[cfg(unix)]
+/// Whether a file is executable; never on Windows (no such bit: the hash is the same there
+/// for every file).
 fn is_exec(md: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    md.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_exec(_: &std::fs::Metadata) -> bool {
-    false
+    toolsmith_platform::executable(md).unwrap_or(false)
 }
 
 /// A reader that hashes what passes through it.
