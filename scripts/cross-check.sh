@@ -3,8 +3,10 @@
 # path and everything behind cfg(target_os = "macos") and Windows (x86_64-pc-windows-gnu:
 # everything behind cfg(unix) has its other side). Build scripts compile a little C (wasmtime,
 # ring), so a C compiler for each target is needed: zig (from PyPI's `ziglang`) through wrappers
-# that drop the flags cc-rs adds for other compilers. Uses its own target dir (target/cross) so
-# the main one stays warm. Usage: ./scripts/cross-check.sh
+# that drop the flags cc-rs adds for other compilers. Uses the main target dir: the checked
+# crates go to target/<triple>/, and the host's proc macros and build scripts, already built for
+# the tests, are reused (on a fresh clone after the test build: 3.5 min instead of 7.5 with a
+# separate dir); the main build stays warm. Usage: ./scripts/cross-check.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 target=aarch64-apple-darwin
@@ -66,5 +68,5 @@ CC_aarch64_apple_darwin="$bin/cc-aarch64-macos" \
 AR_aarch64_apple_darwin="$bin/ar-zig" \
 CC_x86_64_pc_windows_gnu="$bin/cc-x86_64-windows" \
 AR_x86_64_pc_windows_gnu="$bin/ar-zig" \
-CARGO_TARGET_DIR="$root/target/cross" \
+CARGO_TARGET_DIR="$root/target" \
   cargo check --manifest-path "$root/Cargo.toml" --target "$target" --target "$windows" --lib --bins
