@@ -1,7 +1,8 @@
 //! The index: every tool directory of a toolbox, parsed, with broken ones kept and explained.
 //!
-//! Invariant: the index is a pure function of the files under `tools/`. It never writes. A
-//! broken manifest becomes a `Broken` entry and never hides the others. Re-indexing one tool
+//! Invariant: the index is a pure function of the files under `tools/`; it never writes the
+//! tree (the one file it writes is its own record of use, `.toolsmith/usage.json`, outside
+//! git: `rank`). A broken manifest becomes a `Broken` entry and never hides the others. Re-indexing one tool
 //! reads only that tool's directory; a full refresh re-reads only tools whose files changed
 //! (by size and modification time).
 //!
@@ -9,6 +10,8 @@
 //! from its cached listing (`upstream`, outside git): entries of their own whose directory is
 //! the entry's, re-read with it. The index is then a pure function of the tree and those
 //! listings.
+
+#![deny(missing_docs)]
 
 pub mod rank;
 pub mod schema;
@@ -20,14 +23,14 @@ pub use search::{
     tokens, words,
 };
 
-use crate::error::Hint;
-use crate::manifest::{self, Diagnostic, Manifest, Severity};
-use crate::names;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
+use toolsmith_error::Hint;
+use toolsmith_manifest::{self as manifest, Diagnostic, Manifest, Severity};
+use toolsmith_names as names;
 
 /// The directory under a toolbox root that holds the tools.
 pub const TOOLS_DIR: &str = "tools";
@@ -35,12 +38,14 @@ pub const TOOLS_DIR: &str = "tools";
 /// A tool that parsed and validated.
 #[derive(Debug, Clone)]
 pub struct Tool {
+    /// Its `tool.toml`, parsed and validated.
     pub manifest: Manifest,
     /// The input schema, resolved from `input_schema` or `input_schema_file` (an empty object
     /// schema when the tool declares none).
     pub input_schema: manifest::Schema,
     /// The output schema, if declared.
     pub output_schema: Option<manifest::Schema>,
+    /// What validation found that does not stop the tool (shown by `get_tool` and the CLI).
     pub warnings: Vec<Diagnostic>,
     /// `input_schema` compiled (on the first call, then kept with the entry).
     pub validator: schema::CompiledSchema,
@@ -51,7 +56,9 @@ pub struct Tool {
 /// The state of one tool directory.
 #[derive(Debug, Clone)]
 pub enum Status {
+    /// It parsed and validated.
     Ok(Box<Tool>),
+    /// It did not: why, located (file, line, field).
     Broken(Vec<Diagnostic>),
 }
 
@@ -62,6 +69,7 @@ pub struct Entry {
     pub name: String,
     /// The tool directory.
     pub dir: PathBuf,
+    /// Whether it is a tool, or why not.
     pub status: Status,
     /// The MCP entry this tool comes from (a tool of its server); None for a directory.
     pub parent: Option<String>,
@@ -69,6 +77,7 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The tool, when it parsed and validated.
     pub fn tool(&self) -> Option<&Tool> {
         match &self.status {
             Status::Ok(t) => Some(t),
@@ -76,6 +85,7 @@ impl Entry {
         }
     }
 
+    /// Why it is broken (empty for a tool).
     pub fn errors(&self) -> &[Diagnostic] {
         match &self.status {
             Status::Ok(_) => &[],
@@ -282,18 +292,22 @@ impl Index {
             .filter(|e| matches!(e.status, Status::Broken(_)))
     }
 
+    /// The entry of that name, broken or not.
     pub fn get(&self, name: &str) -> Option<&Entry> {
         self.entries.get(name).map(|e| &**e)
     }
 
+    /// The tool of that name, when it is one.
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.entries.get(name).and_then(|e| e.tool())
     }
 
+    /// How many entries (tools and broken directories).
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether there is no entry at all.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -495,11 +509,11 @@ fn resolve(dir: &Path, file: &Path, parsed: manifest::Parsed) -> Result<Tool, Ve
         };
         let text =
             std::fs::read_to_string(&path).map_err(|e| fail(format!("cannot read {rel}: {e}")))?;
-        if text.len() > crate::manifest::MAX_SCHEMA_BYTES {
+        if text.len() > toolsmith_manifest::MAX_SCHEMA_BYTES {
             return Err(fail(format!(
                 "{rel} is {} bytes; the limit for a schema is {}",
                 text.len(),
-                crate::manifest::MAX_SCHEMA_BYTES
+                toolsmith_manifest::MAX_SCHEMA_BYTES
             )));
         }
         match serde_json::from_str::<Value>(&text) {

@@ -147,7 +147,8 @@ impl Usage {
         if let Some(dir) = self.path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        let _ = crate::platform::write_atomic(&self.path, &bytes, crate::platform::Atomic::CACHE);
+        let _ =
+            toolsmith_platform::write_atomic(&self.path, &bytes, toolsmith_platform::Atomic::CACHE);
     }
 
     /// The tools called most recently (newest first, at most `cap`), from the record alone:
@@ -197,7 +198,7 @@ impl Drop for Usage {
 fn changed_ms(t: &Tool, index: &Index) -> u64 {
     index
         .get(&t.manifest.name)
-        .and_then(|e| std::fs::metadata(e.dir.join(crate::manifest::FILE_NAME)).ok())
+        .and_then(|e| std::fs::metadata(e.dir.join(toolsmith_manifest::FILE_NAME)).ok())
         .and_then(|m| m.modified().ok())
         .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_millis() as u64)

@@ -6,7 +6,7 @@
 //! `count`). A query word found nowhere is tried as a prefix of indexed words (`summ` →
 //! `summary`) and, in short queries, as a typo of one (one edit up to 7 letters, two past).
 //! Offline and deterministic: the same index and query give the same order (score, then name).
-//! The hybrid ranking (`crate::search`) fuses this list with the semantic one.
+//! The hybrid ranking (`toolsmith_search`) fuses this list with the semantic one.
 
 use super::Index;
 use rust_stemmers::{Algorithm, Stemmer};
@@ -46,8 +46,11 @@ const STOPWORDS: &[&str] = &[
 /// One valid tool as search reports it, with the text its embedding is made of.
 #[derive(Debug)]
 pub struct Doc {
+    /// The tool's name.
     pub name: String,
+    /// Its kind (`wasm`, `script`, `pipeline`, `mcp`...).
     pub kind: String,
+    /// The first line of its description.
     pub summary: String,
     /// What the semantic ranking embeds: the name's words, title, description, tags and
     /// field names (`embedding_text`).
@@ -70,6 +73,7 @@ fn hash_words(words: &str) -> u64 {
 /// The BM25F index of one version of the tools.
 #[derive(Debug, Default)]
 pub struct SearchIndex {
+    /// The valid tools, in the order hits refer to them (`LexicalHit::doc`).
     pub docs: Vec<Doc>,
     /// Stemmed word → its postings (tool, field, count).
     terms: HashMap<String, Vec<Posting>>,
@@ -90,7 +94,9 @@ struct Posting {
 /// One tool ranked by the lexical model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LexicalHit {
+    /// The tool: its place in `SearchIndex::docs`.
     pub doc: u32,
+    /// Its BM25F score.
     pub score: f32,
     /// Bit i set: field i of `FIELDS` matched a query word.
     pub fields: u8,
@@ -267,10 +273,12 @@ impl SearchIndex {
     }
 
     /// Number of tools indexed.
+    /// How many tools are indexed.
     pub fn len(&self) -> usize {
         self.docs.len()
     }
 
+    /// Whether no tool is indexed.
     pub fn is_empty(&self) -> bool {
         self.docs.is_empty()
     }

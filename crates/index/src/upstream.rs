@@ -10,12 +10,12 @@
 //! the server says, never as toolsmith's words.
 
 use super::Tool;
-use crate::manifest::{self, Annotations, Manifest, UPSTREAM_SEPARATOR};
-use crate::names;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use toolsmith_manifest::{self as manifest, Annotations, Manifest, UPSTREAM_SEPARATOR};
+use toolsmith_names as names;
 
 /// Where listings are cached, under the toolbox root (git-ignored).
 pub const CACHE_DIR: &str = ".toolsmith/mcp";
@@ -31,14 +31,18 @@ pub const MAX_INSTRUCTIONS: usize = 4096;
 /// The cached listing of one entry's server.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Listing {
+    /// The version of this file's format.
     pub format: u32,
     /// The sha256 of the entry's tool.toml the server ran with when it was listed: another
     /// one means the listing may be stale (it is shown until the server is asked again).
     pub manifest: String,
     /// When it was listed (seconds since the epoch).
     pub listed_at: u64,
+    /// What the server said it is when it was initialised.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerInfo>,
+    /// The server's instructions (the server's own words: shown labelled, never as
+    /// toolsmith's), cut at `MAX_INSTRUCTIONS`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
     /// The server's tools as MCP lists them (`name`, `description`, `inputSchema`, ...).
@@ -48,7 +52,9 @@ pub struct Listing {
 /// What the server says it is.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerInfo {
+    /// Its name.
     pub name: String,
+    /// Its version ("" when it gave none).
     #[serde(default)]
     pub version: String,
 }
@@ -70,7 +76,7 @@ pub fn cache_path(root: &Path, entry: &str) -> PathBuf {
 /// The sha256 of an entry's tool.toml (what a listing records).
 pub fn manifest_hash(dir: &Path) -> String {
     std::fs::read(dir.join(manifest::FILE_NAME))
-        .map(|b| crate::hashing::sha256_bytes(&b))
+        .map(|b| toolsmith_hashing::sha256_bytes(&b))
         .unwrap_or_default()
 }
 
@@ -290,7 +296,7 @@ mod tests {
 
     fn entry() -> Tool {
         let text = "name = \"srv\"\ndescription = \"d\"\nkind = \"mcp\"\n[mcp]\ncommand = \"x\"\n";
-        let m = crate::manifest::parse(Path::new("tool.toml"), None, text)
+        let m = toolsmith_manifest::parse(Path::new("tool.toml"), None, text)
             .expect("parses")
             .manifest;
         Tool {

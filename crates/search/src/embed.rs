@@ -10,8 +10,11 @@ use super::static_table::StaticTable;
 /// A loaded source of embeddings.
 #[derive(Debug)]
 pub enum Embedder {
+    /// The static table compiled in.
     Builtin(Box<StaticTable>),
+    /// A local BERT model directory.
     Local(Box<LocalModel>),
+    /// An OpenAI-compatible endpoint.
     Endpoint(Endpoint),
 }
 

@@ -49,10 +49,12 @@ impl Endpoint {
         }
     }
 
+    /// Names the model in cache keys (the URL and the model).
     pub fn id(&self) -> String {
         format!("endpoint-{}#{}", self.url, self.model)
     }
 
+    /// What `toolsmith doctor` and results say it is.
     pub fn describe(&self) -> String {
         format!(
             "embeddings endpoint {}/embeddings, model {:?}",

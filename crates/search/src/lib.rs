@@ -10,14 +10,14 @@
 //! model. A query never waits for them: until they are there, the lexical ranking answers
 //! alone, and results say which ranking they come from.
 
+#![deny(missing_docs)]
+
 pub mod bert;
 pub mod embed;
 pub mod endpoint;
 pub mod static_table;
 pub mod store;
 
-use crate::config::Embeddings;
-use crate::index::{FIELDS, Index, SearchIndex, field_names};
 use embed::Embedder;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,6 +25,8 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 use store::Store;
 use thiserror::Error;
+use toolsmith_config::Embeddings;
+use toolsmith_index::{FIELDS, Index, SearchIndex, field_names};
 
 /// The lexical ranking's share of the fused score (the semantic one has the rest).
 const LEXICAL_WEIGHT: f32 = 0.5;
@@ -36,17 +38,34 @@ const RETRY_AFTER: Duration = Duration::from_secs(60);
 /// Why embeddings could not be made.
 #[derive(Debug, Error)]
 pub enum EmbedError {
+    /// A local model directory could not be loaded or run.
     #[error("embedding model {model}: {message}")]
-    Model { model: String, message: String },
+    Model {
+        /// The model directory.
+        model: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The endpoint did not answer, or not with embeddings.
     #[error("embeddings endpoint {url}: {message}")]
-    Endpoint { url: String, message: String },
+    Endpoint {
+        /// The endpoint's API base.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The secret named as the endpoint's key has no value.
     #[error("the secret {name:?} (the embeddings endpoint's API key) is not set")]
-    NoKey { name: String },
+    NoKey {
+        /// The secret's name (`TOOLSMITH_EMBEDDINGS_KEY`).
+        name: String,
+    },
+    /// The secrets could not be read.
     #[error("cannot read the secrets: {0}")]
     Secrets(String),
 }
 
-impl crate::error::Hint for EmbedError {
+impl toolsmith_error::Hint for EmbedError {
     fn hint(&self) -> Option<String> {
         Some(match self {
             EmbedError::Model { .. } => "TOOLSMITH_EMBEDDINGS_MODEL_DIR must hold config.json (a BERT model), model.safetensors and tokenizer.json; `toolsmith doctor` checks it".into(),
@@ -70,7 +89,9 @@ pub fn normalize(v: &mut [f32]) {
 /// One search result, with why it ranks where it does.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct SearchHit {
+    /// The tool's name.
     pub name: String,
+    /// Its kind (`wasm`, `script`, `pipeline`, `mcp`...).
     pub kind: String,
     /// The first line of the description.
     pub summary: String,
@@ -89,6 +110,7 @@ pub struct SearchHit {
 /// A search's results and how they were ranked.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Results {
+    /// The tools found, best first.
     pub results: Vec<SearchHit>,
     /// "hybrid: lexical BM25F + <source>", or "lexical" and why.
     pub ranking: String,
@@ -181,7 +203,7 @@ impl Semantic {
             Embeddings::Endpoint { url, model, key } => {
                 let key = match key {
                     None => Ok(None),
-                    Some(name) => crate::secrets::Store::new(&self.personal)
+                    Some(name) => toolsmith_secrets::Store::new(&self.personal)
                         .load()
                         .map_err(|e| EmbedError::Secrets(e.to_string()))
                         .and_then(|all| {
@@ -195,7 +217,7 @@ impl Semantic {
             }
         }
         .map_err(|e| {
-            crate::error::Hint::hint(&e).map_or(e.to_string(), |h| format!("{e}\nhint: {h}"))
+            toolsmith_error::Hint::hint(&e).map_or(e.to_string(), |h| format!("{e}\nhint: {h}"))
         })?;
         let file = self
             .cache
@@ -392,7 +414,7 @@ impl Semantic {
                     .map_err(|err| {
                         format!(
                             "{err}; search falls back to the built-in embeddings\nhint: {}",
-                            crate::error::Hint::hint(&err).unwrap_or_default()
+                            toolsmith_error::Hint::hint(&err).unwrap_or_default()
                         )
                     })
             }

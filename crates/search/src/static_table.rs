@@ -12,8 +12,8 @@ use sha2::Digest;
 use tokenizers::Tokenizer;
 
 /// The table and the tokenizer it was distilled with (all-MiniLM-L6-v2's, uncased WordPiece).
-static TABLE: &[u8] = include_bytes!("../../assets/search/static.bin");
-static TOKENIZER: &[u8] = include_bytes!("../../assets/search/tokenizer.json");
+static TABLE: &[u8] = include_bytes!("../assets/static.bin");
+static TOKENIZER: &[u8] = include_bytes!("../assets/tokenizer.json");
 
 /// The loaded built-in table.
 pub struct StaticTable {

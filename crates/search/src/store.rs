@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 /// the model is not part of it).
 pub type Key = [u8; 16];
 
+/// The key of `text` (`index::text_key`).
 pub fn key(text: &str) -> Key {
-    crate::index::text_key(text)
+    toolsmith_index::text_key(text)
 }
 
 /// The int8 form of a normalised vector: (scale, values), `value × scale` ≈ the component.
@@ -37,6 +38,7 @@ pub struct Query {
 }
 
 impl Query {
+    /// Quantise a query vector (as large as the row width allows without overflow).
     pub fn new(v: &[f32]) -> Query {
         let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
         let room = (0.99 * i32::MAX as f32 / (127.0 * v.len().max(1) as f32)).min(32767.0);
@@ -50,6 +52,7 @@ impl Query {
         }
     }
 
+    /// Its dimensions.
     pub fn dims(&self) -> usize {
         self.values.len()
     }
@@ -171,18 +174,22 @@ impl Store {
     }
 
     /// Dimensions of the vectors held (0: none yet).
+    /// The dimensions of its vectors.
     pub fn dims(&self) -> usize {
         self.dims
     }
 
+    /// Whether it holds the vector of that key.
     pub fn contains(&self, k: &Key) -> bool {
         self.rows.contains_key(k)
     }
 
+    /// How many vectors it holds.
     pub fn len(&self) -> usize {
         self.rows.len()
     }
 
+    /// Whether it holds none.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }

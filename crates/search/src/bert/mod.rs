@@ -94,10 +94,12 @@ impl LocalModel {
         })
     }
 
+    /// Names the model in cache keys (from a digest of its files).
     pub fn id(&self) -> &str {
         &self.id
     }
 
+    /// What `toolsmith doctor` and results say it is.
     pub fn describe(&self) -> String {
         format!(
             "local model {} ({} dimensions, {} pooling)",
