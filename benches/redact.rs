@@ -135,7 +135,7 @@ fn main() {
             .into(),
         time(20, || {
             for (i, f) in files.iter().enumerate() {
-                let scanner = toolsmith::commit_scan::Scanner::new(&stored);
+                let scanner = toolsmith::secrets::commit_scan::Scanner::new(&stored);
                 std::hint::black_box(scanner.bytes(&format!("tools/t/f{i}.py"), f));
             }
         }),
@@ -143,7 +143,7 @@ fn main() {
     rows.push((
         "commit scan, 50 files of 2 KiB, 3 stored secrets, one matcher per change".into(),
         time(20, || {
-            let scanner = toolsmith::commit_scan::Scanner::new(&stored);
+            let scanner = toolsmith::secrets::commit_scan::Scanner::new(&stored);
             for (i, f) in files.iter().enumerate() {
                 std::hint::black_box(scanner.bytes(&format!("tools/t/f{i}.py"), f));
             }

@@ -23,7 +23,6 @@ pub use toolsmith_memory as memory;
 pub use toolsmith_names as names;
 pub use toolsmith_personal as personal;
 pub use toolsmith_platform as platform;
-pub mod commit_scan;
 pub mod register;
 pub mod runner;
 pub mod scaffold;

@@ -311,9 +311,9 @@ impl Toolbox {
         changes: &[(String, Change)],
         dir_of: &dyn Fn(&str) -> Option<PathBuf>,
     ) -> Result<(), ToolboxError> {
-        let scanner = crate::commit_scan::Scanner::new(&crate::commit_scan::stored_secrets(
-            self.personal_dir(),
-        ));
+        let scanner = crate::secrets::commit_scan::Scanner::new(
+            &crate::secrets::commit_scan::stored_secrets(self.personal_dir()),
+        );
         let mut findings = Vec::new();
         for (name, change) in changes {
             let dir = match change {

@@ -54,7 +54,7 @@ pub enum ToolboxError {
     Git(#[from] git::GitError),
     #[error("refused to commit credentials: {}", findings.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Credentials {
-        findings: Vec<crate::commit_scan::Finding>,
+        findings: Vec<crate::secrets::commit_scan::Finding>,
     },
 }
 

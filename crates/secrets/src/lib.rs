@@ -3,10 +3,12 @@
 //! (`toolsmith secret set NAME`, or the Secrets page of `toolsmith console`); they are stored in the personal
 //! directory (`secrets.json`, mode 0600), injected only into the environment of a tool that
 //! declared them and was approved on this machine, and replaced by `[secret NAME]` wherever
-//! they show up in what a tool returns, logs or fails with (`Redactor`).
+//! they show up in what a tool returns, logs or fails with (`Redactor`). Nor do they reach a
+//! commit: `commit_scan` finds them (and common credential formats) in a change's files.
 
 #![deny(missing_docs)]
 
+pub mod commit_scan;
 pub mod forms;
 pub mod lines;
 pub mod redact;

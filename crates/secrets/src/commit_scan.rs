@@ -74,7 +74,7 @@ fn line_of(text: &[u8], offset: usize) -> usize {
 /// The scan of one change: the stored values' forms searched for with one automaton, made
 /// once for every file of the change.
 pub struct Scanner {
-    stored: crate::secrets::redact::Finder,
+    stored: crate::redact::Finder,
 }
 
 impl Scanner {
@@ -86,7 +86,7 @@ impl Scanner {
             .cloned()
             .collect();
         Scanner {
-            stored: crate::secrets::redact::Finder::new(&long),
+            stored: crate::redact::Finder::new(&long),
         }
     }
 
@@ -125,7 +125,7 @@ impl Scanner {
     /// `prefix/<relative path>`.
     pub fn dir(&self, dir: &Path, prefix: &str) -> Vec<Finding> {
         let mut out = Vec::new();
-        let walker = crate::hashing::walk_tool_dir(dir);
+        let walker = toolsmith_hashing::walk_tool_dir(dir);
         for entry in walker.flatten() {
             if !entry.file_type().is_file() {
                 continue;
@@ -147,7 +147,7 @@ impl Scanner {
 /// The secrets stored in this person's directory `personal`, for the scan; none when the file
 /// cannot be read (the format scan still runs).
 pub fn stored_secrets(personal: &std::path::Path) -> Vec<(String, String)> {
-    crate::secrets::Store::new(personal)
+    crate::Store::new(personal)
         .load()
         .map(|m| m.into_iter().collect())
         .unwrap_or_default()
