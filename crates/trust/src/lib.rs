@@ -14,6 +14,16 @@
 //! unsigned commit, a signature by a key not allowed. Nothing an AI can call records trust:
 //! only the `trust` command does.
 
+#![deny(missing_docs)]
+
+// The crates below, under the names the code map gives them.
+use toolsmith_error as error;
+use toolsmith_git as git;
+use toolsmith_history as history;
+use toolsmith_index as index;
+use toolsmith_names as names;
+use toolsmith_toolbox as toolbox;
+
 mod evidence;
 
 use crate::index::{Index, TOOLS_DIR};
@@ -27,12 +37,16 @@ pub use evidence::Commit;
 /// What went wrong while judging trust.
 #[derive(Debug, thiserror::Error)]
 pub enum TrustError {
+    /// The git CLI failed (reflog, signature checks).
     #[error("git failed: {0}")]
     Git(String),
+    /// The toolbox could not be read.
     #[error(transparent)]
     Toolbox(#[from] crate::toolbox::ToolboxError),
+    /// Its history could not be read.
     #[error(transparent)]
     History(#[from] crate::history::HistoryError),
+    /// No tool of that name at HEAD.
     #[error("there is no committed tool named {0:?}")]
     NoSuchTool(String),
 }
@@ -63,9 +77,17 @@ pub enum Trusted {
     /// In this machine's record (made here, trusted here, or the baseline).
     Recorded,
     /// Committed here with `git commit`.
-    CommittedHere { commit: String },
+    CommittedHere {
+        /// The commit.
+        commit: String,
+    },
     /// Signed by an allowed key.
-    Signed { commit: String, signer: String },
+    Signed {
+        /// The commit.
+        commit: String,
+        /// The key's principal in `allowed_signers`.
+        signer: String,
+    },
 }
 
 /// A tool whose calls are refused until a person trusts it.
@@ -74,12 +96,16 @@ pub enum Trusted {
     "tool {name} is held: its current version came from elsewhere ({reason}; commit {short} by {author}: {summary:?}) and nobody on this machine has trusted it"
 )]
 pub struct Held {
+    /// The tool.
     pub name: String,
     /// The commit that brought the current version.
     pub commit: String,
+    /// The commit, abbreviated (for the message).
     #[serde(skip)]
     pub short: String,
+    /// The commit's author.
     pub author: String,
+    /// The commit's summary line.
     pub summary: String,
     /// "not signed", "signed by a key not in allowed_signers", "a merge combined both sides".
     pub reason: String,
@@ -100,7 +126,9 @@ impl crate::error::Hint for Held {
 /// A tool's standing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Standing {
+    /// Its calls run.
     Trusted(Trusted),
+    /// Its calls are refused until a person trusts it.
     Held(Held),
 }
 
@@ -301,7 +329,9 @@ fn head_tree(tb: &Toolbox, name: &str) -> Option<String> {
 /// What `toolsmith review NAME` shows.
 #[derive(Debug, Clone, Serialize)]
 pub struct Review {
+    /// The tool.
     pub name: String,
+    /// Why it is held (None: it is trusted).
     pub held: Option<Held>,
     /// The last version trusted here (a commit), or None when no version ever was.
     pub since: Option<String>,
@@ -311,10 +341,14 @@ pub struct Review {
     pub diff: String,
 }
 
+/// A commit a review lists.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReviewCommit {
+    /// Its full id.
     pub commit: String,
+    /// Its author.
     pub author: String,
+    /// Its summary line.
     pub summary: String,
 }
 

@@ -34,6 +34,7 @@ const LOCKFILES: &[&str] = &[
 /// What a rollback or restore did.
 #[derive(Debug, Clone, Serialize)]
 pub struct RollbackOutcome {
+    /// The tool.
     pub name: String,
     /// The commit whose version was restored.
     pub restored_from: String,
@@ -43,6 +44,7 @@ pub struct RollbackOutcome {
     pub artifact: Option<ArtifactCheck>,
     /// "kept", "rebuilt lazily on the next call" or "none".
     pub environment: &'static str,
+    /// What the person should know (a rebuilt environment, a changed capability...).
     pub warnings: Vec<String>,
 }
 
@@ -127,7 +129,7 @@ fn dependencies(files: &[FileAt]) -> Option<Dependencies> {
 
 /// Whether the environment built for `old` is still right for `new`: same declared
 /// dependencies and the same lockfiles.
-pub(crate) fn same_environment(old: &[FileAt], new: &[FileAt]) -> bool {
+pub fn same_environment(old: &[FileAt], new: &[FileAt]) -> bool {
     let locks = |fs: &[FileAt]| -> Vec<(String, Vec<u8>)> {
         let mut v: Vec<_> = fs
             .iter()
@@ -245,6 +247,7 @@ pub fn restore_tool(
 /// One tool `undo_session` put back.
 #[derive(Debug, Clone, Serialize)]
 pub struct UndoneTool {
+    /// The tool.
     pub name: String,
     /// "restored" (back to its state before the session), "removed" (the session created it)
     /// or "unchanged".
@@ -256,9 +259,11 @@ pub struct UndoneTool {
 /// What `undo_session` did.
 #[derive(Debug, Clone, Serialize)]
 pub struct UndoOutcome {
+    /// The session's id.
     pub session: String,
     /// The session's commits, newest first.
     pub reverted: Vec<Version>,
+    /// Each tool the session touched, and what was done with it.
     pub tools: Vec<UndoneTool>,
     /// The one new commit; None when the session's changes were already gone.
     pub commit: Option<String>,

@@ -12,6 +12,18 @@
 //! Nothing synced is recorded as trusted here: tools whose new version came from the remote
 //! are judged by `crate::trust` (signed by an allowed key, or held).
 
+#![deny(missing_docs)]
+
+// The crates below, under the names the code map gives them.
+use toolsmith_error as error;
+use toolsmith_git as git;
+use toolsmith_history as history;
+use toolsmith_index as index;
+use toolsmith_manifest as manifest;
+use toolsmith_names as names;
+use toolsmith_toolbox as toolbox;
+use toolsmith_trust as trust;
+
 mod remote;
 
 use crate::history::FileAt;
@@ -24,7 +36,9 @@ use std::collections::BTreeSet;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
+    /// This toolbox's version.
     Ours,
+    /// The remote's version.
     Theirs,
 }
 
@@ -60,9 +74,13 @@ pub struct SyncRequest {
 /// One version of a conflicting tool.
 #[derive(Debug, Clone, Serialize)]
 pub struct Version {
+    /// The commit that last changed the tool on that side.
     pub commit: String,
+    /// Its summary line.
     pub summary: String,
+    /// Its author.
     pub author: String,
+    /// Its author time, seconds since the unix epoch.
     pub time: i64,
     /// The tool's description in that version (None when the tool is deleted there).
     pub description: Option<String>,
@@ -71,16 +89,22 @@ pub struct Version {
 /// A tool (or top-level file) changed on both sides in a way git cannot merge.
 #[derive(Debug, Clone, Serialize)]
 pub struct Conflict {
+    /// The tool (or top-level file).
     pub name: String,
+    /// Its files that differ.
     pub files: Vec<String>,
+    /// This side's version (None: deleted here).
     pub ours: Option<Version>,
+    /// The remote's version (None: deleted there).
     pub theirs: Option<Version>,
 }
 
 /// What a sync did.
 #[derive(Debug, Clone, Serialize)]
 pub struct SyncOutcome {
+    /// The remote synced with.
     pub remote: String,
+    /// The branch.
     pub branch: String,
     /// `up-to-date`, `pushed` (only this side had changes), `fast-forward` or `merge`.
     pub action: &'static str,
@@ -101,25 +125,46 @@ pub struct SyncOutcome {
 /// What went wrong in a sync.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
+    /// A git command failed.
     #[error("git {action} failed: {stderr}")]
-    Git { action: String, stderr: String },
+    Git {
+        /// What git was asked to do.
+        action: String,
+        /// What it said.
+        stderr: String,
+    },
+    /// Tools changed on both sides in a way git cannot merge, and not settled by `take`.
     #[error(
         "sync stopped: {} changed on both sides and git cannot merge {}; nothing was changed\n{}",
         names(conflicts),
         if conflicts.len() == 1 { "it" } else { "them" },
         describe(conflicts)
     )]
-    Conflict { conflicts: Vec<Conflict> },
+    Conflict {
+        /// Each conflicting tool.
+        conflicts: Vec<Conflict>,
+    },
+    /// Something outside `tools/` and the top-level files changed on both sides.
     #[error("sync stopped: {what} changed on both sides, outside tools/ and top-level files")]
-    Unsupported { what: String },
+    Unsupported {
+        /// The paths.
+        what: String,
+    },
+    /// The remote changes files that have uncommitted changes here.
     #[error(
         "sync stopped: the remote changes {paths} here, which has uncommitted changes; nothing was changed"
     )]
-    LocalChanges { paths: String },
+    LocalChanges {
+        /// The paths.
+        paths: String,
+    },
+    /// Not a remote's name, a URL or a path; or not a branch name.
     #[error("{0:?} is not a valid remote or branch")]
     BadRemote(String),
+    /// The remote branch moved between fetch and push, every time tried.
     #[error("the remote kept moving while syncing (tried {0} times)")]
     Busy(usize),
+    /// The toolbox could not be read or written.
     #[error(transparent)]
     Toolbox(#[from] ToolboxError),
 }

@@ -32,7 +32,9 @@ pub enum Change {
     /// Exactly these files. With `keep_env`, directories git ignores that hold the tool's
     /// environment or build output (`.venv`, `node_modules`, `target`, …) are carried over.
     Write {
+        /// The files.
         files: Vec<FileSpec>,
+        /// Carry the ignored environment directories over.
         keep_env: bool,
     },
     /// No directory.

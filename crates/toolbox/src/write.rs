@@ -12,11 +12,14 @@ use std::path::Path;
 pub struct FileSpec {
     /// Relative path inside the tool directory.
     pub path: String,
+    /// What the file holds.
     pub contents: Vec<u8>,
+    /// Whether it is written executable (git mode 100755).
     pub executable: bool,
 }
 
 impl FileSpec {
+    /// A file that is not executable.
     pub fn new(path: impl Into<String>, contents: impl Into<Vec<u8>>) -> FileSpec {
         FileSpec {
             path: path.into(),
@@ -29,6 +32,7 @@ impl FileSpec {
 /// The result of a write.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct WriteOutcome {
+    /// The tool.
     pub name: String,
     /// The new commit, or None when the tool was already exactly so.
     pub commit: Option<String>,
@@ -40,7 +44,9 @@ pub struct WriteOutcome {
 /// for MCP sessions a `Session:` trailer that `undo_session` finds the session's commits by.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Actor {
+    /// The `Actor:` trailer.
     pub name: String,
+    /// The `Session:` trailer (an MCP session's id).
     pub session: Option<String>,
 }
 

@@ -8,6 +8,19 @@
 //! committed after, never a live uncommitted version. Nothing is ever written outside the
 //! toolbox.
 
+#![deny(missing_docs)]
+
+// The crates below, under the names the code map gives them.
+use toolsmith_config as config;
+use toolsmith_error as error;
+use toolsmith_git as git;
+use toolsmith_hashing as hashing;
+use toolsmith_index as index;
+use toolsmith_manifest as manifest;
+use toolsmith_names as names;
+use toolsmith_platform as platform;
+use toolsmith_secrets as secrets;
+
 mod apply;
 mod journal;
 mod layout;
@@ -23,37 +36,68 @@ pub use trusted::{ALLOWED_SIGNERS, Provenance, TRUSTED_FILE, Trusted};
 pub use verify::{Drift, SETTINGS_FILE, UncommittedPolicy};
 pub use write::{Actor, FileSpec, WriteOutcome, message, write_files};
 
-use crate::git;
 use crate::index::TOOLS_DIR;
-use crate::names::{self, NameError};
+use crate::names::NameError;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// What went wrong with a toolbox operation.
 #[derive(Debug, Error)]
 pub enum ToolboxError {
+    /// The directory is not a toolbox (not a git repository, or no `tools/`).
     #[error("{path} is not a toolbox: {reason}")]
-    NotAToolbox { path: PathBuf, reason: String },
+    NotAToolbox {
+        /// The directory.
+        path: PathBuf,
+        /// Why not.
+        reason: String,
+    },
+    /// `init` into a directory that holds something.
     #[error("{path} already exists and is not empty")]
-    AlreadyExists { path: PathBuf },
+    AlreadyExists {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// A tool name that is not allowed.
     #[error(transparent)]
     Name(#[from] NameError),
+    /// No tool of that name.
     #[error("there is no tool named {name:?}")]
-    NoSuchTool { name: String },
+    NoSuchTool {
+        /// The name asked for.
+        name: String,
+    },
+    /// A tool of that name is there already.
     #[error("tool {name:?} already exists")]
-    ToolExists { name: String },
+    ToolExists {
+        /// The name.
+        name: String,
+    },
+    /// A file path inside a tool that is not allowed.
     #[error("file path {path:?} is not allowed: {reason}")]
-    BadPath { path: String, reason: String },
+    BadPath {
+        /// The path as given.
+        path: String,
+        /// Why not.
+        reason: String,
+    },
+    /// Reading or writing a file failed.
     #[error("{action} {path}: {source}")]
     Io {
+        /// What was done ("read", "write", ...).
         action: &'static str,
+        /// The file.
         path: PathBuf,
+        /// The system's error.
         source: std::io::Error,
     },
+    /// The git layer failed.
     #[error(transparent)]
     Git(#[from] git::GitError),
+    /// The change holds credentials (`secrets::commit_scan`).
     #[error("refused to commit credentials: {}", findings.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Credentials {
+        /// Where, and what they look like (never the values).
         findings: Vec<crate::secrets::commit_scan::Finding>,
     },
 }
@@ -199,6 +243,7 @@ impl Toolbox {
         (sig, fallback)
     }
 
+    /// The toolbox's root directory (the repository's work tree).
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -215,6 +260,7 @@ impl Toolbox {
         &self.personal
     }
 
+    /// Its `tools/` directory.
     pub fn tools_dir(&self) -> PathBuf {
         self.root.join(TOOLS_DIR)
     }

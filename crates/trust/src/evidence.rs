@@ -12,9 +12,13 @@ use std::process::Command;
 /// The commit that last changed a path.
 #[derive(Debug, Clone)]
 pub struct Commit {
+    /// Its full id.
     pub id: String,
+    /// How many parents it has (a merge has two or more).
     pub parents: usize,
+    /// Its author.
     pub author: String,
+    /// Its summary line.
     pub summary: String,
 }
 

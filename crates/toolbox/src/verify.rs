@@ -44,6 +44,7 @@ pub struct Drift {
 }
 
 impl Drift {
+    /// Nothing differs from HEAD and the recorded hashes.
     pub fn is_clean(&self) -> bool {
         self.uncommitted.is_empty() && !self.source_mismatch
     }

@@ -4,17 +4,30 @@
 //! Invariant: history is never rewritten. Every change made here is one new commit on top of
 //! `HEAD`, made by the toolbox's one write path (`Toolbox::apply`).
 
+#![deny(missing_docs)]
+
+// The crates below, under the names the code map gives them.
+use toolsmith_error as error;
+use toolsmith_git as git;
+use toolsmith_hashing as hashing;
+use toolsmith_index as index;
+use toolsmith_manifest as manifest;
+use toolsmith_names as names;
+use toolsmith_personal as personal;
+use toolsmith_platform as platform;
+use toolsmith_toolbox as toolbox;
+
 mod restore;
 mod scan;
 
-pub(crate) use restore::same_environment;
+pub use restore::same_environment;
 pub use restore::{
     RollbackOutcome, UndoOutcome, UndoneTool, restore_tool, rollback_tool, undo_session,
 };
 
-use crate::git::{self, CommitInfo, GitError};
+use crate::git::{CommitInfo, GitError};
 use crate::index::TOOLS_DIR;
-use crate::names::{self, NameError};
+use crate::names::NameError;
 use crate::toolbox::{Toolbox, ToolboxError};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -22,59 +35,108 @@ use std::path::PathBuf;
 /// What went wrong with a history operation.
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
+    /// The toolbox could not be read or written.
     #[error(transparent)]
     Toolbox(#[from] ToolboxError),
+    /// The git layer failed.
     #[error(transparent)]
     Git(#[from] GitError),
+    /// A tool name that is not allowed.
     #[error(transparent)]
     Name(#[from] NameError),
+    /// The tool is not in the tree of that revision.
     #[error("tool {name:?} does not exist at revision {rev}")]
-    NotAt { name: String, rev: String },
+    NotAt {
+        /// The tool.
+        name: String,
+        /// The revision as given.
+        rev: String,
+    },
+    /// The commits could not be read.
     #[error("cannot read the toolbox history: {message}")]
-    Scan { message: String },
+    Scan {
+        /// What went wrong.
+        message: String,
+    },
+    /// No commit ever held the tool.
     #[error("tool {name:?} has no history in this toolbox")]
-    NoHistory { name: String },
+    NoHistory {
+        /// The tool.
+        name: String,
+    },
+    /// `restore_tool` of a tool that is there.
     #[error("tool {name:?} exists; restore_tool only brings back deleted tools")]
-    Exists { name: String },
+    Exists {
+        /// The tool.
+        name: String,
+    },
+    /// The old version's tool.toml does not parse.
     #[error("tool {name:?} at {rev} has a tool.toml that does not parse: {errors}")]
     BrokenAt {
+        /// The tool.
         name: String,
+        /// The revision.
         rev: String,
+        /// The diagnostics, joined.
         errors: String,
     },
+    /// The old version's artifact is not the one its tool.toml names.
     #[error(
         "the artifact {artifact} of {name:?} at {rev} does not match its tool.toml: its sha256 is {actual}, tool.toml says {expected}"
     )]
     ArtifactMismatch {
+        /// The tool.
         name: String,
+        /// The revision.
         rev: String,
+        /// The artifact's path in the tool.
         artifact: String,
+        /// Its sha256.
         actual: String,
+        /// The sha256 tool.toml records.
         expected: String,
     },
+    /// The old version's artifact is not in its tree.
     #[error("the artifact {artifact} of {name:?} is missing at {rev}")]
     ArtifactMissing {
+        /// The tool.
         name: String,
+        /// The revision.
         rev: String,
+        /// The artifact's path in the tool.
         artifact: String,
     },
+    /// `undo_session` of a session that made no commit.
     #[error("no commit of session {session:?} was found")]
-    NoSessionCommits { session: String },
+    NoSessionCommits {
+        /// The session's id.
+        session: String,
+    },
+    /// `undo_session` with no session.
     #[error("no session id was given and the caller has none")]
     NoSession,
+    /// A tool the session changed was changed again after it.
     #[error(
         "cannot undo session {session}: tool {tool:?} was changed after the session by commit {commit} ({summary})"
     )]
     Conflict {
+        /// The session's id.
         session: String,
+        /// The tool.
         tool: String,
+        /// The later commit.
         commit: String,
+        /// Its summary line.
         summary: String,
     },
+    /// Reading or writing a file failed.
     #[error("{action} {}: {source}", path.display())]
     Io {
+        /// What was done.
         action: &'static str,
+        /// The file.
         path: PathBuf,
+        /// The system's error.
         source: std::io::Error,
     },
 }
@@ -120,6 +182,7 @@ impl crate::error::Hint for HistoryError {
 /// One version of a tool: a commit that changed its directory.
 #[derive(Debug, Clone, Serialize)]
 pub struct Version {
+    /// The commit's full id.
     pub commit: String,
     /// Author time, seconds since the unix epoch.
     pub time: i64,
@@ -204,7 +267,9 @@ pub fn prepare_apart(tb: &Toolbox, build_apart: impl FnOnce() -> bool) -> Result
 pub struct FileAt {
     /// Path relative to the tool directory, `/`-separated.
     pub path: String,
+    /// What it holds.
     pub bytes: Vec<u8>,
+    /// Its git mode is 100755.
     pub executable: bool,
 }
 
@@ -219,7 +284,7 @@ impl From<FileAt> for crate::toolbox::FileSpec {
 }
 
 /// The toolbox change that makes a tool directory exactly `files` (absent when empty).
-pub(crate) fn change_to(files: Vec<FileAt>, keep_env: bool) -> crate::toolbox::Change {
+pub fn change_to(files: Vec<FileAt>, keep_env: bool) -> crate::toolbox::Change {
     if files.is_empty() {
         crate::toolbox::Change::Remove
     } else {
@@ -231,7 +296,7 @@ pub(crate) fn change_to(files: Vec<FileAt>, keep_env: bool) -> crate::toolbox::C
 }
 
 /// Write `files` into `dir` (a scratch or export directory), with the one path check.
-pub(crate) fn write_files(dir: &std::path::Path, files: &[FileAt]) -> Result<(), HistoryError> {
+pub fn write_files(dir: &std::path::Path, files: &[FileAt]) -> Result<(), HistoryError> {
     let specs: Vec<crate::toolbox::FileSpec> = files.iter().cloned().map(Into::into).collect();
     Ok(crate::toolbox::write_files(dir, &specs)?)
 }
@@ -239,9 +304,11 @@ pub(crate) fn write_files(dir: &std::path::Path, files: &[FileAt]) -> Result<(),
 /// A tool's directory as it was in one commit.
 #[derive(Debug, Clone)]
 pub struct ToolAt {
+    /// The tool.
     pub name: String,
     /// The full commit id the revision resolved to.
     pub commit: String,
+    /// Its files, sorted by path.
     pub files: Vec<FileAt>,
 }
 
@@ -252,6 +319,7 @@ impl ToolAt {
             .and_then(|f| std::str::from_utf8(&f.bytes).ok())
     }
 
+    /// The file at that path (relative to the tool directory).
     pub fn file(&self, path: &str) -> Option<&FileAt> {
         self.files.iter().find(|f| f.path == path)
     }
@@ -294,6 +362,7 @@ pub fn tool_at(tb: &Toolbox, name: &str, rev: &str) -> Result<ToolAt, HistoryErr
 /// How one file differs between two revisions.
 #[derive(Debug, Clone, Serialize)]
 pub struct FileDiff {
+    /// Its path relative to the tool directory.
     pub path: String,
     /// "added", "removed", "modified" or "binary".
     pub status: &'static str,
@@ -302,9 +371,13 @@ pub struct FileDiff {
 /// The difference of a tool between two revisions.
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolDiff {
+    /// The tool.
     pub name: String,
+    /// The older revision's commit.
     pub from: String,
+    /// The newer revision's commit (or the work tree).
     pub to: String,
+    /// Each file that differs.
     pub files: Vec<FileDiff>,
     /// A unified diff (`a/` and `b/` paths relative to the tool directory).
     pub unified: String,
