@@ -24,7 +24,7 @@ pub use toolsmith_names as names;
 pub use toolsmith_personal as personal;
 pub use toolsmith_platform as platform;
 pub mod register;
-pub mod runner;
+pub use toolsmith_runner as runner;
 pub mod scaffold;
 pub use toolsmith_search as search;
 pub use toolsmith_secrets as secrets;

@@ -182,7 +182,7 @@ impl Pool {
         } else {
             connect::stdio(dir, entry, &self.config, client.clone()).await?
         };
-        let root = crate::runner::launch::toolbox_root(dir);
+        let root = crate::runner::toolbox_root(dir);
         let manifest_hash = listing::manifest_hash(dir);
         let peer = opened.service.peer().clone();
         // The listing now, and again whenever the server says it changed.
@@ -532,8 +532,7 @@ impl Upstream for Pool {
             let conn = self.connect(dir, entry).await?;
             let peer = conn.service.peer().clone();
             let name = conn.entry.clone();
-            let root =
-                crate::runner::launch::toolbox_root(dir).unwrap_or_else(|| dir.to_path_buf());
+            let root = crate::runner::toolbox_root(dir).unwrap_or_else(|| dir.to_path_buf());
             self.relist(&peer, &root, &name, &listing::manifest_hash(dir))
                 .await
                 .map_err(|message| RunError::Server {

@@ -1,0 +1,340 @@
+//! pip and npm, run contained (`runner::contained`) in two steps: fetching, where only the
+//! package manager's own code runs (pip downloads wheels only, `--only-binary :all:`, into a
+//! wheel directory; npm installs with `--ignore-scripts`), with network only to the package
+//! registries through the filtering proxy; then installing and running install scripts
+//! offline, seeing the interpreter, the wheel directory or npm cache read-only and writing
+//! only the tool's environment. HOME is a scratch directory; the environment holds only
+//! PATH, locale and the package manager's index settings.
+
+use super::DepsError;
+use crate::config::SandboxConfig;
+use crate::contained::{self, Job, Network};
+use crate::sandbox::interpreter_prefixes;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The longest one pip or npm step may take.
+const STEP_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
+/// Where installs run and what they may keep.
+#[derive(Clone, Copy)]
+pub struct Ctx<'a> {
+    /// The sandbox settings installs run under.
+    pub sandbox: &'a SandboxConfig,
+    /// The toolsmith cache: the wheel directory and npm's cache live here.
+    pub cache: &'a Path,
+    /// The person's allowances of direct references for this toolbox.
+    pub allowed: &'a super::Allowances,
+}
+
+pub(super) fn url_host(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let host = rest.split(['/', ':', '?', '@']).next()?;
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+/// The interpreter's directories, and a PATH with its `bin` first.
+pub(super) fn toolchain(program: &str, sandbox: &SandboxConfig) -> (Vec<PathBuf>, OsString) {
+    let mut read = interpreter_prefixes(program, sandbox);
+    if let Some(real) = crate::interp::resolve(program) {
+        read.extend(interpreter_prefixes(&real.to_string_lossy(), sandbox));
+    }
+    let bins: Vec<PathBuf> = read.iter().map(|p| p.join("bin")).collect();
+    let path = contained::path_with(&bins);
+    (read, path)
+}
+
+pub(super) async fn step(
+    tool: &str,
+    installer: &'static str,
+    mut job: Job<'_>,
+) -> Result<String, DepsError> {
+    job.what = format!("{installer} for tool {tool:?}");
+    let out = contained::output(&job, STEP_TIMEOUT)
+        .await
+        .map_err(|e| DepsError::Contained {
+            tool: tool.to_string(),
+            message: e.to_string(),
+            hint: crate::error::Hint::hint(&e).unwrap_or_default(),
+        })?;
+    if out.success {
+        return Ok(out.stdout);
+    }
+    let mut text = out.stderr.trim().to_string();
+    if !out.stdout.trim().is_empty() {
+        text = format!("{}\n{text}", out.stdout.trim());
+    }
+    if text.is_empty() {
+        text = out.status;
+    }
+    Err(DepsError::Install {
+        tool: tool.to_string(),
+        installer,
+        output: super::tail_text(&text, 6000),
+    })
+}
+
+/// The npm registry's host (the person's `npm_config_registry`, else the public one).
+fn npm_registry() -> (Vec<(String, OsString)>, Network) {
+    let mut env = Vec::new();
+    let mut host = "registry.npmjs.org".to_string();
+    for var in ["npm_config_registry", "NPM_CONFIG_REGISTRY"] {
+        if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            if let Some(h) = url_host(&v.to_string_lossy()) {
+                host = h;
+            }
+            env.push((var.to_string(), v));
+        }
+    }
+    (env, Network::Registries(vec![host]))
+}
+
+/// npm's cache: the person's `npm_config_cache`, else one in the toolsmith cache.
+fn npm_cache(ctx: Ctx<'_>) -> PathBuf {
+    ["npm_config_cache", "NPM_CONFIG_CACHE"]
+        .iter()
+        .find_map(|v| std::env::var_os(v).filter(|v| !v.is_empty()))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| ctx.cache.join("npm-cache"))
+}
+
+/// What every npm step gets: the tool chain to read, the environment, npm's cache, the
+/// registry's network.
+pub(super) struct NpmBase {
+    pub read: Vec<PathBuf>,
+    pub vars: Vec<(String, OsString)>,
+    pub cache: PathBuf,
+    pub network: Network,
+}
+
+pub(super) fn npm_base(ctx: Ctx<'_>) -> Result<NpmBase, DepsError> {
+    let cache = npm_cache(ctx);
+    std::fs::create_dir_all(&cache).map_err(super::io("create", &cache))?;
+    let (mut read, path) = toolchain("node", ctx.sandbox);
+    read.extend(toolchain("npm", ctx.sandbox).0);
+    let (reg_env, network) = npm_registry();
+    let mut vars: Vec<(String, OsString)> = vec![
+        ("PATH".into(), path),
+        ("LANG".into(), "C.UTF-8".into()),
+        ("npm_config_cache".into(), cache.clone().into()),
+        ("npm_config_update_notifier".into(), "false".into()),
+    ];
+    vars.extend(reg_env);
+    Ok(NpmBase {
+        read,
+        vars,
+        cache,
+        network,
+    })
+}
+
+/// The npm registry's host (the person's `npm_config_registry`, else the public one).
+pub(super) fn npm_registry_host() -> String {
+    match npm_registry().1 {
+        Network::Registries(h) => h.into_iter().next().unwrap_or_default(),
+        Network::None => String::new(),
+    }
+}
+
+/// `npm install` / `npm ci` in `env` without running any package's scripts (fetching from
+/// the registry only, and from `extra_hosts`: the hosts of archives a person allowed), then
+/// `check` on what was fetched (the lockfile npm wrote: every package from the registry or
+/// allowed, allowed archives as pinned) before any package's script runs, then, when a
+/// package has install scripts, `npm rebuild` offline.
+pub async fn npm(
+    ctx: Ctx<'_>,
+    tool: &str,
+    command: &str,
+    env: &Path,
+    extra_hosts: &[String],
+    check: &(dyn Fn() -> Result<(), DepsError> + Send + Sync),
+) -> Result<(), DepsError> {
+    let NpmBase {
+        read,
+        vars,
+        cache,
+        mut network,
+    } = npm_base(ctx)?;
+    if let Network::Registries(h) = &mut network {
+        h.extend(extra_hosts.iter().cloned());
+        h.sort();
+        h.dedup();
+    }
+    let c = cache.to_string_lossy().into_owned();
+    let argv = |args: &[&str]| -> Vec<String> {
+        ["npm"].iter().chain(args).map(|s| s.to_string()).collect()
+    };
+    step(
+        tool,
+        "npm",
+        Job {
+            what: String::new(),
+            argv: argv(&[
+                command,
+                "--ignore-scripts",
+                "--no-audit",
+                "--no-fund",
+                "--prefer-offline",
+                "--loglevel=error",
+                "--cache",
+                &c,
+            ]),
+            env: vars.clone(),
+            cwd: env.to_path_buf(),
+            read: read.clone(),
+            write: vec![env.to_path_buf(), cache.clone()],
+            network,
+            config: ctx.sandbox,
+        },
+    )
+    .await?;
+    check()?;
+    let lock = std::fs::read_to_string(env.join(super::NPM_LOCK)).unwrap_or_default();
+    if lock.contains("\"hasInstallScript\": true") {
+        step(
+            tool,
+            "npm",
+            Job {
+                what: String::new(),
+                argv: argv(&[
+                    "rebuild",
+                    "--no-audit",
+                    "--no-fund",
+                    "--offline",
+                    "--loglevel=error",
+                ]),
+                env: vars,
+                cwd: env.to_path_buf(),
+                read,
+                write: vec![env.to_path_buf()],
+                network: Network::None,
+                config: ctx.sandbox,
+            },
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// The Python Package Index.
+const PYPI: &[&str] = &["pypi.org", "files.pythonhosted.org"];
+/// pip settings passed on to the fetch steps (the person's index configuration).
+const PIP_VARS: &[&str] = &[
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_FIND_LINKS",
+    "PIP_NO_INDEX",
+    "PIP_CERT",
+    "PIP_DEFAULT_TIMEOUT",
+    "PIP_TRUSTED_HOST",
+];
+/// The person's index settings.
+pub struct Index {
+    /// Variables passed on to fetch steps.
+    pub env: Vec<(String, OsString)>,
+    /// Local wheel (and source) directories of `PIP_FIND_LINKS`, read by every step.
+    pub dirs: Vec<PathBuf>,
+    /// The index's hosts, for fetch steps.
+    pub network: Network,
+}
+
+impl Index {
+    pub fn from_env() -> Index {
+        let mut env = Vec::new();
+        let (mut dirs, mut hosts) = (Vec::new(), Vec::new());
+        let mut no_index = false;
+        for var in PIP_VARS {
+            let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) else {
+                continue;
+            };
+            let text = v.to_string_lossy().into_owned();
+            match *var {
+                "PIP_NO_INDEX" => no_index = !matches!(text.as_str(), "0" | "false" | "no"),
+                "PIP_FIND_LINKS" | "PIP_INDEX_URL" | "PIP_EXTRA_INDEX_URL" => {
+                    for item in text.split_whitespace() {
+                        match url_host(item) {
+                            Some(h) => hosts.push(h),
+                            None => {
+                                let p = Path::new(item.trim_start_matches("file:"));
+                                if p.is_absolute() {
+                                    dirs.push(p.to_path_buf());
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+            env.push((var.to_string(), v));
+        }
+        if std::env::var_os("PIP_INDEX_URL").is_none() {
+            hosts.extend(PYPI.iter().map(|h| h.to_string()));
+        }
+        hosts.sort();
+        hosts.dedup();
+        let network = if no_index {
+            Network::None
+        } else {
+            Network::Registries(hosts)
+        };
+        Index { env, dirs, network }
+    }
+}
+
+/// The pip command for a venv: the base interpreter's pip aimed at it (`--python`), or the
+/// venv's own.
+pub struct Pip {
+    pub base: String,
+    pub venv: PathBuf,
+    /// Whether the base interpreter's pip is used (`--python VENV`).
+    pub host_pip: bool,
+    /// The base interpreter's directories and a PATH with its `bin` first (`toolchain`).
+    pub toolchain: (Vec<PathBuf>, OsString),
+}
+
+impl Pip {
+    /// `python -m pip ARGS` (into the venv: with `--python VENV` when the base's pip is used).
+    pub fn argv(&self, args: &[String], into_venv: bool) -> Vec<String> {
+        let vpy = self.venv.join("bin/python").to_string_lossy().into_owned();
+        let mut a: Vec<String> = if self.host_pip {
+            let mut a = vec![self.base.clone(), "-m".into(), "pip".into()];
+            if into_venv {
+                a.extend(["--python".into(), vpy]);
+            }
+            a
+        } else {
+            vec![vpy, "-m".into(), "pip".into()]
+        };
+        a.extend(args.iter().cloned());
+        a
+    }
+
+    /// The interpreter's directories (and the venv) to read, and the environment of a step.
+    pub fn base_job(&self, index: &Index) -> (Vec<PathBuf>, Vec<(String, OsString)>) {
+        let (mut read, path) = self.toolchain.clone();
+        read.extend(index.dirs.iter().cloned());
+        read.push(self.venv.clone());
+        let env = vec![
+            ("PATH".into(), path),
+            ("LANG".into(), "C.UTF-8".into()),
+            ("PIP_DISABLE_PIP_VERSION_CHECK".into(), "1".into()),
+            ("PIP_NO_INPUT".into(), "1".into()),
+        ];
+        (read, env)
+    }
+}
+
+/// The requirement pip found no wheel for, from its "No matching distribution found for X".
+pub fn no_wheel_for(e: &DepsError) -> Option<String> {
+    let DepsError::Install { output, .. } = e else {
+        return None;
+    };
+    output.lines().find_map(|l| {
+        let r = l
+            .split_once("No matching distribution found for ")?
+            .1
+            .trim();
+        (!r.is_empty()).then(|| r.to_string())
+    })
+}

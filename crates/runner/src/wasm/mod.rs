@@ -1,0 +1,572 @@
+//! The WebAssembly runner: wasmtime with a pooling allocator, `InstancePre` kept in memory,
+//! compiled code cached on disk (keyed by artifact sha256 and engine settings), and per-call
+//! limits on time (epoch interruption), memory (store limits) and output (capped pipes).
+//!
+//! The compiled-code cache is verified, never trusted: see `cache`.
+
+use super::{CallOutput, RunError, inside_roots};
+
+mod cache;
+pub mod component;
+mod http;
+
+use crate::hashing;
+use crate::index::Tool;
+pub use cache::cache_key_path;
+use cache::{CodeCache, Compiled};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, Linker, Module, PoolingAllocationConfig,
+    ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder,
+};
+use wasmtime_wasi::p1::WasiP1Ctx;
+use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
+use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
+
+/// One epoch tick: the granularity of time limits.
+const TICK: Duration = Duration::from_millis(5);
+/// The most memory any one instance may have (a tool's `memory_mb` is capped to this).
+pub const MAX_MEMORY_MB: u64 = 1024;
+
+struct Ctx {
+    wasi: WasiP1Ctx,
+    limits: Limits,
+}
+
+/// The store's limits, remembering whether a memory request was refused: that is how a call
+/// that ran out of memory is told apart from any other trap (no matching of error text).
+struct Limits {
+    inner: StoreLimits,
+    memory_refused: bool,
+}
+
+impl Limits {
+    fn new(inner: StoreLimits) -> Limits {
+        Limits {
+            inner,
+            memory_refused: false,
+        }
+    }
+}
+
+impl ResourceLimiter for Limits {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let r = self.inner.memory_growing(current, desired, maximum);
+        if !matches!(r, Ok(true)) {
+            self.memory_refused = true;
+        }
+        r
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.inner.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.inner.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.inner.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.inner.memories()
+    }
+}
+
+/// (size, mtime) of an artifact's file when it was verified, to skip re-hashing unchanged files.
+type Stamp = (u64, Option<SystemTime>);
+
+/// What a loaded artifact was verified as: the file's stamp then, and its sha256.
+trait Verified {
+    fn verified(&self) -> (&Stamp, &str);
+}
+
+/// A verified, compiled module ready to instantiate.
+struct Loaded {
+    pre: wasmtime::InstancePre<Ctx>,
+    /// Instantiating it runs none of its code (no start function): `prepare` may instantiate
+    /// it once ahead of its first call.
+    inert: bool,
+    stamp: Stamp,
+    sha: String,
+}
+
+impl Verified for Loaded {
+    fn verified(&self) -> (&Stamp, &str) {
+        (&self.stamp, &self.sha)
+    }
+}
+
+/// Runs WASM tools. Cheap to clone; share one per process.
+#[derive(Clone)]
+pub struct WasmRunner {
+    engine: Engine,
+    linker: Arc<Linker<Ctx>>,
+    loaded: Arc<Mutex<HashMap<PathBuf, Arc<Loaded>>>>,
+    /// Components (`[run] world`): their own linker (WASI 0.2) and loaded set.
+    component_linker: Arc<wasmtime::component::Linker<component::Ctx>>,
+    components: Arc<Mutex<HashMap<PathBuf, Arc<component::Loaded>>>>,
+    /// Compiled code on disk.
+    cache: Arc<CodeCache>,
+    /// Directories tools may be granted (`Config::roots`).
+    roots: Arc<[PathBuf]>,
+    /// Calls running now: the epoch ticker ticks only while there are some.
+    ticking: Arc<Ticking>,
+    /// Per artifact, held while it is verified and compiled or loaded from the cache, so a
+    /// call arriving while the server prepares the same tool waits for that work instead of
+    /// doing it again beside it.
+    loading: Arc<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>>,
+}
+
+/// How many WASM calls run, and the ticker's wake-up when the first one starts.
+#[derive(Default)]
+struct Ticking {
+    calls: Mutex<usize>,
+    wake: std::sync::Condvar,
+}
+
+impl Ticking {
+    fn calls(&self) -> std::sync::MutexGuard<'_, usize> {
+        self.calls.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The epoch ticker of `engine`: a tick every `TICK` while a call runs, none while the
+    /// engine is idle (it checks once a second whether the engine is gone).
+    fn run(&self, engine: wasmtime::EngineWeak) {
+        loop {
+            {
+                let mut calls = self.calls();
+                while *calls == 0 {
+                    calls = match self.wake.wait_timeout(calls, Duration::from_secs(1)) {
+                        Ok((g, _)) => g,
+                        Err(p) => p.into_inner().0,
+                    };
+                    if engine.upgrade().is_none() {
+                        return;
+                    }
+                }
+            }
+            let Some(e) = engine.upgrade() else { return };
+            e.increment_epoch();
+            drop(e);
+            std::thread::sleep(TICK);
+        }
+    }
+}
+
+/// A call running: counted while it lives.
+struct Running<'a>(&'a Ticking);
+
+impl<'a> Running<'a> {
+    fn start(t: &'a Ticking) -> Running<'a> {
+        *t.calls() += 1;
+        t.wake.notify_one();
+        Running(t)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        let mut calls = self.0.calls();
+        *calls = calls.saturating_sub(1);
+    }
+}
+
+/// How far [`WasmRunner::prepare`] got ahead of a tool's first call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prepared {
+    /// Verified, compiled code loaded, and instantiated once (its memory image in the pool).
+    Instantiated,
+    /// Verified and compiled code loaded; its instantiation runs its code (a start function)
+    /// or failed, so its first call instantiates it.
+    Loaded,
+}
+
+impl WasmRunner {
+    /// Create the engine (and its epoch ticker thread, ticking while calls run). `cache_dir` holds compiled modules;
+    /// declared paths must lie inside `roots`.
+    pub fn new(cache_dir: Option<PathBuf>, roots: Vec<PathBuf>) -> Result<WasmRunner, RunError> {
+        let start = |message: String| RunError::Start {
+            tool: "(wasm engine)".into(),
+            message,
+        };
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_memories(64)
+            .total_tables(64)
+            .total_core_instances(64)
+            .max_memory_size((MAX_MEMORY_MB as usize) << 20);
+        let mut config = Config::new();
+        config
+            .epoch_interruption(true)
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&config).map_err(|e| start(e.to_string()))?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |c: &mut Ctx| &mut c.wasi)
+            .map_err(|e| start(e.to_string()))?;
+        let component_linker = component::linker(&engine).map_err(|e| start(e.to_string()))?;
+        let weak = engine.weak();
+        let ticking = Arc::new(Ticking::default());
+        let ticker = Arc::clone(&ticking);
+        std::thread::Builder::new()
+            .name("wasm-epoch".into())
+            .spawn(move || ticker.run(weak))
+            .map_err(|e| start(e.to_string()))?;
+        let cache = Arc::new(CodeCache::new(&engine, cache_dir));
+        Ok(WasmRunner {
+            engine,
+            linker: Arc::new(linker),
+            loaded: Arc::default(),
+            component_linker: Arc::new(component_linker),
+            components: Arc::default(),
+            cache,
+            roots: roots.into(),
+            ticking,
+            loading: Arc::default(),
+        })
+    }
+
+    /// Verify and load the module of a tool, using the in-memory and on-disk caches.
+    fn load(&self, dir: &Path, tool: &Tool) -> Result<Arc<Loaded>, RunError> {
+        let name = &tool.manifest.name;
+        self.load_verified(&self.loaded, dir, tool, |bytes, sha, stamp| {
+            let module = self
+                .compile_cached::<Module>(bytes, &sha)
+                .map_err(|message| RunError::Start {
+                    tool: name.clone(),
+                    message,
+                })?;
+            let pre = self
+                .linker
+                .instantiate_pre(&module)
+                .map_err(|e| RunError::Start {
+                    tool: name.clone(),
+                    message: format!(
+                        "the module cannot be linked as a WASI preview 1 program: {e}"
+                    ),
+                })?;
+            Ok(Loaded {
+                pre,
+                inert: !runs_at_instantiation(bytes),
+                stamp,
+                sha,
+            })
+        })
+    }
+
+    /// The loaded form of a tool's artifact kept in `set`, when it was verified from the file
+    /// as it is now; else the one `make` builds from the artifact's bytes once their sha256 is
+    /// tool.toml's (one load per artifact at a time: a call arriving meanwhile waits for it).
+    fn load_verified<L: Verified>(
+        &self,
+        set: &Mutex<HashMap<PathBuf, Arc<L>>>,
+        dir: &Path,
+        tool: &Tool,
+        make: impl FnOnce(&[u8], String, Stamp) -> Result<L, RunError>,
+    ) -> Result<Arc<L>, RunError> {
+        let name = &tool.manifest.name;
+        let path = dir.join(tool.manifest.artifact());
+        let meta = std::fs::metadata(&path).map_err(|_| RunError::NotBuilt {
+            tool: name.clone(),
+            path: path.clone(),
+        })?;
+        let stamp = (meta.len(), meta.modified().ok());
+        let expected = tool
+            .manifest
+            .hashes
+            .artifact
+            .clone()
+            .ok_or_else(|| RunError::Unverified { tool: name.clone() })?;
+        let cached = || {
+            set.lock()
+                .ok()
+                .and_then(|m| m.get(&path).cloned())
+                .filter(|l| l.verified() == (&stamp, expected.as_str()))
+        };
+        if let Some(l) = cached() {
+            return Ok(l);
+        }
+        let lock = self.loading_lock(&path);
+        let _loading = lock.lock();
+        if let Some(l) = cached() {
+            return Ok(l);
+        }
+        let began = std::time::Instant::now();
+        let bytes = std::fs::read(&path).map_err(|_| RunError::NotBuilt {
+            tool: name.clone(),
+            path: path.clone(),
+        })?;
+        let actual = hashing::sha256_bytes(&bytes);
+        let hashed = began.elapsed();
+        if actual != expected {
+            return Err(RunError::Tampered {
+                tool: name.clone(),
+                expected,
+                actual,
+            });
+        }
+        let loaded = Arc::new(make(&bytes, actual, stamp)?);
+        tracing::debug!(tool = %name, bytes = bytes.len(), ?hashed, loaded = ?began.elapsed(), "artifact verified and loaded");
+        if let Ok(mut m) = set.lock() {
+            m.insert(path, Arc::clone(&loaded));
+        }
+        Ok(loaded)
+    }
+
+    /// The lock held while the artifact at `path` is loaded.
+    fn loading_lock(&self, path: &Path) -> Arc<Mutex<()>> {
+        match self.loading.lock() {
+            Ok(mut m) => Arc::clone(m.entry(path.to_path_buf()).or_default()),
+            Err(_) => Arc::default(),
+        }
+    }
+
+    /// Verified compiled code for an artifact whose sha256 is `sha` (see `cache`).
+    fn compile_cached<C: Compiled>(&self, bytes: &[u8], sha: &str) -> Result<C, String> {
+        self.cache.compiled::<C>(&self.engine, bytes, sha)
+    }
+
+    /// A call's approved capabilities onto its WASI context: `env` and secrets as environment
+    /// values, `read`/`write` roots as preopened directories (each inside TOOLSMITH_ROOTS).
+    fn grant(&self, b: &mut WasiCtxBuilder, tool: &crate::Granted) -> Result<(), RunError> {
+        let m = &tool.manifest;
+        let name = m.name.clone();
+        for var in &m.capabilities.env {
+            if let Ok(v) = std::env::var(var) {
+                b.env(var, v);
+            }
+        }
+        for (var, v) in tool.secrets.vars() {
+            b.env(var, v);
+        }
+        for (paths, perms) in [
+            (&m.capabilities.read, FsPerms::ReadOnly),
+            (&m.capabilities.write, FsPerms::ReadWrite),
+        ] {
+            for p in paths {
+                let path = Path::new(p);
+                if !inside_roots(path, &self.roots) {
+                    return Err(RunError::Denied {
+                        tool: name.clone(),
+                        what: format!("the path {p}"),
+                        why: "it is not inside TOOLSMITH_ROOTS".into(),
+                    });
+                }
+                b.preopened_dir(path, p, perms)
+                    .map_err(|e| RunError::Denied {
+                        tool: name.clone(),
+                        what: format!("the path {p}"),
+                        why: e.to_string(),
+                    })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Verify and compile a tool ahead of its first call (e.g. at server start), and, when
+    /// instantiating it runs none of its code, instantiate it once: its first instance
+    /// (memory image mapped into a slot of the pool, which keeps it for the next instance of
+    /// the same artifact) is then made here instead of in its first call. The throwaway
+    /// instance has no grant; a module's deadline is already passed (were any of its code to
+    /// run, it would trap at once), a component's two ticks away (see `instantiate_once`).
+    pub fn prepare(&self, dir: &Path, tool: &Tool) -> Result<Prepared, RunError> {
+        let instantiated = if tool.manifest.is_component() {
+            let loaded = self.load_component(dir, tool)?;
+            loaded.inert && self.instantiate_once(&loaded, tool)
+        } else {
+            let loaded = self.load(dir, tool)?;
+            loaded.inert
+                && {
+                    // No deadline set: it is already passed.
+                    let mut store = self.module_store(tool, WasiCtxBuilder::new().build_p1());
+                    match loaded.pre.instantiate(&mut store) {
+                        Ok(_) => true,
+                        Err(e) => {
+                            tracing::debug!(tool = %tool.manifest.name, "instantiating ahead failed: {e}");
+                            false
+                        }
+                    }
+                }
+        };
+        Ok(if instantiated {
+            Prepared::Instantiated
+        } else {
+            Prepared::Loaded
+        })
+    }
+
+    /// A store for one instance of a module tool: its memory limit (growth past it traps),
+    /// one instance, interruption at the epoch deadline (none set yet: already passed).
+    fn module_store(&self, tool: &Tool, wasi: WasiP1Ctx) -> Store<Ctx> {
+        let mem_mb = tool.manifest.limits.memory_mb().min(MAX_MEMORY_MB);
+        let limits = Limits::new(
+            StoreLimitsBuilder::new()
+                .memory_size((mem_mb as usize) << 20)
+                .trap_on_grow_failure(true)
+                .instances(1)
+                .build(),
+        );
+        let mut store = Store::new(&self.engine, Ctx { wasi, limits });
+        store.limiter(|c| &mut c.limits);
+        store.epoch_deadline_trap();
+        store
+    }
+
+    /// Run a WASM tool with JSON arguments on stdin. Blocking: call from a blocking context.
+    pub fn call(
+        &self,
+        dir: &Path,
+        tool: &crate::Granted,
+        args: &Value,
+    ) -> Result<CallOutput, RunError> {
+        let _running = Running::start(&self.ticking);
+        if tool.manifest.is_component() {
+            return self.call_component(dir, tool, args);
+        }
+        let m = &tool.manifest;
+        let name = m.name.clone();
+        let loaded = self.load(dir, tool)?;
+        let cap = m.limits.output_bytes() as usize;
+        let mem_mb = m.limits.memory_mb().min(MAX_MEMORY_MB);
+        let timeout_ms = m.limits.timeout_ms();
+
+        let stdout = MemoryOutputPipe::new(cap + 1);
+        let stderr = MemoryOutputPipe::new(cap + 1);
+        let mut b = WasiCtxBuilder::new();
+        b.stdin(MemoryInputPipe::new(args.to_string().into_bytes()))
+            .stdout(stdout.clone())
+            .stderr(stderr.clone())
+            .arg(&name);
+        self.grant(&mut b, tool)?;
+        let mut store = self.module_store(tool, b.build_p1());
+        store.set_epoch_deadline((timeout_ms / TICK.as_millis() as u64).max(1) + 1);
+
+        let run = loaded
+            .pre
+            .instantiate(&mut store)
+            .and_then(|i| i.get_typed_func::<(), ()>(&mut store, "_start"))
+            .and_then(|f| f.call(&mut store, ()));
+        let memory_refused = store.data().limits.memory_refused;
+        drop(store);
+        let out = stdout.contents();
+        let err = stderr.contents();
+        if out.len() > cap || err.len() > cap {
+            return Err(RunError::OutputTooLarge {
+                tool: name,
+                bytes: cap as u64,
+            });
+        }
+        let stderr_text = String::from_utf8_lossy(&err).trim().to_string();
+        match run {
+            Ok(()) => Ok(CallOutput::from_stdout(&out, &err)),
+            Err(e) => {
+                if let Some(exit) = e.downcast_ref::<I32Exit>() {
+                    if exit.0 == 0 {
+                        return Ok(CallOutput::from_stdout(&out, &err));
+                    }
+                    return Err(RunError::Failed {
+                        tool: name,
+                        code: exit.0,
+                        stderr: stderr_text,
+                    });
+                }
+                Err(failure(
+                    e,
+                    name,
+                    timeout_ms,
+                    memory_refused.then_some(mem_mb),
+                    stderr_text,
+                ))
+            }
+        }
+    }
+}
+
+/// Why a call that did not return ended: its time ran out, its memory, or a trap.
+fn failure(
+    e: wasmtime::Error,
+    tool: String,
+    timeout_ms: u64,
+    memory_refused_mb: Option<u64>,
+    stderr_text: String,
+) -> RunError {
+    if let Some(trap) = e.downcast_ref::<wasmtime::Trap>()
+        && *trap == wasmtime::Trap::Interrupt
+    {
+        return RunError::Timeout {
+            tool,
+            ms: timeout_ms,
+        };
+    }
+    if let Some(mb) = memory_refused_mb {
+        return RunError::Memory { tool, mb };
+    }
+    let text = format!("{e:#}");
+    let message = if stderr_text.is_empty() {
+        text
+    } else {
+        format!("{text}\nstderr: {stderr_text}")
+    };
+    RunError::Trap { tool, message }
+}
+
+/// Whether instantiating `bytes` (a core module or a component, with the modules and
+/// components nested in it) would run code of its own: a start function. Bytes that do not
+/// parse count as yes.
+fn runs_at_instantiation(bytes: &[u8]) -> bool {
+    use wasmtime::wasmparser::{Parser, Payload};
+    for payload in Parser::new(0).parse_all(bytes) {
+        match payload {
+            Ok(Payload::StartSection { .. } | Payload::ComponentStartSection { .. }) | Err(_) => {
+                return true;
+            }
+            Ok(_) => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runs_at_instantiation;
+
+    /// `(module (func) (start 0))` with its start section, or without it.
+    fn module(start: bool) -> Vec<u8> {
+        let mut m = vec![0, 0x61, 0x73, 0x6d, 1, 0, 0, 0];
+        m.extend([1, 4, 1, 0x60, 0, 0]); // one type: () -> ()
+        m.extend([3, 2, 1, 0]); // one function of it
+        if start {
+            m.extend([8, 1, 0]); // start: function 0
+        }
+        m.extend([10, 4, 1, 2, 0, 0x0b]); // its body: no locals, end
+        m
+    }
+
+    #[test]
+    fn only_an_artifact_without_a_start_function_is_instantiated_ahead() {
+        assert!(!runs_at_instantiation(&module(false)));
+        assert!(runs_at_instantiation(&module(true)));
+        // What does not parse is taken to run code.
+        assert!(runs_at_instantiation(b"\0asm\x01\0\0\0\x0a\xff"));
+        // Both forms are valid modules for wasmtime.
+        let engine = wasmtime::Engine::default();
+        for start in [false, true] {
+            wasmtime::Module::new(&engine, module(start)).expect("a valid module");
+        }
+    }
+}
