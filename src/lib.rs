@@ -3,8 +3,8 @@
 //! See ARCHITECTURE.md for the map of modules and the invariants each keeps.
 
 pub mod app;
-pub mod approval;
-pub mod audit;
+pub use toolsmith_approval as approval;
+pub use toolsmith_audit as audit;
 pub mod build;
 pub mod cli;
 pub mod compose;

@@ -13,25 +13,39 @@ use serde::Serialize;
 pub enum Item {
     /// Any host (`domains` None), or only the listed domains.
     Network {
+        /// The domains (None: any host).
         #[serde(skip_serializing_if = "Option::is_none")]
         domains: Option<Vec<String>>,
     },
+    /// An environment variable passed through.
     Env {
+        /// Its name.
         name: String,
     },
+    /// Reading a path.
     Read {
+        /// The path as declared.
         path: String,
     },
+    /// Writing a path.
     Write {
+        /// The path as declared.
         path: String,
     },
+    /// A secret's value in its environment.
     Secret {
+        /// The secret's name.
         name: String,
     },
+    /// Running without an OS sandbox.
     Unsandboxed,
+    /// A limit above its default.
     Limit {
+        /// The `[limits]` field.
         field: String,
+        /// The value asked for.
         value: u64,
+        /// The default.
         default: u64,
     },
 }

@@ -8,7 +8,9 @@ use crate::index::{Index, Tool};
 /// One tool's request and its state on this machine.
 #[derive(Debug, Clone)]
 pub struct Status {
+    /// The tool.
     pub name: String,
+    /// What it asks beyond the defaults.
     pub items: Vec<Item>,
     /// The content hash a decision made now binds to.
     pub content: String,
@@ -76,16 +78,25 @@ pub fn diff_since_approved(gate: &Gate<'_>, s: &Status) -> String {
 /// Why a decision was not recorded.
 #[derive(Debug, thiserror::Error)]
 pub enum DecideError {
+    /// Nothing to approve.
     #[error("{name} asks for nothing beyond the defaults: there is nothing to approve")]
-    NothingAsked { name: String },
+    NothingAsked {
+        /// The tool.
+        name: String,
+    },
+    /// The tool changed between being shown and the decision.
     #[error(
         "{name} changed since it was shown (the version shown was {shown}, it is now {current}): nothing was recorded"
     )]
     Changed {
+        /// The tool.
         name: String,
+        /// The content hash shown.
         shown: String,
+        /// The content hash now.
         current: String,
     },
+    /// The decisions file could not be read or written.
     #[error("cannot read or record the decision: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -133,8 +144,11 @@ pub fn decide(
 /// One secret's name, whether a value is set, and the tools that declare it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SecretUsage {
+    /// The secret's name.
     pub name: String,
+    /// Whether a value is set on this machine.
     pub set: bool,
+    /// The tools that declare it.
     pub tools: Vec<String>,
 }
 

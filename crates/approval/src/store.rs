@@ -12,13 +12,16 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
+    /// The version may run with what it asks.
     Approved,
+    /// It may not.
     Denied,
 }
 
 /// What is stored for one tool.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Record {
+    /// Approved or denied.
     pub decision: Decision,
     /// The content hash the decision is bound to (see `approval::content_hash`).
     pub content: String,
@@ -26,6 +29,7 @@ pub struct Record {
     pub requested: Vec<String>,
     /// When (seconds since the epoch) and through what (`cli`, `elicitation`).
     pub at: u64,
+    /// Through what.
     pub via: String,
     /// The toolbox commit when the decision was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -56,6 +60,7 @@ impl Store {
         Store { path, toolbox }
     }
 
+    /// The decisions file.
     pub fn path(&self) -> &Path {
         &self.path
     }

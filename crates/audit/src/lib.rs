@@ -4,6 +4,12 @@
 //! of every approval and denial. When the file passes `MAX_BYTES` it is rotated to
 //! `audit.log.1` (one generation kept), so the log stays bounded. `toolsmith audit` reads both.
 
+#![deny(missing_docs)]
+
+// The crates below, under the names the code map gives them.
+use toolsmith_git as git;
+use toolsmith_personal as personal;
+
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -18,22 +24,32 @@ pub struct Entry {
     pub time: u64,
     /// "call", or a decision: "approved", "denied", "approved once", "secret set", ...
     pub event: String,
+    /// The toolbox's root directory.
     pub toolbox: String,
+    /// The tool.
     pub tool: String,
+    /// The commit of the version called (HEAD's, when the tool is committed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// Who called (the MCP client's name, `cli`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub actor: String,
+    /// The MCP session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// "ok", "error", or "pending" (refused until a person decides).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub outcome: String,
+    /// The error's message, for a call that failed (secrets redacted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// How long the call took, in milliseconds.
     #[serde(default)]
     pub ms: u64,
+    /// The size of the arguments, in bytes (never their values).
     #[serde(default)]
     pub bytes_in: u64,
+    /// The size of the result, in bytes.
     #[serde(default)]
     pub bytes_out: u64,
     /// Capabilities beyond the defaults the call ran with (or the decision was about).
@@ -42,6 +58,7 @@ pub struct Entry {
     /// For a tool limited to listed domains: the hosts its proxy let through, and refused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts_reached: Vec<String>,
+    /// The hosts its proxy refused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts_refused: Vec<String>,
     /// For decisions: through what (`cli`, `elicitation`).
@@ -108,12 +125,14 @@ pub struct Log {
 }
 
 impl Log {
+    /// The log of the personal directory `personal_dir`.
     pub fn new(personal_dir: &Path) -> Log {
         Log {
             path: personal_dir.join("audit.log"),
         }
     }
 
+    /// The log file.
     pub fn path(&self) -> &Path {
         &self.path
     }

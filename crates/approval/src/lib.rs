@@ -18,6 +18,23 @@
 //! redacts secret values from the output, logs and errors, and appends the call to the audit
 //! log.
 
+#![deny(missing_docs)]
+
+// The crates below, under the names the code map gives them.
+use toolsmith_audit as audit;
+use toolsmith_error as error;
+use toolsmith_git as git;
+use toolsmith_hashing as hashing;
+use toolsmith_history as history;
+use toolsmith_index as index;
+use toolsmith_manifest as manifest;
+use toolsmith_names as names;
+use toolsmith_personal as personal;
+use toolsmith_platform as platform;
+use toolsmith_runner as runner;
+use toolsmith_secrets as secrets;
+use toolsmith_toolbox as toolbox;
+
 mod ask;
 mod host;
 pub mod references;
@@ -31,11 +48,10 @@ pub use request::{Item, requested};
 pub use status::{DecideError, Status};
 pub use store::{Decision, Record, Store};
 
-use crate::audit;
 use crate::index::Tool;
 use crate::runner::script::Host;
 use crate::runner::{CallOutput, Granted};
-use crate::secrets::{self, Redactor, SecretEnv};
+use crate::secrets::{Redactor, SecretEnv};
 use crate::toolbox::Toolbox;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -45,41 +61,61 @@ use thiserror::Error;
 /// Why the gate stopped a call.
 #[derive(Debug, Error)]
 pub enum GateError {
+    /// The tool asks for what no person approved for this version.
     #[error(
         "tool {name:?} was not run: it asks for what a person has not approved on this machine: {}{}",
         waiting.join("; "),
         changed.as_ref().map(|c| format!(" ({c})")).unwrap_or_default()
     )]
     Pending {
+        /// The tool.
         name: String,
+        /// What waits for approval, in words.
         waiting: Vec<String>,
         /// Set when an earlier version was approved: what changed since.
         changed: Option<String>,
     },
+    /// A secret the tool declares has no value here.
     #[error("tool {name:?} needs the secret {secret}, which is not set on this machine")]
-    MissingSecret { name: String, secret: String },
+    MissingSecret {
+        /// The tool.
+        name: String,
+        /// The secret's name.
+        secret: String,
+    },
+    /// A granted path would include toolsmith's private directory.
     #[error(
         "tool {name:?} was not run: its {what} access to {path} would include toolsmith's private directory ({personal}), where approvals and secret values are kept"
     )]
     Private {
+        /// The tool.
         name: String,
+        /// `read` or `write`.
         what: &'static str,
+        /// The path it asks for.
         path: String,
+        /// The private directory.
         personal: String,
     },
+    /// The approvals or secrets cannot be read (fail closed).
     #[error(
         "tool {name:?} was not run: the approvals or secrets of this machine cannot be read: {message}"
     )]
     Unreadable {
+        /// The tool.
         name: String,
+        /// Why.
         message: String,
+        /// The private directory.
         dir: std::path::PathBuf,
     },
     /// A call's error as the gate passes it on: secret values replaced, and a note when the
     /// call ran with fewer grants than its tool asks for.
     #[error("{message}")]
     Rewritten {
+        /// The message, redacted.
         message: String,
+        /// Its hint, redacted.
         hint: Option<String>,
     },
 }
@@ -124,7 +160,9 @@ pub fn content_hash(dir: &Path, tool: &Tool, items: &[Item]) -> std::io::Result<
 
 /// Where the gate reads and writes: the toolbox and this person's private directory.
 pub struct Gate<'a> {
+    /// The toolbox whose tools are called.
     pub toolbox: &'a Toolbox,
+    /// This person's private directory (decisions, secrets, the audit log).
     pub personal: &'a Path,
     /// Directories tools may be granted (`Config::roots`).
     pub roots: &'a [PathBuf],
@@ -134,6 +172,7 @@ pub struct Gate<'a> {
 }
 
 impl Gate<'_> {
+    /// The decisions recorded for this toolbox.
     pub fn store(&self) -> Store {
         Store::new(self.personal, self.toolbox.root())
     }
