@@ -410,14 +410,12 @@ fn main() {
 /// The table per language: a call through a spare, without spares, the bare start.
 fn langs(root: &Path, cache: &Path) {
     let config = toolsmith::config::Config::from_env().expect("config");
-    let mechanism = toolsmith::runner::sandbox::choose(
-        toolsmith::manifest::SandboxMode::Required,
-        &config.sandbox,
-    )
-    .map(|m| m.as_str())
-    .unwrap_or("unavailable");
+    let mechanism =
+        toolsmith::sandbox::choose(toolsmith::manifest::SandboxMode::Required, &config.sandbox)
+            .map(|m| m.as_str())
+            .unwrap_or("unavailable");
     let resolve = |c: &str| {
-        toolsmith::runner::interp::resolve(c)
+        toolsmith::sandbox::interp::resolve(c)
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_else(|| c.to_string())
     };

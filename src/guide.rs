@@ -28,7 +28,7 @@ pub fn render(index: &Index, sandbox: &SandboxConfig) -> String {
         }
     );
     g.push_str(CONVENTIONS);
-    let _ = writeln!(g, "{}\n", crate::runner::sandbox::guide_line(sandbox));
+    let _ = writeln!(g, "{}\n", crate::sandbox::guide_line(sandbox));
     let _ = writeln!(
         g,
         "- **Many tools**: `tools/list` shows at most {cap} stored tools: pinned ones first, then the \

@@ -25,6 +25,7 @@ pub use toolsmith_personal as personal;
 pub use toolsmith_platform as platform;
 pub mod register;
 pub use toolsmith_runner as runner;
+pub use toolsmith_sandbox as sandbox;
 pub mod scaffold;
 pub use toolsmith_search as search;
 pub use toolsmith_secrets as secrets;

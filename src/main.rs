@@ -12,9 +12,9 @@ fn main() {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
         if args
             .get(1)
-            .is_some_and(|a| a == toolsmith::runner::sandbox::bridge::ARG)
+            .is_some_and(|a| a == toolsmith::sandbox::bridge::ARG)
         {
-            toolsmith::runner::sandbox::bridge::main(&args[2..]);
+            toolsmith::sandbox::bridge::main(&args[2..]);
         }
     }
     let cli = Cli::parse();

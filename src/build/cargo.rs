@@ -5,8 +5,8 @@
 use super::BuildError;
 use super::toolchain::{CargoHome, Toolchain};
 use crate::config::SandboxConfig;
-use crate::runner::contained::{self, Job, Network};
 use crate::runner::script::Host;
+use crate::sandbox::contained::{self, Job, Network};
 use serde::Serialize;
 use serde_json::Value;
 use std::ffi::OsString;

@@ -2,7 +2,7 @@
 //! `language = "python"` runs componentize-py (PyPI) on the tool's `app.py`, with
 //! `language = "javascript"` ComponentizeJS (npm) on its `app.js`, each against the tool's WIT
 //! world (both pinned by scripts/setup.sh). The tool chain runs contained like every build
-//! step (`runner::contained`): no network, its installation read-only, only the build's own
+//! step (`sandbox::contained`): no network, its installation read-only, only the build's own
 //! directory writable. The result embeds the interpreter (CPython, or SpiderMonkey through
 //! StarlingMonkey); no native modules (a component has no way to load them).
 
@@ -10,9 +10,9 @@ use super::BuildError;
 use super::cargo::Report;
 use crate::config::{Config, SandboxConfig};
 use crate::manifest::Manifest;
-use crate::runner::contained::{self, Job, Network};
-use crate::runner::sandbox::interpreter_prefixes;
 use crate::runner::script::Host;
+use crate::sandbox::contained::{self, Job, Network};
+use crate::sandbox::interpreter_prefixes;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -182,7 +182,7 @@ fn python(exe: PathBuf, version: String, sandbox: &SandboxConfig) -> Chain {
         .unwrap_or_default();
     if let Some(python) = shebang(&exe) {
         visible.extend(interpreter_prefixes(&python, sandbox));
-        if let Some(real) = crate::runner::interp::resolve(&python) {
+        if let Some(real) = crate::sandbox::interp::resolve(&python) {
             visible.extend(interpreter_prefixes(&real.to_string_lossy(), sandbox));
         }
     }
@@ -328,7 +328,7 @@ pub async fn compile(
     }
     let bytes = std::fs::read(&wasm).map_err(BuildError::io("read", &wasm))?;
     let _ = std::fs::remove_dir_all(&out_dir);
-    let mechanism = crate::runner::sandbox::choose(crate::manifest::SandboxMode::Auto, sandbox)
+    let mechanism = crate::sandbox::choose(crate::manifest::SandboxMode::Auto, sandbox)
         .map(|m| m.as_str())
         .unwrap_or("none");
     Ok(Report {

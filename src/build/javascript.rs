@@ -5,7 +5,7 @@
 
 use super::BuildError;
 use super::wit_gen;
-use crate::runner::contained::{self, Job};
+use crate::sandbox::contained::{self, Job};
 use std::path::Path;
 use std::time::Duration;
 

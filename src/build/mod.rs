@@ -8,7 +8,7 @@
 //!
 //! Invariant: a build is as contained as a call. Its files are checked first (`checks`: no
 //! cargo configuration, no tool-chain override, no manifest reaching outside the tool); cargo
-//! runs in the sandbox's build mode (`runner::contained`) — fetching from the registries only,
+//! runs in the sandbox's build mode (`sandbox::contained`) — fetching from the registries only,
 //! then compiling offline, seeing the tool chain and the registry cache read-only and no HOME,
 //! toolbox or personal directory — and every build gets a target directory of its own, seeded
 //! with compiled dependencies that only dependency builds write (`artifacts`).

@@ -44,9 +44,7 @@ impl Toolchain {
 }
 
 fn under_system(p: &Path) -> bool {
-    crate::runner::sandbox::SYSTEM_DIRS
-        .iter()
-        .any(|d| p.starts_with(d))
+    crate::sandbox::SYSTEM_DIRS.iter().any(|d| p.starts_with(d))
 }
 
 fn capture(program: &Path, args: &[&str]) -> Option<String> {
@@ -72,14 +70,14 @@ pub fn resolve(cargo: &Path) -> Result<Toolchain, BuildError> {
         command: cargo.display().to_string(),
         message,
     };
-    let found = crate::runner::sandbox::which(&cargo.to_string_lossy())
+    let found = crate::sandbox::which(&cargo.to_string_lossy())
         .filter(|p| p.is_file())
         .ok_or_else(|| no_cargo("not found (No such file or directory)".into()))?;
     let rustc = found
         .parent()
         .map(|d| d.join("rustc"))
         .filter(|p| p.is_file())
-        .or_else(|| crate::runner::sandbox::which("rustc"))
+        .or_else(|| crate::sandbox::which("rustc"))
         .ok_or_else(|| no_cargo("no rustc beside it or on PATH".into()))?;
     let sysroot = capture(&rustc, &["--print", "sysroot"])
         .map(PathBuf::from)

@@ -7,7 +7,7 @@ use super::output;
 use crate::build::componentize::Language;
 use crate::config::{Config, SandboxConfig};
 use crate::error::Hint;
-use crate::runner::sandbox;
+use crate::sandbox;
 use crate::toolbox::Toolbox;
 use anyhow::Result;
 use serde::Serialize;

@@ -85,7 +85,7 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
         // The index builds in the background so `initialize` is answered at once; the
         // start-up line follows as soon as the tool count is known, then WASM modules are
         // loaded from the compiled-code cache so a first call only instantiates.
-        crate::runner::sandbox::log_status(&config.sandbox);
+        crate::sandbox::log_status(&config.sandbox);
         let app = crate::app::App::new_deferred(tb, config);
         // A server keeps spares for its script tools; one-shot commands do not.
         app.scripts().spares.set_enabled(true);

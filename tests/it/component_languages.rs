@@ -374,7 +374,7 @@ fn register_script_makes_a_python_or_javascript_component_when_asked() {
     assert_clean(&boxdir);
 
     // Where no OS sandbox runs a script, the refusal points at components.
-    let e = toolsmith::runner::sandbox::SandboxError::Unavailable {
+    let e = toolsmith::sandbox::SandboxError::Unavailable {
         missing: "bubblewrap".into(),
         required: false,
     };

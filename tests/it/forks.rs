@@ -47,11 +47,9 @@ fn make_app(
         config.sandbox.bwrap = PathBuf::from("/nonexistent/bwrap");
     }
     tweak(&mut config);
-    let chosen = toolsmith::runner::sandbox::choose(
-        toolsmith::manifest::SandboxMode::Required,
-        &config.sandbox,
-    )
-    .expect("a sandbox (scripts/setup.sh installs bubblewrap)");
+    let chosen =
+        toolsmith::sandbox::choose(toolsmith::manifest::SandboxMode::Required, &config.sandbox)
+            .expect("a sandbox (scripts/setup.sh installs bubblewrap)");
     assert_eq!(chosen.as_str(), mechanism, "the mechanism under test");
     let app = App::new(tb, config).with_personal_dir(personal);
     app.scripts().spares.set_enabled(true);

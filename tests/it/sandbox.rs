@@ -253,9 +253,9 @@ fn contained(mech: Mech) {
         .and_then(|s| s.strip_prefix("ok: "))
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("{}", r["forks"]));
-    if toolsmith::runner::sandbox::PidsCgroup::new(8, &env_config().sandbox).is_some() {
+    if toolsmith::sandbox::PidsCgroup::new(8, &env_config().sandbox).is_some() {
         assert!(
-            forks < toolsmith::runner::sandbox::MAX_TASKS as usize,
+            forks < toolsmith::sandbox::MAX_TASKS as usize,
             "{forks} forks"
         );
     }
@@ -270,7 +270,7 @@ fn contained(mech: Mech) {
         .nth(3)
         .and_then(|n| n.parse().ok())
         .unwrap();
-    assert!(mib <= toolsmith::runner::sandbox::SCRATCH_MB, "{fill}");
+    assert!(mib <= toolsmith::sandbox::SCRATCH_MB, "{fill}");
     // Nothing the call started survives it, daemon included.
     std::thread::sleep(std::time::Duration::from_millis(200));
     assert!(
@@ -393,7 +393,7 @@ fn the_sandbox_is_reported_to_the_client_and_in_the_guide() {
     assert!(guide.contains("none available"), "{guide}");
     let idx = toolsmith::index::Index::build(&f.root);
     let t = idx.get("hostile").unwrap().tool().unwrap();
-    let d = toolsmith::runner::sandbox::describe(&t.manifest, &env_config().sandbox);
+    let d = toolsmith::sandbox::describe(&t.manifest, &env_config().sandbox);
     // In this process: bubblewrap, or the in-process sandbox when the suite runs with bwrap
     // hidden (TOOLSMITH_BWRAP=/nonexistent).
     let expected = if std::env::var_os("TOOLSMITH_BWRAP").is_some() {

@@ -445,7 +445,7 @@ async fn a_timeout_kills_the_whole_process_group() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fork_bomb_is_contained_and_cleaned_up() {
     let (_tmp, app) = app();
-    let contained = toolsmith::runner::sandbox::PidsCgroup::new(8, &app.config().sandbox).is_some()
+    let contained = toolsmith::sandbox::PidsCgroup::new(8, &app.config().sandbox).is_some()
         || unsafe { libc::geteuid() } != 0;
     assert!(
         contained,
@@ -550,7 +550,7 @@ async fn the_sandbox_denies_network_and_writes_unless_granted() {
     // The property needs a sandbox: a machine without one cannot check it (setup.sh installs
     // bubblewrap; Landlock is in the kernel). Refusing to run without one is tested in
     // tests/it/sandbox.rs.
-    if let Err(e) = toolsmith::runner::sandbox::choose(
+    if let Err(e) = toolsmith::sandbox::choose(
         toolsmith::manifest::SandboxMode::Required,
         &app.config().sandbox,
     ) {

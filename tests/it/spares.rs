@@ -288,7 +288,7 @@ async fn limits_hold_for_spares() {
         );
     }
 
-    let contained = toolsmith::runner::sandbox::PidsCgroup::new(8, &app.config().sandbox).is_some()
+    let contained = toolsmith::sandbox::PidsCgroup::new(8, &app.config().sandbox).is_some()
         || unsafe { libc::geteuid() } != 0;
     if contained {
         add(&app, json!({"name": "bomb", "language": "bash", "protocol": "plain", "description": "A fork bomb",

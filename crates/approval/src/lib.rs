@@ -617,7 +617,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let mut out = CallOutput::from_value(json!({}), vec![]);
         let label = hex::encode(VALUE);
-        out.network = Some(crate::runner::proxy::Seen {
+        out.network = Some(toolsmith_sandbox::proxy::Seen {
             allowed: Default::default(),
             denied: [format!("{label}.evil.example")].into(),
         });

@@ -46,7 +46,7 @@ pub(crate) struct Launched {
     pub cgroup: Option<sandbox::PidsCgroup>,
     /// The filtering proxy of a tool limited to listed domains (stopped on drop).
     #[allow(dead_code)] // kept alive as long as the process runs
-    pub proxy: Option<super::proxy::Proxy>,
+    pub proxy: Option<crate::sandbox::proxy::Proxy>,
     /// A spare's stdout for the call (its own pipe, see `stubs.rs`); the process's stdout is
     /// then the stub's channel. None: the process's stdout is the tool's.
     pub out: Option<CallStdout>,
@@ -151,7 +151,7 @@ impl Recipe {
         {
             interp[0] = py.to_string_lossy().into_owned();
         }
-        if let Some(real) = super::interp::resolve(&interp[0]) {
+        if let Some(real) = crate::sandbox::interp::resolve(&interp[0]) {
             interp[0] = real.to_string_lossy().into_owned();
         }
         let is_node = m.run.language.as_deref() == Some("node")
@@ -282,7 +282,7 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
                 Ok(sandbox::Mechanism::Bubblewrap) | Ok(sandbox::Mechanism::Landlock)
             );
             Some(
-                super::proxy::Proxy::start(&r.name, domains, unix)
+                crate::sandbox::proxy::Proxy::start(&r.name, domains, unix)
                     .map_err(|e| start_err(format!("cannot start its network proxy: {e}")))?,
             )
         }
@@ -357,7 +357,7 @@ fn start(
     prepared: sandbox::Prepared,
     scratch: tempfile::TempDir,
     net: &sandbox::Net,
-    proxy: Option<super::proxy::Proxy>,
+    proxy: Option<crate::sandbox::proxy::Proxy>,
     out: Option<CallStdout>,
 ) -> Result<Launched, RunError> {
     let start_err = |message: String| RunError::Start {

@@ -15,21 +15,18 @@ use toolsmith_memory as memory;
 use toolsmith_names as names;
 use toolsmith_personal as personal;
 use toolsmith_platform as platform;
+use toolsmith_sandbox as sandbox;
 use toolsmith_secrets as secrets;
 
-pub mod contained;
 pub mod deps;
 #[cfg(target_os = "linux")]
 mod fork;
 pub mod host;
-pub mod interp;
 pub(crate) mod launch;
 pub use launch::toolbox_root;
 mod outcome;
 pub mod pipeline;
 mod process;
-pub mod proxy;
-pub mod sandbox;
 pub mod script;
 pub mod server;
 mod session;
@@ -154,7 +151,7 @@ pub struct CallOutput {
     /// changes); shown in the result, not only logged.
     pub warnings: Vec<String>,
     /// The hosts a tool limited to listed domains reached or was refused through its proxy.
-    pub network: Option<proxy::Seen>,
+    pub network: Option<crate::sandbox::proxy::Seen>,
     /// MCP content blocks beyond the text (images, audio, resources), as JSON: what an MCP
     /// server's tool returned besides text. Empty for toolsmith's own tools.
     pub content: Vec<Value>,
@@ -416,22 +413,6 @@ impl crate::error::Hint for RunError {
             RunError::WrongKind { .. } | RunError::Cancelled { .. } => return None,
         })
     }
-}
-
-/// Check that a declared path lies inside one of the allowed roots (after resolving `..`
-/// and symlinks as far as the path exists).
-pub fn inside_roots(path: &Path, roots: &[PathBuf]) -> bool {
-    let resolved = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    if resolved
-        .components()
-        .any(|c| matches!(c, std::path::Component::ParentDir))
-    {
-        return false;
-    }
-    roots.iter().any(|r| {
-        let r = r.canonicalize().unwrap_or_else(|_| r.clone());
-        resolved.starts_with(&r)
-    })
 }
 
 /// The tool directory of a tool inside a toolbox root.

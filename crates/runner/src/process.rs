@@ -129,7 +129,7 @@ impl CallProcess {
     }
 
     /// The hosts a tool limited to listed domains reached or was refused.
-    pub fn network(&self) -> Option<super::proxy::Seen> {
+    pub fn network(&self) -> Option<crate::sandbox::proxy::Seen> {
         match self {
             CallProcess::Tree(l) => l.proxy.as_ref().map(|p| p.seen()),
             #[cfg(target_os = "linux")]

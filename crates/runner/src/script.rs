@@ -148,7 +148,7 @@ pub(crate) async fn call_fresh(
 }
 
 /// What the AI is told when the proxy refused hosts the tool does not list.
-fn refused_hosts(m: &crate::manifest::Manifest, seen: &super::proxy::Seen) -> String {
+fn refused_hosts(m: &crate::manifest::Manifest, seen: &crate::sandbox::proxy::Seen) -> String {
     let hosts: Vec<&str> = seen.denied.iter().map(String::as_str).collect();
     format!(
         "the network proxy refused {} ({} may reach only {}); a person can list more domains in capabilities.network, which then waits for their approval",

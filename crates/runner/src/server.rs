@@ -117,7 +117,7 @@ fn find(command: &str, dir: &Path, env: &deps::Env) -> Option<PathBuf> {
     bins.iter()
         .map(|b| b.join(command))
         .find(|p| p.is_file())
-        .or_else(|| super::interp::resolve(command))
+        .or_else(|| crate::sandbox::interp::resolve(command))
 }
 
 /// `rel` (`server.py`, `./bin/run`) as a path inside the entry's directory; None when it
@@ -168,7 +168,7 @@ fn command_line(found: PathBuf, env: &deps::Env) -> (Vec<String>, PathBuf) {
     let file = found.canonicalize().unwrap_or(found);
     match shebang(&file) {
         Some(mut words) => {
-            if let Some(real) = super::interp::resolve(&words[0]) {
+            if let Some(real) = crate::sandbox::interp::resolve(&words[0]) {
                 words[0] = real.to_string_lossy().into_owned();
             }
             (words, file)

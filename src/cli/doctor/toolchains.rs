@@ -5,7 +5,7 @@
 use super::{Check, Status, check};
 use crate::build::componentize::{self, Language};
 use crate::config::SandboxConfig;
-use crate::runner::sandbox;
+use crate::sandbox;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;

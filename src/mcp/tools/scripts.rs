@@ -61,7 +61,7 @@ async fn register_script(spec: ScriptSpec, ctx: &Ctx) -> CallToolResult {
             // The sandbox the tool gets on this machine, so the client and the person see it.
             if let Ok(t) = ctx.shared.app.tool(&out.name) {
                 v["sandbox"] =
-                    crate::runner::sandbox::describe(&t.manifest, &ctx.shared.app.config().sandbox);
+                    crate::sandbox::describe(&t.manifest, &ctx.shared.app.config().sandbox);
             }
             json_result(v)
         }

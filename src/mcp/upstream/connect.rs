@@ -101,7 +101,7 @@ fn init_error(e: &ClientInitializeError) -> String {
 
 /// Whether an address is this machine or a link-local service (cloud metadata).
 fn is_local(ip: std::net::IpAddr) -> bool {
-    crate::runner::proxy::is_local(ip)
+    crate::sandbox::proxy::is_local(ip)
 }
 
 /// Connect to the HTTP server of `entry` (admitted: its secrets set when approved).

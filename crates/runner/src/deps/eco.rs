@@ -9,9 +9,9 @@ use super::{
     Allowed, Checked, DepsError, Entry, MARKER, NPM_LOCK, NPM_MANIFEST, PIP_LOCK, REQUEST, io,
     marker_matches, npm_refs, spec, tail_text, verify,
 };
-use crate::contained::{Job, Network};
 use crate::hashing::sha256_bytes;
 use crate::manifest::Manifest;
+use crate::sandbox::contained::{Job, Network};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -25,7 +25,7 @@ pub(super) fn base_python(m: &Manifest) -> String {
     } else {
         "python3".into()
     };
-    crate::interp::resolve(&cmd)
+    crate::sandbox::interp::resolve(&cmd)
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or(cmd)
 }

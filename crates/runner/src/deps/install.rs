@@ -1,4 +1,4 @@
-//! pip and npm, run contained (`runner::contained`) in two steps: fetching, where only the
+//! pip and npm, run contained (`sandbox::contained`) in two steps: fetching, where only the
 //! package manager's own code runs (pip downloads wheels only, `--only-binary :all:`, into a
 //! wheel directory; npm installs with `--ignore-scripts`), with network only to the package
 //! registries through the filtering proxy; then installing and running install scripts
@@ -8,7 +8,7 @@
 
 use super::DepsError;
 use crate::config::SandboxConfig;
-use crate::contained::{self, Job, Network};
+use crate::sandbox::contained::{self, Job, Network};
 use crate::sandbox::interpreter_prefixes;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -37,7 +37,7 @@ pub(super) fn url_host(url: &str) -> Option<String> {
 /// The interpreter's directories, and a PATH with its `bin` first.
 pub(super) fn toolchain(program: &str, sandbox: &SandboxConfig) -> (Vec<PathBuf>, OsString) {
     let mut read = interpreter_prefixes(program, sandbox);
-    if let Some(real) = crate::interp::resolve(program) {
+    if let Some(real) = crate::sandbox::interp::resolve(program) {
         read.extend(interpreter_prefixes(&real.to_string_lossy(), sandbox));
     }
     let bins: Vec<PathBuf> = read.iter().map(|p| p.join("bin")).collect();

@@ -12,7 +12,7 @@ use super::install::{self, Ctx, NpmBase};
 use super::local;
 use super::reference::Source;
 use super::{Allowed, DepsError};
-use crate::contained::{Job, Network};
+use crate::sandbox::contained::{Job, Network};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

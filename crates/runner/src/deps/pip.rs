@@ -10,7 +10,7 @@
 use super::install::{self, Ctx, Index, Pip, no_wheel_for};
 use super::wheel::{self, Work};
 use super::{Allowed, DepsError};
-use crate::contained::{Job, Network};
+use crate::sandbox::contained::{Job, Network};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -12,7 +12,7 @@ use super::install::{self, Ctx, Index, Pip, no_wheel_for};
 use super::local;
 use super::reference::Source;
 use super::{Allowed, DepsError};
-use crate::contained::{Job, Network};
+use crate::sandbox::contained::{Job, Network};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -8,7 +8,7 @@
 //! ends at the call's time limit (the guest waits in the host there, where no epoch reaches).
 
 use crate::manifest::domain;
-use crate::proxy::{Seen, is_local};
+use crate::sandbox::proxy::{Seen, is_local};
 use bytes::Bytes;
 use http::uri::Scheme;
 use http_body_util::BodyExt;

@@ -4,7 +4,8 @@
 //!
 //! The compiled-code cache is verified, never trusted: see `cache`.
 
-use super::{CallOutput, RunError, inside_roots};
+use super::{CallOutput, RunError};
+use crate::sandbox::inside_roots;
 
 mod cache;
 pub mod component;

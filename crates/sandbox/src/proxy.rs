@@ -12,7 +12,7 @@
 //! this machine's own services or a cloud metadata endpoint.
 
 use crate::manifest::domain;
-use crate::sandbox::net::Endpoint;
+use crate::net::Endpoint;
 use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};

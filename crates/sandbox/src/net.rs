@@ -1,6 +1,6 @@
 //! How a sandboxed process reaches the network: not at all (its own empty network namespace),
 //! every host directly, or only the domains its manifest lists — through toolsmith's
-//! filtering proxy (`runner::proxy`), which the process reaches at `127.0.0.1:PORT` in its own
+//! filtering proxy (`sandbox::proxy`), which the process reaches at `127.0.0.1:PORT` in its own
 //! network namespace. On Linux a small bridge (`bridge.rs`, this same binary) listens there
 //! inside the sandbox and forwards each connection to the proxy's unix socket, the only way
 //! out of the namespace; on macOS (and unsandboxed) the proxy listens on a loopback port.

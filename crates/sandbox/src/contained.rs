@@ -4,13 +4,13 @@
 //! package caches it is given read-only, its own work and output directories writable, and
 //! a scratch directory as HOME and TMPDIR; nothing else of HOME, no toolbox, no personal
 //! directory. Its environment is cleared to what the tool chain needs. Its network is none,
-//! or only the package registries through the filtering proxy calls use (`runner::proxy`):
+//! or only the package registries through the filtering proxy calls use (`sandbox::proxy`):
 //! fetching is a step of its own, and build scripts and install hooks run offline.
 
-use super::proxy::Proxy;
-use super::sandbox::{self, BuildSpec, ChildLimits, Mechanism, Net, PidsCgroup, SandboxError};
 use crate::config::SandboxConfig;
 use crate::platform::ProcessTree;
+use crate::proxy::Proxy;
+use crate::{BuildSpec, ChildLimits, Mechanism, Net, PidsCgroup, SandboxError};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -118,7 +118,7 @@ pub fn spawn(job: &Job<'_>) -> Result<Started, ContainError> {
         .prefix("toolsmith-build-")
         .tempdir()
         .map_err(setup)?;
-    let mechanism = sandbox::choose(crate::manifest::SandboxMode::Auto, job.config)?;
+    let mechanism = crate::choose(crate::manifest::SandboxMode::Auto, job.config)?;
     let proxy = match &job.network {
         Network::None => None,
         Network::Registries(hosts) => {
@@ -138,7 +138,7 @@ pub fn spawn(job: &Job<'_>) -> Result<Started, ContainError> {
         write: job.write.clone(),
         config: job.config,
     };
-    let prepared = sandbox::prepare_build(job.argv.clone(), &spec)?;
+    let prepared = crate::prepare_build(job.argv.clone(), &spec)?;
     let mut cmd = tokio::process::Command::new(&prepared.argv[0]);
     cmd.args(&prepared.argv[1..])
         .current_dir(&job.cwd)

@@ -93,7 +93,7 @@ fn resolve_declared(
             None => path.to_path_buf(),
         }
     };
-    if abs.is_absolute() && super::super::inside_roots(&abs, roots) {
+    if abs.is_absolute() && crate::inside_roots(&abs, roots) {
         Ok(abs.canonicalize().unwrap_or(abs))
     } else {
         Err(SandboxError::OutsideRoots {

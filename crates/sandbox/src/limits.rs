@@ -13,7 +13,7 @@ const NODE_MIN_AS_MB: u64 = 4096;
 
 /// The mechanism's part of the child's set-up, prepared before the fork.
 #[derive(Default)]
-pub(crate) struct InChild {
+pub struct InChild {
     /// Descriptors the wrapped program must inherit, at their numbers here (bubblewrap's
     /// `--seccomp FD`; a spare's stdout for the call).
     #[cfg(unix)]
@@ -28,12 +28,12 @@ pub(crate) struct InChild {
 /// Where a spare finds its call's stdout (a single digit: `sh` takes no other in a
 /// redirection).
 #[cfg(unix)]
-pub(crate) const CALL_STDOUT_FD: i32 = 3;
+pub const CALL_STDOUT_FD: i32 = 3;
 
 /// `fd`, moved to a number of 10 or more: the child's low descriptors (`CALL_STDOUT_FD`, a
 /// spare's channel 9) never land on it.
 #[cfg(unix)]
-pub(crate) fn above_nine(fd: std::os::fd::OwnedFd) -> std::io::Result<std::os::fd::OwnedFd> {
+pub fn above_nine(fd: std::os::fd::OwnedFd) -> std::io::Result<std::os::fd::OwnedFd> {
     use std::os::fd::{AsRawFd, FromRawFd};
     if fd.as_raw_fd() >= 10 {
         return Ok(fd);
@@ -51,7 +51,7 @@ pub(crate) fn above_nine(fd: std::os::fd::OwnedFd) -> std::io::Result<std::os::f
 /// read it inherits it through `InChild::inherit_fds`, which clears the flag): bubblewrap's
 /// seccomp programs, a fork server's configuration. Placed at 10 or more (`above_nine`).
 #[cfg(target_os = "linux")]
-pub(crate) fn memfd(name: &str, bytes: &[u8]) -> std::io::Result<std::os::fd::OwnedFd> {
+pub fn memfd(name: &str, bytes: &[u8]) -> std::io::Result<std::os::fd::OwnedFd> {
     use std::io::{Seek, Write};
     use std::os::fd::FromRawFd;
     let name = CString::new(name).map_err(std::io::Error::other)?;

@@ -14,31 +14,42 @@
 //! That choice and the other settings (`SandboxConfig`) come from the `Config` built at start,
 //! passed to every function here that decides.
 
+#![deny(missing_docs)]
+
+// The crates below, under the names the code map gives them.
+use toolsmith_config as config;
+use toolsmith_error as error;
+use toolsmith_manifest as manifest;
+use toolsmith_platform as platform;
+
 #[cfg(unix)]
 pub mod bridge;
 #[cfg(target_os = "linux")]
 mod bwrap;
 mod cgroup;
+pub mod contained;
 #[cfg(target_os = "linux")]
 mod fork;
 mod grants;
+pub mod interp;
 mod limits;
 #[cfg(target_os = "linux")]
 mod linux;
 pub mod net;
+pub mod proxy;
 pub mod seatbelt;
 
 pub use cgroup::PidsCgroup;
 #[cfg(target_os = "linux")]
 pub use fork::fork_servers;
 #[cfg(target_os = "linux")]
-pub(crate) use fork::{ForkSetup, prepare_fork_server};
+pub use fork::{ForkSetup, prepare_fork_server};
 pub use grants::{Grants, SYSTEM_DIRS, interpreter_prefixes, which};
 pub use limits::ChildLimits;
 #[cfg(target_os = "linux")]
-pub(crate) use limits::memfd;
+pub use limits::memfd;
 #[cfg(unix)]
-pub(crate) use limits::{CALL_STDOUT_FD, above_nine};
+pub use limits::{CALL_STDOUT_FD, above_nine};
 pub use net::{Endpoint, Net};
 
 pub use crate::config::SandboxConfig;
@@ -47,6 +58,22 @@ use crate::manifest::{Manifest, SandboxMode};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
+
+/// Check that a declared path lies inside one of the allowed roots (after resolving `..`
+/// and symlinks as far as the path exists).
+pub fn inside_roots(path: &Path, roots: &[PathBuf]) -> bool {
+    let resolved = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    if resolved
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return false;
+    }
+    roots.iter().any(|r| {
+        let r = r.canonicalize().unwrap_or_else(|_| r.clone());
+        resolved.starts_with(&r)
+    })
+}
 
 /// The most tasks (processes and threads) one call may have at once.
 pub const MAX_TASKS: u64 = 128;
@@ -247,7 +274,7 @@ pub struct Prepared {
     pub grants: Grants,
     /// In-child set-up (namespaces, Landlock, seccomp), built before the fork.
     #[cfg_attr(not(unix), allow(dead_code))]
-    pub(crate) child: limits::InChild,
+    pub child: limits::InChild,
 }
 
 /// Prepare `argv` (interpreter, its arguments, the entry) for the spec.

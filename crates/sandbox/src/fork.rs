@@ -40,7 +40,8 @@ pub fn fork_servers(config: &super::SandboxConfig) -> Result<Mechanism, String> 
 }
 
 /// What every call of one fork server sets up in its own process.
-pub(crate) struct ForkSetup {
+pub struct ForkSetup {
+    /// The mechanism the server runs under.
     pub mechanism: Mechanism,
     /// The seccomp programs each call's process loads, in order, as bwrap reads them.
     seccomp: Vec<Vec<u8>>,
@@ -54,7 +55,7 @@ pub(crate) struct ForkSetup {
 /// Linux sandbox can have one (they make namespaces), and never a tool limited to listed
 /// domains (its proxy and bridge belong to one process); other cases are an error, and the
 /// caller starts one process per call instead.
-pub(crate) fn prepare_fork_server(
+pub fn prepare_fork_server(
     mut argv: Vec<String>,
     spec: &Spec<'_>,
 ) -> Result<(Prepared, ForkSetup), SandboxError> {
