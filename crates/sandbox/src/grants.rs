@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 pub const SYSTEM_DIRS: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 ];
+/// System directories an interpreter reads (read-only; those that exist on this machine).
 #[cfg(target_os = "macos")]
 pub const SYSTEM_DIRS: &[&str] = &[
     "/usr",
