@@ -209,9 +209,13 @@ fn run<T: Send>(
 /// One layer (or the config) of a published artifact.
 #[derive(Debug, Clone, Serialize)]
 pub struct LayerInfo {
+    /// Its media type.
     pub media_type: String,
+    /// Its digest (`sha256:…`).
     pub digest: String,
+    /// Its size in bytes.
     pub size: u64,
+    /// Its title annotation (a file name).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
 }
@@ -219,7 +223,9 @@ pub struct LayerInfo {
 /// What `export_tool --oci` published.
 #[derive(Debug, Clone, Serialize)]
 pub struct OciExportOutcome {
+    /// The tool.
     pub tool: String,
+    /// Its kind.
     pub kind: String,
     /// The reference pushed to, as given (normalized).
     pub reference: String,
@@ -227,7 +233,9 @@ pub struct OciExportOutcome {
     pub digest: String,
     /// `oci://…@sha256:…`, ready for `import_tool`.
     pub pinned: String,
+    /// The artifact's config blob.
     pub config: LayerInfo,
+    /// Its layers.
     pub layers: Vec<LayerInfo>,
     /// The toolbox commit the tool's files were taken from.
     pub source_commit: String,

@@ -32,22 +32,32 @@ pub struct ImportRequest {
 /// One imported tool.
 #[derive(Debug, Clone, Serialize)]
 pub struct ImportedTool {
+    /// Its name in this toolbox.
     pub name: String,
+    /// Its kind.
     pub kind: String,
+    /// Its description.
     pub description: String,
     /// Its directory in the source repository.
     pub path: String,
+    /// None for a tool.toml tool; else what it was converted from.
     pub converted_from: Option<&'static str>,
+    /// The tool.toml the conversion wrote.
     pub inferred_manifest: Option<String>,
+    /// What the conversion assumed.
     pub notes: Vec<String>,
+    /// What the person should check (validation warnings, capabilities asked).
     pub warnings: Vec<String>,
 }
 
 /// The result of an import.
 #[derive(Debug, Clone, Serialize)]
 pub struct ImportOutcome {
+    /// The source as resolved.
     pub url: String,
+    /// The source's commit the tools were taken from.
     pub source_commit: String,
+    /// The tools imported.
     pub tools: Vec<ImportedTool>,
     /// The commit in this toolbox.
     pub commit: Option<String>,
@@ -59,8 +69,11 @@ pub struct ImportOutcome {
 /// A directory an import of several tools left out, and why.
 #[derive(Debug, Clone, Serialize)]
 pub struct Refused {
+    /// The directory in the source.
     pub path: String,
+    /// Why it was left out.
     pub reason: String,
+    /// What to do.
     pub hint: Option<String>,
 }
 

@@ -29,6 +29,7 @@ pub const GENERATED: &[&str] = &[
 const MAX_FRONT_MATTER: usize = 64 * 1024;
 /// Most files and bytes of one skill (larger skills are not served).
 pub const MAX_SKILL_FILES: usize = 512;
+/// Most bytes of one skill, all files together.
 pub const MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
 /// The marker an export leaves, so a second export may replace the first.
 const MARKER: &str = ".toolsmith-skills";
@@ -103,6 +104,7 @@ pub fn skill_name(tool: &str) -> String {
 /// What an export wrote.
 #[derive(Debug, Clone, Serialize)]
 pub struct SkillsExport {
+    /// The directory written.
     pub dir: String,
     /// (skill, the tool it was made from).
     pub skills: Vec<(String, String)>,

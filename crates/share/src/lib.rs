@@ -9,6 +9,20 @@
 //! only ever applied when the caller asks for it (`apply`); an OCI artifact is imported only
 //! after every digest in it checked out, and its manifest digest is pinned in `[origin]`.
 
+#![deny(missing_docs)]
+
+// The crates below, under the names the code map gives them.
+use toolsmith_error as error;
+use toolsmith_git as git;
+use toolsmith_guide as guide;
+use toolsmith_hashing as hashing;
+use toolsmith_history as history;
+use toolsmith_index as index;
+use toolsmith_manifest as manifest;
+use toolsmith_names as names;
+use toolsmith_runner as runner;
+use toolsmith_toolbox as toolbox;
+
 mod convert;
 mod converted;
 mod export;
@@ -57,88 +71,216 @@ pub const DEFAULT_GIST_BASE: &str = "https://gist.github.com";
 /// What went wrong while sharing.
 #[derive(Debug, thiserror::Error)]
 pub enum ShareError {
+    /// The repository could not be fetched.
     #[error("could not fetch {url}: {message}")]
-    Fetch { url: String, message: String },
+    Fetch {
+        /// The repository.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// No branch, tag or commit of that name.
     #[error("{url} has no branch, tag or commit named {reference:?}")]
-    UnknownRef { url: String, reference: String },
+    UnknownRef {
+        /// The repository.
+        url: String,
+        /// The name asked for.
+        reference: String,
+    },
+    /// The repository has no such directory.
     #[error("{url} at {commit} has no directory {path:?}")]
     NoSuchPath {
+        /// The repository.
         url: String,
+        /// The commit.
         commit: String,
+        /// The path.
         path: String,
     },
+    /// A symbolic link in what was fetched.
     #[error(
         "refusing {path}: it is a symbolic link (to {target:?}); imported tools may only contain regular files"
     )]
-    Symlink { path: String, target: String },
+    Symlink {
+        /// The path.
+        path: String,
+        /// Where it points.
+        target: String,
+    },
+    /// A git submodule in what was fetched.
     #[error("refusing {path}: it is a git submodule")]
-    Submodule { path: String },
+    Submodule {
+        /// The path.
+        path: String,
+    },
+    /// A file path that is not allowed.
     #[error("refusing the path {path:?}: {reason}")]
-    BadPath { path: String, reason: String },
+    BadPath {
+        /// The path.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// A file over the size limit.
     #[error("refusing {path}: it is {size} bytes, over the limit of {limit} bytes")]
-    TooLarge { path: String, size: u64, limit: u64 },
+    TooLarge {
+        /// The path.
+        path: String,
+        /// Its size in bytes.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// More files than the limit.
     #[error("refusing {path}: it holds more than {limit} files")]
-    TooManyFiles { path: String, limit: usize },
+    TooManyFiles {
+        /// The path.
+        path: String,
+        /// The limit.
+        limit: usize,
+    },
+    /// The directory holds no tool (no tool.toml, Skillz manifest or SKILL.md).
     #[error("{path:?} is not a tool: {reason}")]
-    NotATool { path: String, reason: String },
+    NotATool {
+        /// The path.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The tool does not validate.
     #[error("the imported tool {name:?} is not valid: {errors}")]
-    Invalid { name: String, errors: String },
+    Invalid {
+        /// The tool.
+        name: String,
+        /// The diagnostics, joined.
+        errors: String,
+    },
+    /// The name it would get is not a valid tool name.
     #[error("the imported name {name:?} is not a valid tool name: {source}")]
-    BadName { name: String, source: NameError },
+    BadName {
+        /// The tool.
+        name: String,
+        /// The cause.
+        source: NameError,
+    },
+    /// A tool of that name is already in the toolbox.
     #[error("a tool named {name:?} already exists in this toolbox")]
-    Exists { name: String },
+    Exists {
+        /// The tool.
+        name: String,
+    },
+    /// `update_tool` of a tool with no `[origin]`.
     #[error("tool {name:?} was not imported (its tool.toml has no [origin])")]
-    NotImported { name: String },
+    NotImported {
+        /// The tool.
+        name: String,
+    },
+    /// The origin moved past the commit a person approved.
     #[error("the origin of {name:?} is now at {actual}, not at the approved {expected}")]
     OriginMoved {
+        /// The tool.
         name: String,
+        /// The commit approved.
         expected: String,
+        /// The commit the origin is at now.
         actual: String,
     },
+    /// A one-script skill now has several scripts.
     #[error(
         "{name:?} was imported from the Agent Skill at {path:?} when it had one script; it now has {count}, each its own tool, and cannot be updated as one"
     )]
     SkillSplit {
+        /// The tool.
         name: String,
+        /// The path.
         path: String,
+        /// How many scripts it has now.
         count: usize,
     },
+    /// The skill no longer has the script the tool runs.
     #[error(
         "{name:?} runs {script} of the Agent Skill at {path:?}, which no longer has that script"
     )]
     SkillScriptGone {
+        /// The tool.
         name: String,
+        /// The script.
         script: String,
+        /// The path.
         path: String,
     },
+    /// A source or an operation toolsmith does not support.
     #[error("{what}: {reason}")]
-    Unsupported { what: String, reason: String },
+    Unsupported {
+        /// What.
+        what: String,
+        /// Why.
+        reason: String,
+    },
+    /// The git CLI failed.
     #[error("git {action} failed: {stderr}")]
-    GitCli { action: String, stderr: String },
+    GitCli {
+        /// What git was asked to do.
+        action: String,
+        /// What git said.
+        stderr: String,
+    },
+    /// Not a usable OCI reference.
     #[error("{reference:?} is not a usable OCI reference: {reason}")]
-    OciReference { reference: String, reason: String },
+    OciReference {
+        /// The reference as given.
+        reference: String,
+        /// Why.
+        reason: String,
+    },
+    /// The registry refused or failed.
     #[error("the OCI registry refused or failed for {reference}: {message}")]
-    OciRegistry { reference: String, message: String },
+    OciRegistry {
+        /// The reference as given.
+        reference: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// No artifact at that reference.
     #[error("there is no artifact at {reference}")]
-    OciNotFound { reference: String },
+    OciNotFound {
+        /// The reference as given.
+        reference: String,
+    },
+    /// What the registry sent does not match its digest.
     #[error(
         "refusing {reference}: {what} does not match its digest ({detail}); nothing was imported"
     )]
     OciDigest {
+        /// The reference as given.
         reference: String,
+        /// What.
         what: String,
+        /// How it differs.
         detail: String,
     },
+    /// The artifact is not a toolsmith tool.
     #[error("{reference} is not a toolsmith tool artifact: {reason}")]
-    OciNotATool { reference: String, reason: String },
+    OciNotATool {
+        /// The reference as given.
+        reference: String,
+        /// Why.
+        reason: String,
+    },
+    /// Its history could not be read or written.
     #[error(transparent)]
     History(#[from] HistoryError),
+    /// The toolbox could not be read or written.
     #[error(transparent)]
     Toolbox(#[from] ToolboxError),
+    /// Reading or writing a file failed.
     #[error("{action} {path}: {source}")]
     Io {
+        /// What was done.
         action: &'static str,
+        /// The path.
         path: String,
+        /// The cause.
         source: std::io::Error,
     },
 }

@@ -15,12 +15,15 @@ use std::process::Command;
 /// What an export pushed.
 #[derive(Debug, Clone, Serialize)]
 pub struct ExportOutcome {
+    /// The remote pushed to.
     pub remote: String,
+    /// The branch pushed.
     pub branch: String,
     /// The commit the remote branch now points to.
     pub commit: String,
     /// The tools exported (all of them for a whole-toolbox export).
     pub tools: Vec<String>,
+    /// Whether the whole toolbox was exported.
     pub whole_toolbox: bool,
 }
 

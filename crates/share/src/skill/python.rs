@@ -2,8 +2,8 @@
 //! requirements (requirements.txt, else well-known packages of its imports; the rest reported
 //! as missing).
 
+use crate::converted::{language_of, text_of};
 use crate::history::FileAt;
-use crate::share::converted::{language_of, text_of};
 
 /// Python modules of the standard library (for telling dependencies from stdlib imports).
 #[rustfmt::skip]

@@ -4,6 +4,17 @@
 //! brief, a template per language, the WASM calling convention, the tool.toml fields (from
 //! the same schema as `docs/tool.schema.json`) and how to reach tools past the list's cap.
 
+#![deny(missing_docs)]
+
+// The crates below, under the names the code map gives them.
+use toolsmith_config as config;
+use toolsmith_index as index;
+use toolsmith_manifest as manifest;
+use toolsmith_names as names;
+use toolsmith_sandbox as sandbox;
+use toolsmith_toolbox as toolbox;
+use toolsmith_trust as trust;
+
 use crate::config::SandboxConfig;
 use crate::index::{Index, Status};
 use crate::manifest::LANGUAGES;
@@ -180,6 +191,7 @@ pub struct Skill {
     /// one tool; the skill's own name for a skill with a tool per script (the first tool's name
     /// when that is taken).
     pub name: String,
+    /// Its description (the front matter's).
     pub description: String,
     /// SKILL.md without its front matter.
     pub body: String,

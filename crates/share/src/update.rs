@@ -14,29 +14,41 @@ use serde_json::{Value, json};
 /// A field whose value changed.
 #[derive(Debug, Clone, Serialize)]
 pub struct FieldChange {
+    /// The field.
     pub field: &'static str,
+    /// Its value here.
     pub old: Value,
+    /// Its value at the origin.
     pub new: Value,
 }
 
 /// What `update_tool` found and did.
 #[derive(Debug, Clone, Serialize)]
 pub struct UpdateOutcome {
+    /// The tool.
     pub name: String,
+    /// Its origin.
     pub url: String,
+    /// The origin's commit it was imported (or last updated) from.
     pub from_commit: Option<String>,
+    /// The origin's commit now.
     pub to_commit: String,
+    /// Nothing changed at the origin.
     pub up_to_date: bool,
     /// Changed files (tool.toml's `[origin]` aside).
     pub files: Vec<FileDiff>,
+    /// A unified diff of them.
     pub diff: String,
     /// Changes of what the model and the user rely on: description, input schema,
     /// capabilities, annotations, kind. These are never applied without `apply`.
     pub changed_fields: Vec<FieldChange>,
     /// Whether the tool was changed here since it was imported (the update overwrites that).
     pub local_changes: bool,
+    /// Whether the update was applied.
     pub applied: bool,
+    /// The commit that applied it.
     pub commit: Option<String>,
+    /// What to do next (review, then apply).
     pub hint: Option<String>,
     /// The other tools of the same Agent Skill (one per script), checked with this one and
     /// applied in the same commit.

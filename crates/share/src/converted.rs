@@ -11,11 +11,13 @@ use serde_json::Value;
 pub struct Converted {
     /// The tool's own name (before any rename by the caller).
     pub name: String,
+    /// Its files as they will be written.
     pub files: Vec<FileAt>,
     /// None for a tool.toml tool; else "skillz", "agent-skill" or "gist-script".
     pub converted_from: Option<&'static str>,
     /// The tool.toml written by the conversion.
     pub inferred_manifest: Option<String>,
+    /// What the conversion assumed, for the person to check.
     pub notes: Vec<String>,
     /// The script it runs, when it is one of the tools of an Agent Skill with several scripts.
     pub script: Option<SkillScript>,
