@@ -2,7 +2,7 @@
 //!
 //! See ARCHITECTURE.md for the map of modules and the invariants each keeps.
 
-pub mod app;
+pub use toolsmith_app as app;
 pub use toolsmith_approval as approval;
 pub use toolsmith_audit as audit;
 pub mod build;

@@ -2,6 +2,19 @@
 //! the configuration and the runners (with the processes they keep: warm workers, spares).
 //! Dispatches a tool call to the runner for the tool's kind.
 
+#![deny(missing_docs)]
+
+// The crates below, under the names the code map gives them.
+use toolsmith_approval as approval;
+use toolsmith_config as config;
+use toolsmith_error as error;
+use toolsmith_index as index;
+use toolsmith_manifest as manifest;
+use toolsmith_runner as runner;
+use toolsmith_search as search;
+use toolsmith_toolbox as toolbox;
+use toolsmith_trust as trust;
+
 use crate::config::Config;
 use crate::index::{Index, Tool};
 use crate::manifest::Kind;
@@ -58,6 +71,7 @@ pub trait Upstream: Send + Sync {
 
 /// The toolbox, its index, the configuration and the runners.
 pub struct App {
+    /// The toolbox.
     pub toolbox: Toolbox,
     config: Arc<Config>,
     /// Script tools' runner and the processes it keeps (workers, spares).
@@ -356,7 +370,8 @@ impl App {
         self.generation.load(Ordering::SeqCst)
     }
 
-    pub(crate) fn wasm(&self) -> Result<&WasmRunner, RunError> {
+    /// The WASM runner (made on first use: its engine and compiled-code cache).
+    pub fn wasm(&self) -> Result<&WasmRunner, RunError> {
         self.wasm
             .get_or_init(|| {
                 WasmRunner::new(

@@ -9,28 +9,65 @@ use thiserror::Error;
 /// Why a call could not be made or failed.
 #[derive(Debug, Error)]
 pub enum CallError {
+    /// No tool of that name.
     #[error("there is no tool named {name:?}")]
-    NoSuchTool { name: String },
+    NoSuchTool {
+        /// The tool.
+        name: String,
+    },
+    /// The tool does not parse or validate.
     #[error("tool {name:?} is broken: {errors}")]
-    Broken { name: String, errors: String },
+    Broken {
+        /// The tool.
+        name: String,
+        /// The diagnostics, joined.
+        errors: String,
+    },
+    /// The arguments do not match its input schema.
     #[error("the arguments do not match the input schema of {name:?}: {problems}")]
-    BadArguments { name: String, problems: String },
+    BadArguments {
+        /// The tool.
+        name: String,
+        /// What does not match, per field.
+        problems: String,
+    },
+    /// Its runner failed.
     #[error(transparent)]
     Run(#[from] RunError),
+    /// A pipeline step failed.
     #[error("pipeline {pipeline:?}, step {step} ({tool}): {message}")]
     Step {
+        /// The pipeline.
         pipeline: String,
+        /// The step.
         step: String,
+        /// The tool the step calls.
         tool: String,
+        /// What went wrong.
         message: String,
+        /// What to do.
         hint: Option<String>,
     },
+    /// Pipelines nested too deep.
     #[error("pipeline {name:?} nests pipelines deeper than {max}; is there a cycle?")]
-    TooDeep { name: String, max: usize },
+    TooDeep {
+        /// The tool.
+        name: String,
+        /// The most nesting allowed.
+        max: usize,
+    },
+    /// The tool has uncommitted changes and the toolbox's policy refuses running them.
     #[error("refused: {details}, and this toolbox's policy refuses such calls")]
-    Uncommitted { name: String, details: String },
+    Uncommitted {
+        /// The tool.
+        name: String,
+        /// What is uncommitted.
+        details: String,
+    },
+    /// The tool is held until a person trusts it.
     #[error("refused: {0}")]
     Held(#[from] Box<crate::trust::Held>),
+    /// The approval gate refused the call.
     #[error(transparent)]
     Gate(#[from] crate::approval::GateError),
 }
