@@ -11,7 +11,7 @@ pub mod compose;
 pub use toolsmith_config as config;
 pub mod console;
 pub use toolsmith_error as error;
-pub mod examples;
+pub use toolsmith_examples as examples;
 pub use toolsmith_git as git;
 pub use toolsmith_guide as guide;
 pub use toolsmith_hashing as hashing;

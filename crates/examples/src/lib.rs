@@ -3,6 +3,13 @@
 //! results are compared as JSON values (`1` equals `1.0`), and a failure names the path where
 //! they differ.
 
+#![deny(missing_docs)]
+
+// The crates below, under the names the code map gives them.
+use toolsmith_app as app;
+use toolsmith_index as index;
+use toolsmith_runner as runner;
+
 use crate::app::App;
 use crate::index::Tool;
 use crate::runner::script::Host;
@@ -15,7 +22,9 @@ use std::path::Path;
 pub struct ExampleFailure {
     /// 1-based position in `[[examples]]`.
     pub index: usize,
+    /// The example's description.
     pub description: Option<String>,
+    /// Its input.
     pub input: Value,
     /// What the example expects (structured output, or text).
     pub expected: Option<Value>,
