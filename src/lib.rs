@@ -5,7 +5,7 @@
 pub use toolsmith_app as app;
 pub use toolsmith_approval as approval;
 pub use toolsmith_audit as audit;
-pub mod build;
+pub use toolsmith_build as build;
 pub mod cli;
 pub mod compose;
 pub use toolsmith_config as config;
@@ -26,7 +26,7 @@ pub use toolsmith_platform as platform;
 pub mod register;
 pub use toolsmith_runner as runner;
 pub use toolsmith_sandbox as sandbox;
-pub mod scaffold;
+pub use toolsmith_scaffold as scaffold;
 pub use toolsmith_search as search;
 pub use toolsmith_secrets as secrets;
 pub mod servers;

@@ -587,7 +587,7 @@ fn the_source_files_architecture_names_exist() {
 /// the machine, keyed by an executable: which toolchain a cargo is.
 #[test]
 fn no_static_table_is_keyed_by_a_path() {
-    let machine_facts = ["src/build/toolchain.rs"];
+    let machine_facts = ["crates/build/src/toolchain.rs"];
     let keyed_by_path = ["Map<PathBuf", "Map<std::path::PathBuf", "Set<PathBuf"];
     let mut bad = Vec::new();
     for (path, text) in sources() {

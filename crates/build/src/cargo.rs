@@ -35,12 +35,15 @@ pub struct Diagnostic {
     /// The error code, e.g. "E0308".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
+    /// The compiler's message.
     pub message: String,
     /// Relative to the tool directory, e.g. "src/main.rs".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// 1-based line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
+    /// 1-based column.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub column: Option<u64>,
     /// rustc's rendering: the message with the source lines it points at.
@@ -231,7 +234,7 @@ fn fetch_failed(tool: &str, out: &contained::Output) -> BuildError {
 }
 
 fn contain_error(tool: &str, e: contained::ContainError) -> BuildError {
-    use crate::error::Hint;
+    use toolsmith_error::Hint;
     BuildError::Sandbox {
         tool: tool.to_string(),
         hint: e.hint().unwrap_or_default(),

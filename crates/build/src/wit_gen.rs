@@ -15,7 +15,9 @@ pub const EXPORT: &str = "call";
 /// Why a schema has no WIT form: the property and what to do.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Unmappable {
+    /// The property's path in the schema.
     pub at: String,
+    /// Why, and what to do.
     pub message: String,
 }
 

@@ -1,8 +1,10 @@
 //! Scaffolds for new tools: the `templates/` directory, compiled in, rendered for a name.
 
+#![deny(missing_docs)]
+
 use include_dir::{Dir, include_dir};
 
-static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
+static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../../templates");
 
 /// The template languages available.
 pub fn languages() -> Vec<&'static str> {

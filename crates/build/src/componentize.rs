@@ -23,11 +23,14 @@ const TIMEOUT: Duration = Duration::from_secs(600);
 /// A language whose source becomes a component through an interpreter compiled to wasm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Language {
+    /// Through componentize-py.
     Python,
+    /// Through ComponentizeJS.
     JavaScript,
 }
 
 impl Language {
+    /// Every one.
     pub const ALL: [Language; 2] = [Language::Python, Language::JavaScript];
 
     /// `language = "…"` of build_tool and tool.toml.
@@ -42,6 +45,7 @@ impl Language {
             .flatten()
     }
 
+    /// `python` or `javascript`.
     pub fn name(self) -> &'static str {
         match self {
             Language::Python => "python",
@@ -133,6 +137,7 @@ impl std::fmt::Display for Language {
 /// A component tool chain, found: how to start it and the directories it needs to read.
 #[derive(Debug, Clone)]
 pub struct Chain {
+    /// The language it builds.
     pub language: Language,
     /// The executable, resolved.
     pub exe: PathBuf,
@@ -140,6 +145,7 @@ pub struct Chain {
     argv: Vec<String>,
     /// Its installation and interpreter, read-only to the build.
     pub visible: Vec<PathBuf>,
+    /// Its version, as it says it.
     pub version: String,
 }
 
@@ -306,7 +312,7 @@ pub async fn compile(
     let out = tokio::select! {
         _ = cancel.cancelled() => return Err(BuildError::Cancelled { tool: tool.to_string() }),
         out = contained::output(&job, TIMEOUT) => out.map_err(|e| {
-            use crate::error::Hint;
+            use toolsmith_error::Hint;
             BuildError::Sandbox { tool: tool.to_string(), hint: e.hint().unwrap_or_default(), message: e.to_string() }
         })?,
     };

@@ -10,80 +10,156 @@ use thiserror::Error;
 /// Why a build did not commit.
 #[derive(Debug, Error)]
 pub enum BuildError {
+    /// The request does not make sense.
     #[error("invalid build request: {message}")]
-    BadRequest { message: String },
+    BadRequest {
+        /// What went wrong.
+        message: String,
+    },
+    /// The built component cannot be a tool (its exports).
     #[error("tool {name:?}: the built component cannot be a tool: {message}")]
-    Component { name: String, message: String },
+    Component {
+        /// The tool.
+        name: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A tool name that is not allowed.
     #[error(transparent)]
     Name(#[from] NameError),
+    /// No tool of that name.
     #[error("there is no tool named {name:?}")]
-    NoSuchTool { name: String },
+    NoSuchTool {
+        /// The tool.
+        name: String,
+    },
+    /// Only WASM tools are built.
     #[error("tool {name:?} is a {kind} tool; only wasm tools are built")]
-    NotWasm { name: String, kind: String },
+    NotWasm {
+        /// The tool.
+        name: String,
+        /// Its kind.
+        kind: String,
+    },
+    /// The tool's tool.toml does not validate.
     #[error("tool {name:?} has an invalid tool.toml:\n{errors}")]
-    Manifest { name: String, errors: String },
+    Manifest {
+        /// The tool.
+        name: String,
+        /// The diagnostics, joined.
+        errors: String,
+    },
+    /// Refused (a policy, a capability).
     #[error("{message}")]
-    Refused { message: String },
+    Refused {
+        /// What went wrong.
+        message: String,
+    },
+    /// The build could not be contained, so it did not run.
     #[error("the build of {tool:?} was not run: {message}")]
     Sandbox {
+        /// The tool.
         tool: String,
+        /// What went wrong.
         message: String,
+        /// How a person can fix it or knowingly opt out.
         hint: String,
     },
+    /// cargo could not be run.
     #[error("cannot run cargo ({command}): {message}")]
-    NoCargo { command: String, message: String },
+    NoCargo {
+        /// The command.
+        command: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The wasm32-wasip1 standard library is not installed.
     #[error("the Rust standard library for {} is not installed", cargo::TARGET)]
     NoTarget,
+    /// The wasm32-wasip2 standard library is not installed.
     #[error(
         "the Rust standard library for {} (component tools) is not installed",
         cargo::COMPONENT_TARGET
     )]
     NoComponentTarget,
+    /// componentize-py or ComponentizeJS could not be run.
     #[error("cannot run {} ({command}): {message}", language.chain())]
     NoComponentizer {
+        /// The language.
         language: super::componentize::Language,
+        /// The command.
         command: String,
+        /// What went wrong.
         message: String,
     },
+    /// componentize-py or ComponentizeJS failed.
     #[error("{chain} failed to build {tool:?} ({status}):\n{output}")]
     Componentize {
+        /// The tool chain.
         chain: &'static str,
+        /// The tool.
         tool: String,
+        /// How it ended.
         status: String,
+        /// What it printed (the end).
         output: String,
     },
+    /// The Rust source does not compile.
     #[error(
         "tool {tool:?} does not compile ({total} error(s)):\n{}",
         render(diagnostics)
     )]
     Compile {
+        /// The tool.
         tool: String,
+        /// How many errors.
         total: usize,
+        /// The first diagnostics, located.
         diagnostics: Vec<Diagnostic>,
     },
+    /// cargo failed otherwise.
     #[error("cargo failed to build {tool:?}: {message}\n{output}")]
     Cargo {
+        /// The tool.
         tool: String,
+        /// What went wrong.
         message: String,
+        /// What it printed (the end).
         output: String,
     },
+    /// The tool built, but examples failed.
     #[error("tool {tool:?} built, but {} of its examples failed:\n{}", failures.len(), failures.iter().map(|f| format!("- {f}")).collect::<Vec<_>>().join("\n"))]
     Examples {
+        /// The tool.
         tool: String,
+        /// The examples that failed.
         failures: Vec<ExampleFailure>,
     },
+    /// The build was cancelled.
     #[error("the build of {tool:?} was cancelled")]
-    Cancelled { tool: String },
+    Cancelled {
+        /// The tool.
+        tool: String,
+    },
+    /// Reading or writing a file failed.
     #[error("{action} {path}: {message}")]
     Io {
+        /// What was done.
         action: &'static str,
+        /// The file.
         path: PathBuf,
+        /// What went wrong.
         message: String,
     },
+    /// The toolbox could not be written.
     #[error(transparent)]
     Toolbox(#[from] ToolboxError),
+    /// A bug.
     #[error("internal error: {message}")]
-    Internal { message: String },
+    Internal {
+        /// What went wrong.
+        message: String,
+    },
 }
 
 fn render(diags: &[Diagnostic]) -> String {
@@ -115,7 +191,7 @@ impl BuildError {
     }
 }
 
-impl crate::error::Hint for BuildError {
+impl toolsmith_error::Hint for BuildError {
     /// What the caller can do about it.
     fn hint(&self) -> Option<String> {
         Some(match self {

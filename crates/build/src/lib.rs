@@ -13,6 +13,21 @@
 //! toolbox or personal directory — and every build gets a target directory of its own, seeded
 //! with compiled dependencies that only dependency builds write (`artifacts`).
 
+#![deny(missing_docs)]
+
+// The crates below, under the names the code map gives them.
+use toolsmith_app as app;
+use toolsmith_config as config;
+use toolsmith_examples as examples;
+use toolsmith_hashing as hashing;
+use toolsmith_index as index;
+use toolsmith_manifest as manifest;
+use toolsmith_names as names;
+use toolsmith_runner as runner;
+use toolsmith_sandbox as sandbox;
+use toolsmith_scaffold as scaffold;
+use toolsmith_toolbox as toolbox;
+
 mod artifacts;
 mod cargo;
 mod checks;
@@ -29,11 +44,9 @@ pub use error::BuildError;
 pub use files::{WIT_FILE, package_name, target_dir};
 
 use crate::app::App;
-use crate::examples::{self, ExampleFailure};
-use crate::hashing;
+use crate::examples::ExampleFailure;
 use crate::index::Tool;
-use crate::manifest::{self, CrateDep, Declared, Example, Kind, Manifest};
-use crate::names;
+use crate::manifest::{CrateDep, Declared, Example, Kind, Manifest};
 use crate::runner::script::Host;
 use crate::toolbox::{Actor, FileSpec};
 use componentize::Language;
@@ -47,8 +60,11 @@ use tokio_util::sync::CancellationToken;
 /// What to build: the MCP `build_tool` arguments. Every field but `name` is optional for an
 /// existing tool (what is left out stays as it was); a new tool needs `source` and
 /// `description`.
+// Its fields are told in the guide, not in doc comments: a doc comment here would become the
+// field's description in the `build_tool` input schema every client lists.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
 pub struct BuildRequest {
     pub name: String,
     // src/main.rs (left out: rebuild the stored one); the guide says it.
@@ -102,8 +118,11 @@ impl BuildRequest {
 
 /// How to build: who reports progress, who may cancel, who commits.
 pub struct Options<'a> {
+    /// Who hears the build's progress and log.
     pub host: &'a dyn Host,
+    /// Cancelling it stops cargo and commits nothing.
     pub cancel: CancellationToken,
+    /// Who the commit is made for (`Actor:` trailer).
     pub actor: Actor,
     /// Commit even when examples fail.
     pub commit_anyway: bool,
@@ -128,6 +147,7 @@ impl<'a> Options<'a> {
 /// What a build did.
 #[derive(Debug, Clone, Serialize)]
 pub struct BuildOutcome {
+    /// The tool.
     pub name: String,
     /// "add", "update", or "unchanged" (nothing to commit).
     pub action: &'static str,
@@ -137,10 +157,15 @@ pub struct BuildOutcome {
     pub compiled: bool,
     /// Packages cargo compiled in this build (shared dependencies already built are absent).
     pub compiled_crates: Vec<String>,
+    /// How long cargo ran, in milliseconds.
     pub cargo_ms: Option<u64>,
+    /// How long the whole build took, in milliseconds.
     pub total_ms: u64,
+    /// The source hash recorded in tool.toml.
     pub source_hash: String,
+    /// The artifact's sha256 recorded in tool.toml.
     pub artifact_hash: String,
+    /// The artifact's size.
     pub artifact_bytes: u64,
     /// Compiler warnings, one line each.
     pub warnings: Vec<String>,
@@ -150,6 +175,7 @@ pub struct BuildOutcome {
     /// nothing was compiled).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<&'static str>,
+    /// How many examples ran.
     pub examples_run: usize,
     /// Examples that failed (only when committed anyway).
     pub example_failures: Vec<ExampleFailure>,
