@@ -79,9 +79,7 @@ impl State {
             reports: rx,
         }
     }
-}
 
-impl State {
     /// Hand a report to the call whose token it carries; a report for no call is dropped.
     fn heard_progress(&self, params: &ProgressNotificationParam) {
         let key = token_key(&params.progress_token);
@@ -120,8 +118,8 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Heard<T> {
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        let state = Arc::clone(&self.state);
-        let next = self.inner.receive();
+        let Heard { inner, state } = self;
+        let next = inner.receive();
         async move {
             let message = next.await?;
             if let JsonRpcMessage::Notification(n) = &message
