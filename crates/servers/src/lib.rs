@@ -9,12 +9,27 @@
 //! network to its host) is committed with what waits for the person's approval, and its
 //! tools are listed once it runs approved.
 
+#![deny(missing_docs)]
+
+// The crates below, under the names the code map gives them.
+use toolsmith_app as app;
+use toolsmith_approval as approval;
+use toolsmith_error as error;
+use toolsmith_hashing as hashing;
+use toolsmith_index as index;
+use toolsmith_manifest as manifest;
+use toolsmith_names as names;
+use toolsmith_platform as platform;
+use toolsmith_register as register;
+use toolsmith_runner as runner;
+use toolsmith_toolbox as toolbox;
+
 pub mod config;
 pub mod package;
 
 use crate::app::App;
 use crate::index::Tool;
-use crate::manifest::{self, Capabilities, Kind, Manifest, McpServer, SecretsSpec};
+use crate::manifest::{Capabilities, Kind, Manifest, McpServer, SecretsSpec};
 use crate::runner::deps::{self, DepsError, Progress};
 use crate::runner::host::Host;
 use crate::toolbox::{Actor, Change, FileSpec};
@@ -28,6 +43,9 @@ use thiserror::Error;
 
 /// One MCP server to add (the `import_mcp` arguments, the CLI flags, one server of an
 /// editor's configuration).
+// No doc comments on most fields: they would become `import_mcp`'s schema descriptions, sent to
+// the model in every tools/list (the guide says what each field is).
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServerSpec {
@@ -56,24 +74,40 @@ pub struct ServerSpec {
 /// Why servers were not added.
 #[derive(Debug, Error)]
 pub enum AddError {
+    /// The entry makes no valid tool.
     #[error("invalid MCP entry {name:?}: {message}")]
-    Invalid { name: String, message: String },
+    Invalid {
+        /// The entry's name.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Installing or locking the server's package failed.
     #[error(transparent)]
     Deps(#[from] DepsError),
     #[error(
         "the MCP server of {name:?} did not list its tools, so nothing was committed: {message}"
     )]
+    /// The server, started from the staged entry, did not list its tools.
     Server {
+        /// The entry's name.
         name: String,
+        /// What went wrong.
         message: String,
+        /// What to do about it.
         hint: Option<String>,
     },
+    /// Writing the entries (the commit) failed.
     #[error(transparent)]
     Toolbox(#[from] crate::toolbox::ToolboxError),
+    /// A file of a staged entry could not be read or written.
     #[error("{action} {path}: {source}")]
     Io {
+        /// What was being done.
         action: &'static str,
+        /// To which file.
         path: PathBuf,
+        /// Why it failed.
         source: std::io::Error,
     },
 }
@@ -93,19 +127,24 @@ impl crate::error::Hint for AddError {
 /// One entry added.
 #[derive(Debug, Clone, Serialize)]
 pub struct Added {
+    /// The entry's name.
     pub name: String,
     /// "add" or "update".
     pub action: &'static str,
     /// Its tools as toolsmith names them (none yet when it waits for approval).
     pub tools: Vec<String>,
+    /// The files written, relative to the entry's directory.
     pub files: Vec<String>,
+    /// What the person should know (secrets to set, approval to give).
     pub warnings: Vec<String>,
 }
 
 /// What an addition did: the entries and the one commit.
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
+    /// Each entry added or updated.
     pub entries: Vec<Added>,
+    /// The commit (None when nothing changed).
     pub commit: Option<String>,
 }
 
@@ -277,7 +316,7 @@ fn kept_files(dir: &Path, new: &[FileSpec]) -> Result<Vec<FileSpec>, AddError> {
 fn executable(entry: &walkdir::DirEntry) -> bool {
     entry
         .metadata()
-        .is_ok_and(|m| toolsmith_platform::executable(&m) == Some(true))
+        .is_ok_and(|m| platform::executable(&m) == Some(true))
 }
 
 /// One entry made ready in a staging directory: its files and what its server listed.

@@ -10,8 +10,18 @@ use std::path::Path;
 /// A server's package: `npm:NAME@VERSION` or `pip:REQUIREMENT`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Package {
-    Npm { name: String, version: String },
-    Pip { requirement: String },
+    /// An npm package at a version.
+    Npm {
+        /// Its name (`@scope/name` too).
+        name: String,
+        /// Its version.
+        version: String,
+    },
+    /// A pip requirement (`NAME==VERSION`).
+    Pip {
+        /// The requirement as given.
+        requirement: String,
+    },
 }
 
 impl Package {

@@ -3,10 +3,25 @@
 //! directory and run its examples there, then write it as one commit. Nothing is committed when
 //! any step fails.
 
+#![deny(missing_docs)]
+
+// The crates below, under the names the code map gives them.
+use toolsmith_app as app;
+use toolsmith_approval as approval;
+use toolsmith_build as build;
+use toolsmith_error as error;
+use toolsmith_examples as examples;
+use toolsmith_hashing as hashing;
+use toolsmith_index as index;
+use toolsmith_manifest as manifest;
+use toolsmith_names as names;
+use toolsmith_runner as runner;
+use toolsmith_toolbox as toolbox;
+
 use crate::app::App;
 use crate::index::Tool;
 use crate::manifest::{
-    self, Declared, Dependencies, Example, Kind, LANGUAGES, Manifest, Protocol, Run, SandboxMode,
+    Declared, Dependencies, Example, Kind, LANGUAGES, Manifest, Protocol, Run, SandboxMode,
 };
 use crate::runner::deps::{self, DepsError, Progress};
 use crate::runner::script::Host;
@@ -20,6 +35,9 @@ use thiserror::Error;
 
 /// Everything `register_script` accepts (the MCP arguments, and the CLI flags). Its JSON
 /// Schema is `register_script`'s input schema.
+// No doc comments on most fields: they would become the schema's descriptions, sent to the
+// model in every tools/list (the guide says what each field is).
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptSpec {
@@ -61,6 +79,8 @@ pub struct ScriptSpec {
 
 /// One example as a registration gives it: strict, so a misspelled key (`expected_output`) is
 /// an error naming the allowed ones, never an example that silently checks nothing.
+// Its fields are `[[examples]]`'s (manifest::Example); doc comments would go to the model.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExampleSpec {
@@ -103,7 +123,10 @@ pub struct DepsSpec {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum NpmSpec {
+    // No doc comments: schemars would send them to the model.
+    #[allow(missing_docs)]
     Map(BTreeMap<String, String>),
+    #[allow(missing_docs)]
     List(Vec<String>),
 }
 
@@ -162,21 +185,31 @@ pub fn canonical_language(language: &str) -> String {
 /// Why a registration did not commit.
 #[derive(Debug, Error)]
 pub enum RegisterError {
+    /// The spec makes no valid tool (what is wrong, said).
     #[error("invalid tool: {0}")]
     Invalid(String),
+    /// Installing or locking the dependencies failed.
     #[error(transparent)]
     Deps(#[from] DepsError),
+    /// Examples gave other results than they promise.
     #[error("{} of {} examples failed; nothing was committed:\n{}", failures.len(), total, failures.iter().map(|f| format!("- {f}")).collect::<Vec<_>>().join("\n"))]
     Examples {
+        /// How many examples ran.
         total: usize,
+        /// The ones that failed.
         failures: Vec<crate::examples::ExampleFailure>,
     },
+    /// Writing the tool (the commit) failed.
     #[error(transparent)]
     Toolbox(#[from] crate::toolbox::ToolboxError),
+    /// A file of the staged tool could not be read or written.
     #[error("{action} {path}: {source}")]
     Io {
+        /// What was being done.
         action: &'static str,
+        /// To which file.
         path: PathBuf,
+        /// Why it failed.
         source: std::io::Error,
     },
 }
@@ -198,6 +231,7 @@ impl crate::error::Hint for RegisterError {
 /// What a registration did.
 #[derive(Debug, Clone, Serialize)]
 pub struct Registered {
+    /// The tool's name.
     pub name: String,
     /// "add" or "update".
     pub action: &'static str,
@@ -207,8 +241,11 @@ pub struct Registered {
     pub protocol: Protocol,
     /// How `protocol` was chosen: "given", or "detected" from the source.
     pub protocol_from: &'static str,
+    /// The files written, relative to the tool's directory.
     pub files: Vec<String>,
+    /// How many examples ran and passed.
     pub examples_passed: usize,
+    /// What the person should know (a deprecated spelling, a capability waiting for approval).
     pub warnings: Vec<String>,
 }
 
@@ -381,6 +418,9 @@ pub fn as_component(spec: &ScriptSpec) -> Result<crate::build::BuildRequest, Reg
     })
 }
 
+/// Register `spec` as a script tool: validate, install and lock its dependencies, stage it, run
+/// its examples there, then write it as one commit by `actor`. Nothing is committed when any
+/// step fails.
 pub async fn register(
     app: &App,
     spec: &ScriptSpec,

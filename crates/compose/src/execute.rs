@@ -23,7 +23,9 @@ pub const MAX_DEPTH: usize = 4;
 /// Languages execute_code runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Language {
+    /// Python 3.
     Python,
+    /// JavaScript on Node.js.
     JavaScript,
 }
 
@@ -204,7 +206,9 @@ impl Host for CountingHost<'_> {
 /// The outcome of execute_code: the final result and how many tool calls it made.
 #[derive(Debug)]
 pub struct Executed {
+    /// What the code returned (its final result).
     pub output: CallOutput,
+    /// How many stored tools it called.
     pub tool_calls: usize,
 }
 

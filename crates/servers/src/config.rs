@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 pub struct Found {
     /// Its key in the configuration.
     pub key: String,
+    /// The entry it becomes (without credentials).
     pub spec: ServerSpec,
     /// What the person must know (secrets to set, settings left out).
     pub notes: Vec<String>,

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("the pipeline is not valid: {}", .problems.join("; "))]
 pub struct PipelineError {
+    /// Each problem, naming its step.
     pub problems: Vec<String>,
 }
 
@@ -114,17 +115,25 @@ fn find_cycle(m: &Manifest, index: &Index) -> Option<Vec<String>> {
 /// What a caller gives to create a pipeline.
 #[derive(Debug, Clone, serde::Deserialize)]
 pub struct PipelineSpec {
+    /// The pipeline's tool name.
     pub name: String,
+    /// What it does.
     pub description: String,
+    /// Its steps, in order (`[[steps]]`).
     pub steps: Vec<Step>,
+    /// Its input schema (default: any object).
     #[serde(default)]
     pub input_schema: Option<Map<String, Value>>,
+    /// Its output schema, if it promises one.
     #[serde(default)]
     pub output_schema: Option<Map<String, Value>>,
+    /// Its tags.
     #[serde(default)]
     pub tags: Vec<String>,
+    /// Examples, run before the pipeline is committed.
     #[serde(default)]
     pub examples: Vec<manifest::Example>,
+    /// Its MCP annotations.
     #[serde(default)]
     pub annotations: Option<manifest::Annotations>,
 }
@@ -166,12 +175,16 @@ pub fn manifest_of(spec: &PipelineSpec) -> Manifest {
 /// Why a pipeline could not be created.
 #[derive(Debug, thiserror::Error)]
 pub enum CreateError {
+    /// Its steps do not fit together (or name tools that do not exist).
     #[error(transparent)]
     Invalid(#[from] PipelineError),
+    /// The manifest it makes does not validate.
     #[error("the pipeline's manifest is not valid: {0}")]
     Manifest(String),
+    /// Its examples gave other results than they promise.
     #[error("the pipeline's examples failed: {}", .0.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("; "))]
     Examples(Vec<crate::examples::ExampleFailure>),
+    /// Writing it (the commit) failed.
     #[error(transparent)]
     Toolbox(#[from] crate::toolbox::ToolboxError),
 }
