@@ -18,7 +18,7 @@ pub use toolsmith_hashing as hashing;
 pub use toolsmith_history as history;
 pub use toolsmith_index as index;
 pub use toolsmith_manifest as manifest;
-pub mod mcp;
+pub use toolsmith_mcp as mcp;
 pub use toolsmith_memory as memory;
 pub use toolsmith_names as names;
 pub use toolsmith_personal as personal;

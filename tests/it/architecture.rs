@@ -76,10 +76,45 @@ fn offenders(allowed: &[&str], needles: &[&str]) -> Vec<String> {
 
 #[test]
 fn only_mcp_knows_rmcp() {
-    let bad = offenders(&["src/mcp/"], &["rmcp::", "use rmcp"]);
+    let bad = offenders(&["crates/mcp/src/"], &["rmcp::", "use rmcp"]);
     assert!(
         bad.is_empty(),
         "ARCHITECTURE: only `mcp/` knows JSON-RPC and rmcp types; found in: {bad:?}"
+    );
+}
+
+/// The same as an edge: no crate of the workspace but `toolsmith-mcp` depends on rmcp (the
+/// `toolsmith` package only for its tests, as a dev-dependency).
+#[test]
+fn only_the_mcp_crate_depends_on_rmcp() {
+    let mut bad = Vec::new();
+    for e in std::fs::read_dir(root().join("crates")).expect("crates/") {
+        let dir = e.expect("crates/ entry").path();
+        let toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+        if name.as_deref() != Some("mcp")
+            && toml.lines().any(|l| l.trim_start().starts_with("rmcp"))
+        {
+            bad.push(dir.display().to_string());
+        }
+    }
+    let root_toml = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
+    let deps = root_toml
+        .split("\n[dependencies]\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .expect("the toolsmith package's [dependencies]");
+    if deps.lines().any(|l| l.starts_with("rmcp")) {
+        bad.push("the toolsmith package".into());
+    }
+    assert!(
+        bad.is_empty(),
+        "ARCHITECTURE: only toolsmith-mcp depends on rmcp; found in: {bad:?}"
+    );
+    assert!(
+        std::fs::read_to_string(root().join("crates/mcp/Cargo.toml"))
+            .is_ok_and(|t| t.contains("rmcp.workspace")),
+        "crates/mcp/Cargo.toml should depend on rmcp"
     );
 }
 
@@ -276,7 +311,7 @@ fn the_code_map_names_every_module() {
     );
 }
 
-/// The top-level module a source file belongs to (`src/mcp/handler.rs` → `mcp`).
+/// The top-level module a source file belongs to (`src/cli/doctor.rs` → `cli`).
 fn top_module(path: &str) -> Option<String> {
     let rest = path.strip_prefix("src/")?;
     let first = rest.split('/').next()?;
@@ -423,7 +458,7 @@ fn top_level_modules_have_no_import_cycles() {
     }
 }
 
-/// The module path of a source file (`src/mcp/tools/core.rs` → `mcp::tools::core`; a crate's
+/// The module path of a source file (`crates/mcp/src/tools/core.rs` → `mcp::tools::core`; a crate's
 /// `crates/git/src/locks.rs` → `git::locks`, its root `lib.rs` → `git`), and whether it is in
 /// a crate of its own (there `crate::` names the crate's root, `git`).
 fn module_path(path: &str) -> Option<(Vec<String>, bool)> {

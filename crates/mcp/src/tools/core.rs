@@ -4,10 +4,10 @@
 use super::meta::{Hints, MetaTool, Outcome};
 use super::result::{call_result, error_result, failure, json_result};
 use super::{Ctx, args};
+use crate::Shared;
 use crate::error::Hint;
 use crate::index::Status;
 use crate::manifest::Kind;
-use crate::mcp::Shared;
 use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;

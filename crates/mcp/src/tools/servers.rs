@@ -47,7 +47,7 @@ impl MetaTool for ImportMcp {
 
 /// What `get_tool` adds for an MCP entry (its server, its listing, what was left out) and
 /// for a tool of one (which server tool it calls).
-pub fn describe(shared: &crate::mcp::Shared, t: &crate::index::Tool, v: &mut serde_json::Value) {
+pub fn describe(shared: &crate::Shared, t: &crate::index::Tool, v: &mut serde_json::Value) {
     use crate::index::upstream;
     if let Some(u) = &t.upstream {
         v["upstream"] = serde_json::json!({"entry": u.entry, "tool": u.tool});

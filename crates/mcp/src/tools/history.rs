@@ -215,7 +215,7 @@ async fn undo(ctx: &Ctx, a: UndoArgs) -> Result<CallToolResult, CallToolResult> 
 
 /// `get_tool` with a `revision`: the manifest and files of a tool as they were in that commit.
 pub(crate) fn get_tool_at(
-    shared: &crate::mcp::Shared,
+    shared: &crate::Shared,
     name: &str,
     rev: &str,
     include_source: bool,

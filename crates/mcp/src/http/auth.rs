@@ -23,24 +23,42 @@ pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 /// Errors setting up authentication (at start-up, never per request).
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
+    /// The bearer token's file could not be read.
     #[error("could not read the token file {path}: {source}")]
     ReadToken {
+        /// The file.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
+    /// The bearer token's file holds no token.
     #[error("the token file {0} is empty")]
     EmptyToken(PathBuf),
+    /// A generated token could not be saved.
     #[error("could not write a new token to {path}: {source}")]
     WriteToken {
+        /// The file.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
+    /// The issuer is not https (nor loopback).
     #[error("the OAuth issuer {0:?} must be an https:// URL (http:// only for loopback)")]
     InsecureIssuer(String),
+    /// The issuer's metadata or keys could not be fetched.
     #[error("could not fetch {url}: {reason}")]
-    Fetch { url: String, reason: String },
+    Fetch {
+        /// What was fetched.
+        url: String,
+        /// Why it failed.
+        reason: String,
+    },
+    /// The issuer publishes no key toolsmith can check a signature with.
     #[error("the issuer's JWKS at {url} has no usable signing key")]
-    NoKeys { url: String },
+    NoKeys {
+        /// The JWKS address.
+        url: String,
+    },
 }
 
 impl crate::error::Hint for AuthError {
@@ -79,6 +97,7 @@ pub enum Auth {
 
 /// OAuth 2.1 resource-server settings and the issuer's keys.
 pub struct OAuth {
+    /// The authorization server (tokens' `iss`).
     pub issuer: String,
     /// This server's URL: the required audience and the RFC 9728 `resource`.
     pub resource: String,

@@ -149,6 +149,7 @@ pub struct BoundedSessions {
 }
 
 impl BoundedSessions {
+    /// A manager that keeps at most `max` sessions (at least one).
     pub fn new(max: usize) -> BoundedSessions {
         BoundedSessions {
             inner: LocalSessionManager::default(),

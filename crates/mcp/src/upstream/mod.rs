@@ -114,6 +114,7 @@ pub fn install(app: &crate::app::App, on_listed: Option<OnListed>) -> Arc<Pool> 
 }
 
 impl Pool {
+    /// An empty pool: connections open on first use.
     pub fn new(config: Arc<Config>) -> Arc<Pool> {
         Arc::new_cyclic(|me| Pool {
             config,
@@ -124,6 +125,7 @@ impl Pool {
         })
     }
 
+    /// What to do when an entry's tools were listed (announce the change to clients).
     pub fn set_on_listed(&self, f: OnListed) {
         if let Ok(mut g) = self.on_listed.lock() {
             *g = Some(f);
@@ -429,7 +431,7 @@ impl Pool {
 /// that waits for approval or is held is left for its first call. The server is stopped after
 /// listing: it starts again on first use.
 pub fn list_stale(
-    shared: Arc<crate::mcp::Shared>,
+    shared: Arc<crate::Shared>,
     names: Option<Vec<String>>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {

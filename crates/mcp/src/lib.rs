@@ -1,10 +1,37 @@
 //! The MCP server: the toolbox as live MCP tools, resources and prompts, over stdio or
 //! streamable HTTP, for both protocol eras (2025-11-25 and older; 2026-07-28).
 //!
-//! Invariant: only this module knows JSON-RPC and rmcp types. It reads the index through
+//! Invariant: only this crate knows JSON-RPC and rmcp types. It reads the index through
 //! `App`, writes through `Toolbox`, runs through the runners, and re-lists when the watcher
 //! reports a settled change.
+
+#![deny(missing_docs)]
 #![allow(deprecated)] // MCP logging is deprecated for 2026 (SEP-2577) but 2025 peers use it.
+
+// The crates below, under the names the code map gives them.
+use toolsmith_app as app;
+use toolsmith_approval as approval;
+use toolsmith_build as build;
+use toolsmith_compose as compose;
+use toolsmith_config as config;
+use toolsmith_error as error;
+use toolsmith_guide as guide;
+use toolsmith_hashing as hashing;
+use toolsmith_history as history;
+use toolsmith_index as index;
+use toolsmith_manifest as manifest;
+use toolsmith_memory as memory;
+use toolsmith_names as names;
+use toolsmith_personal as personal;
+use toolsmith_platform as platform;
+use toolsmith_register as register;
+use toolsmith_runner as runner;
+use toolsmith_sandbox as sandbox;
+use toolsmith_servers as servers;
+use toolsmith_share as share;
+use toolsmith_sync as sync;
+use toolsmith_toolbox as toolbox;
+use toolsmith_trust as trust;
 
 mod convert;
 mod early;
@@ -32,8 +59,11 @@ pub use convert::Exposure;
 
 /// State shared by every session of one server process.
 pub struct Shared {
+    /// The toolbox, its index and the runners.
     pub app: App,
+    /// The sessions of this process, for notifications to all of them.
     pub hub: Hub,
+    /// Which stored tools are listed as MCP tools of their own.
     pub exposure: Exposure,
     /// The index generation last announced to clients.
     announced: std::sync::atomic::AtomicU64,
@@ -54,7 +84,9 @@ pub struct Shared {
 pub struct Session {
     /// A random id recorded in the `Session:` trailer of this session's commits.
     pub id: String,
+    /// The level the client set with `logging/setLevel` (none: nothing is sent).
     pub log_level: Mutex<Option<LoggingLevel>>,
+    /// The resource URIs the client subscribed to.
     pub subscribed: Mutex<HashSet<String>>,
 }
 

@@ -17,8 +17,11 @@ use std::time::Duration;
 
 /// How one HTTP listener is set up.
 pub struct Options {
+    /// Where to listen.
     pub addr: SocketAddr,
+    /// Sessions, body sizes and request rates.
     pub limits: Limits,
+    /// How requests are authenticated.
     pub auth: Arc<auth::Auth>,
     /// The URL clients use for `/mcp` (behind a proxy, or on 0.0.0.0); default http://ADDR/mcp.
     pub public_url: Option<String>,

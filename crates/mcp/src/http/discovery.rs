@@ -4,10 +4,13 @@
 //! publishing; a test keeps its version equal to the crate's.
 
 use super::auth::{Auth, METADATA_PATH};
-use crate::mcp::{Server, Shared};
+use crate::{Server, Shared};
 use rmcp::ServerHandler;
 use serde_json::{Value, json};
 use std::sync::Arc;
+
+/// What toolsmith is, in the server card (the `toolsmith` package's description).
+const DESCRIPTION: &str = "A self-extending MCP server: an AI writes tools, toolsmith builds, stores, versions and runs them in a git toolbox";
 
 /// Where the server card is served.
 pub const CARD_PATH: &str = "/.well-known/mcp/server-card.json";
@@ -30,7 +33,7 @@ pub fn server_card(shared: &Arc<Shared>, auth: &Auth, base: &str) -> Value {
         "name": "toolsmith",
         "title": "toolsmith",
         "version": env!("CARGO_PKG_VERSION"),
-        "description": env!("CARGO_PKG_DESCRIPTION"),
+        "description": DESCRIPTION,
         "serverInfo": {"name": "toolsmith", "version": env!("CARGO_PKG_VERSION")},
         "protocolVersions": ["2025-11-25", "2026-07-28"],
         "transports": [{"type": "streamable-http", "url": format!("{base}/mcp")}],
