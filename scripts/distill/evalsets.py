@@ -5,7 +5,12 @@ import numpy as np
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "benches", "retrieval", "data")
 
 def load(name):
-    d = json.load(open(os.path.join(DATA, name + ".json")))
+    """A set by name, from benches/retrieval/data or TOOLSMITH_BENCH_EXTRA (sets kept outside git)."""
+    path = os.path.join(DATA, name + ".json")
+    extra = os.environ.get("TOOLSMITH_BENCH_EXTRA")
+    if not os.path.exists(path) and extra:
+        path = os.path.join(extra, name + ".json")
+    d = json.load(open(path))
     return d["tools"], d["queries"]
 
 def words(name):
