@@ -74,6 +74,27 @@ def corpus(paths, n, seed=7):
     return out[:n]
 
 
+REQUESTS = [
+    "I'm looking for {l}",
+    "Can you help me? I need {l}",
+    "Is there a tool for this: {s}",
+    "Please find me {l}",
+    "Hey, could you get me {l}?",
+    "I want something like this: {s}",
+    "Which tool would do this? {s}",
+    "Show me {l}",
+    "I need help with the following. {s}",
+    "Do you have {l}?",
+]
+
+
+def request(text, i):
+    """A summary worded as a person's request (the wording varies with i)."""
+    first = text.split()[0]
+    lower = text if len(first) > 1 and first.isupper() else text[0].lower() + text[1:]
+    return REQUESTS[i % len(REQUESTS)].format(s=text, l=lower.rstrip("."))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model_dir")
@@ -83,6 +104,8 @@ def main():
     ap.add_argument("--sentences", type=int, default=60000)
     ap.add_argument("--epochs", type=int, default=12)
     ap.add_argument("--sif", type=float, default=1e-3)
+    ap.add_argument("--requests", type=int, default=0,
+                    help="also fit this many summaries worded as a person's request")
     a = ap.parse_args()
 
     bert = Bert(a.model_dir)
@@ -114,6 +137,16 @@ def main():
             parts.append(cached(f"teacher_{s}_{len(part)}", lambda part=part: bert.encode(part, batch=128)))
             log("teacher vectors:", s + len(part))
         teacher = np.concatenate(parts)
+        if a.requests:
+            # Summaries worded as requests ("I'm looking for ..."), from summaries past the
+            # first --sentences: the words people wrap a request in get their real (low)
+            # weight and a vector that says little, as the model itself treats them.
+            extra = corpus(a.corpus.split(","), a.sentences + a.requests)[a.sentences:]
+            reqs = [request(t, i) for i, t in enumerate(extra)]
+            tv = cached(f"teacher_requests_{a.sentences}_{len(reqs)}", lambda: bert.encode(reqs, batch=128))
+            log("request vectors:", len(reqs))
+            texts = texts + reqs
+            teacher = np.concatenate([teacher, tv])
     else:
         teacher = np.zeros((len(texts), tok_vecs.shape[1]), np.float32)
 
