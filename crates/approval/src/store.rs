@@ -6,7 +6,7 @@
 use crate::personal;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A person's decision about one version of a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,36 +46,36 @@ struct File {
     tools: BTreeMap<String, Record>,
 }
 
+impl personal::ToolboxRecords for File {
+    fn empty(toolbox: String) -> File {
+        File {
+            toolbox,
+            ..Default::default()
+        }
+    }
+}
+
 /// The approvals file of one toolbox.
 #[derive(Debug, Clone)]
 pub struct Store {
-    path: PathBuf,
-    toolbox: PathBuf,
+    file: personal::ToolboxFile,
 }
 
 impl Store {
     /// The store of the toolbox at `root`, kept under `personal_dir`.
     pub fn new(personal_dir: &Path, root: &Path) -> Store {
-        let (path, toolbox) = crate::personal::toolbox_file(personal_dir, "approvals", root);
-        Store { path, toolbox }
+        Store {
+            file: personal::ToolboxFile::new(personal_dir, "approvals", root),
+        }
     }
 
     /// The decisions file.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 
     fn load(&self) -> std::io::Result<File> {
-        match std::fs::read(&self.path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                std::io::Error::other(format!("{} is not valid: {e}", self.path.display()))
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(File {
-                toolbox: self.toolbox.display().to_string(),
-                ..Default::default()
-            }),
-            Err(e) => Err(e),
-        }
+        self.file.load()
     }
 
     /// The decision recorded for `name`, if any.
@@ -89,19 +89,14 @@ impl Store {
     }
 
     /// Record a decision (replacing the tool's previous one, keeping its last approved commit).
-    pub fn put(&self, name: &str, record: Record) -> std::io::Result<()> {
-        personal::with_lock(&self.path, || self.put_locked(name, record))
-    }
-
-    fn put_locked(&self, name: &str, mut record: Record) -> std::io::Result<()> {
-        let mut f = self.load()?;
-        if record.decision == Decision::Approved {
-            record.approved_commit = record.commit.clone();
-        } else if record.approved_commit.is_none() {
-            record.approved_commit = f.tools.get(name).and_then(|r| r.approved_commit.clone());
-        }
-        f.tools.insert(name.to_string(), record);
-        let bytes = serde_json::to_vec_pretty(&f).map_err(std::io::Error::other)?;
-        personal::write_private(&self.path, &bytes)
+    pub fn put(&self, name: &str, mut record: Record) -> std::io::Result<()> {
+        self.file.change(|f: &mut File| {
+            if record.decision == Decision::Approved {
+                record.approved_commit = record.commit.clone();
+            } else if record.approved_commit.is_none() {
+                record.approved_commit = f.tools.get(name).and_then(|r| r.approved_commit.clone());
+            }
+            f.tools.insert(name.to_string(), record);
+        })
     }
 }

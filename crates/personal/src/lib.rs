@@ -171,18 +171,59 @@ pub fn console_address(dir: &Path) -> Option<String> {
     Some(url)
 }
 
-/// The file of one toolbox's records of a kind (`approvals`, `references`) in the personal
-/// directory, named by a hash of the toolbox's canonical path; and that path.
-pub fn toolbox_file(
-    personal_dir: &Path,
-    kind: &str,
-    root: &Path,
-) -> (std::path::PathBuf, std::path::PathBuf) {
-    let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let key = toolsmith_hashing::sha256_bytes(canonical.to_string_lossy().as_bytes());
-    let key = key.trim_start_matches("sha256:");
-    (
-        personal_dir.join(kind).join(format!("{}.json", &key[..16])),
-        canonical,
-    )
+/// What one toolbox's file of records holds: records that name their toolbox.
+pub trait ToolboxRecords: serde::Serialize + serde::de::DeserializeOwned {
+    /// No records yet, for the toolbox at `toolbox` (its canonical path, as text).
+    fn empty(toolbox: String) -> Self;
+}
+
+/// One toolbox's file of records of a kind (`approvals`, `references`) in the personal
+/// directory, named by a hash of the toolbox's canonical path: read whole, changed under its
+/// lock, written privately (mode 0600) and atomically.
+#[derive(Debug, Clone)]
+pub struct ToolboxFile {
+    path: std::path::PathBuf,
+    toolbox: std::path::PathBuf,
+}
+
+impl ToolboxFile {
+    /// The file of `kind` for the toolbox at `root`, under `personal_dir`.
+    pub fn new(personal_dir: &Path, kind: &str, root: &Path) -> ToolboxFile {
+        let toolbox = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let key = toolsmith_hashing::sha256_bytes(toolbox.to_string_lossy().as_bytes());
+        let key = key.trim_start_matches("sha256:");
+        ToolboxFile {
+            path: personal_dir.join(kind).join(format!("{}.json", &key[..16])),
+            toolbox,
+        }
+    }
+
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Its records (none yet when there is no file).
+    pub fn load<T: ToolboxRecords>(&self) -> std::io::Result<T> {
+        match std::fs::read(&self.path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                std::io::Error::other(format!("{} is not valid: {e}", self.path.display()))
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(T::empty(self.toolbox.display().to_string()))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Change its records with `f` under the file's lock, and write them back.
+    pub fn change<T: ToolboxRecords, R>(&self, f: impl FnOnce(&mut T) -> R) -> std::io::Result<R> {
+        with_lock(&self.path, || {
+            let mut records = self.load()?;
+            let out = f(&mut records);
+            let bytes = serde_json::to_vec_pretty(&records).map_err(std::io::Error::other)?;
+            write_private(&self.path, &bytes)?;
+            Ok(out)
+        })
+    }
 }

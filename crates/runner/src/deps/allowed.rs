@@ -11,7 +11,7 @@ use super::local;
 use super::reference::{self, DirectRef, Ecosystem, Source};
 use crate::personal;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Refusals kept for the person to look at (the oldest go first): an AI retrying cannot grow
 /// the file without bound.
@@ -156,46 +156,40 @@ pub fn parse(ecosystem: Ecosystem, spec: &str) -> Result<DirectRef, AllowError> 
     }
 }
 
+impl personal::ToolboxRecords for File {
+    fn empty(toolbox: String) -> File {
+        File {
+            toolbox,
+            ..Default::default()
+        }
+    }
+}
+
 /// The allowances file of one toolbox.
 #[derive(Debug, Clone)]
 pub struct Allowances {
-    path: PathBuf,
-    toolbox: PathBuf,
+    file: personal::ToolboxFile,
 }
 
 impl Allowances {
     /// The allowances of the toolbox at `root`, kept under `personal_dir`.
     pub fn new(personal_dir: &Path, root: &Path) -> Allowances {
-        let (path, toolbox) = crate::personal::toolbox_file(personal_dir, "references", root);
-        Allowances { path, toolbox }
+        Allowances {
+            file: personal::ToolboxFile::new(personal_dir, "references", root),
+        }
     }
 
     /// The allowances file.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 
     fn load(&self) -> std::io::Result<File> {
-        match std::fs::read(&self.path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                std::io::Error::other(format!("{} is not valid: {e}", self.path.display()))
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(File {
-                toolbox: self.toolbox.display().to_string(),
-                ..Default::default()
-            }),
-            Err(e) => Err(e),
-        }
+        self.file.load()
     }
 
     fn change<T>(&self, f: impl FnOnce(&mut File) -> T) -> std::io::Result<T> {
-        personal::with_lock(&self.path, || {
-            let mut file = self.load()?;
-            let out = f(&mut file);
-            let bytes = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
-            personal::write_private(&self.path, &bytes)?;
-            Ok(out)
-        })
+        self.file.change(f)
     }
 
     /// Every allowance and every refusal waiting for the person.
