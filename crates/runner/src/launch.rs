@@ -35,6 +35,30 @@ pub(crate) fn state_root(dir: &Path, config: &Config) -> PathBuf {
     toolbox_root(dir).unwrap_or_else(|| config.cache_dir.clone())
 }
 
+/// The dependency environment of the tool at `dir` for a call (installed from its lockfiles
+/// when missing, through the reference allowances of its toolbox), or why not, said for the
+/// person: "its `what` could not be installed: …" with the hint.
+pub(crate) async fn dependencies(
+    dir: &Path,
+    m: &crate::manifest::Manifest,
+    config: &Config,
+    what: &str,
+) -> Result<deps::Env, String> {
+    let root = state_root(dir, config);
+    let allowed = deps::Allowances::new(&config.data_dir, &root);
+    let ctx = deps::Ctx {
+        sandbox: &config.sandbox,
+        cache: &config.cache_dir,
+        allowed: &allowed,
+    };
+    deps::ensure(ctx, &root, m, dir).await.map_err(|e| {
+        format!(
+            "its {what} could not be installed: {e}{}",
+            e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default()
+        )
+    })
+}
+
 /// A started script process with what must outlive it: its scratch directory and cgroup.
 /// Dropping it kills the whole process tree (group or job; and the cgroup's processes).
 pub(crate) struct Launched {
@@ -132,19 +156,9 @@ impl Recipe {
         let mut interp = m.interpreter().ok_or_else(|| {
             start_err("no interpreter: set run.language or run.interpreter".into())
         })?;
-        let root = state_root(dir, config);
-        let allowed = deps::Allowances::new(&config.data_dir, &root);
-        let ctx = deps::Ctx {
-            sandbox: &config.sandbox,
-            cache: &config.cache_dir,
-            allowed: &allowed,
-        };
-        let env = deps::ensure(ctx, &root, m, dir).await.map_err(|e| {
-            start_err(format!(
-                "its dependencies could not be installed: {e}{}",
-                e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default()
-            ))
-        })?;
+        let env = dependencies(dir, m, config, "dependencies")
+            .await
+            .map_err(start_err)?;
         if let Some(py) = &env.python
             && m.run.language.as_deref() == Some("python")
             && m.run.interpreter.is_none()

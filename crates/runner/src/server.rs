@@ -11,7 +11,6 @@
 use super::launch::{self, BASE_ENV, Launched, Recipe};
 use super::{RunError, deps};
 use crate::config::Config;
-use crate::error::Hint;
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -193,19 +192,9 @@ async fn recipe(dir: &Path, tool: &super::Granted, config: &Config) -> Result<Re
         .command
         .as_deref()
         .ok_or_else(|| start_err("[mcp] has no `command`: this entry is reached by URL".into()))?;
-    let root = launch::state_root(dir, config);
-    let allowed = deps::Allowances::new(&config.data_dir, &root);
-    let ctx = deps::Ctx {
-        sandbox: &config.sandbox,
-        cache: &config.cache_dir,
-        allowed: &allowed,
-    };
-    let env = deps::ensure(ctx, &root, m, dir).await.map_err(|e| {
-        start_err(format!(
-            "its packages could not be installed: {e}{}",
-            e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default()
-        ))
-    })?;
+    let env = launch::dependencies(dir, m, config, "packages")
+        .await
+        .map_err(start_err)?;
     let found = find(command, dir, &env).ok_or_else(|| {
         start_err(format!(
             "the command {command:?} is neither a command of its packages ([dependencies]) nor on PATH"
