@@ -116,6 +116,14 @@ async fn import(ctx: &Ctx, a: ImportArgs) -> Result<CallToolResult, CallToolResu
 }
 
 async fn update(ctx: &Ctx, a: UpdateArgs) -> Result<CallToolResult, CallToolResult> {
+    // A held tool's content (the diff's old side) is not shown, nor is it updated past a
+    // person's review.
+    if let Some(crate::trust::Shown::Held(w)) = ctx.shared.app.view().get(&a.name) {
+        return Err(error_result(
+            format!("tool {}: {}", w.name(), w.note()),
+            w.held().hint(),
+        ));
+    }
     let apply = a.apply.unwrap_or(false);
     let tb = ctx.shared.app.toolbox.clone();
     let actor = ctx.actor.clone();
