@@ -329,6 +329,7 @@ fn head_stamp(root: &std::path::Path) -> Option<Stamp> {
 
 /// `.git/HEAD`'s text and (inode, mtime) of the branch file and packed-refs.
 type Stamp = (String, Vec<Option<(u64, std::time::SystemTime)>>);
+/// The tools' trees at HEAD, by name.
 type Trees = std::sync::Arc<HashMap<String, String>>;
 
 /// The tools' trees at HEAD as last read, with HEAD's stamp then (this toolbox's `state`).

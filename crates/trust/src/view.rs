@@ -16,7 +16,7 @@ use crate::{Held, Standing};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Longest author name shown of a held version, in characters.
 const MAX_AUTHOR: usize = 100;
@@ -25,7 +25,62 @@ const MAX_AUTHOR: usize = 100;
 pub struct View {
     index: Arc<Index>,
     /// Held entries (directories under `tools/`), by name.
-    held: HashMap<String, Held>,
+    held: HeldSet,
+}
+
+/// Held entries by name.
+type HeldSet = Arc<HashMap<String, Held>>;
+
+/// The tools at HEAD the held set was judged for, and the trust record's size then.
+type Judged = (crate::Trees, u64);
+
+/// The held tools as last judged (this toolbox's `state`): a view is made per request (a
+/// `tools/list`, a guide), the judgement only when HEAD or the record changed.
+#[derive(Default)]
+struct HeldNow(Mutex<Option<(Judged, HeldSet)>>);
+
+/// The tools at HEAD that are held now, by name: every one not in this machine's record
+/// judged (`standing`); one whose standing cannot be judged is held.
+fn held_now(tb: &Toolbox) -> HeldSet {
+    let Some(trees) = crate::head_trees(tb) else {
+        return Arc::default(); // no tools at HEAD: every tool is a local directory
+    };
+    let record_len = std::fs::metadata(tb.root().join(".git").join(crate::toolbox::TRUSTED_FILE))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    let cache = tb.state(|_| HeldNow::default());
+    if let Ok(c) = cache.0.lock()
+        && let Some(((t, len), held)) = c.as_ref()
+        && Arc::ptr_eq(t, &trees)
+        && *len == record_len
+    {
+        return Arc::clone(held);
+    }
+    let record = tb.trusted();
+    let mut held = HashMap::new();
+    for (name, tree) in trees.iter() {
+        if record.has_tool(name, tree) {
+            continue;
+        }
+        match crate::standing(tb, name) {
+            Ok(Standing::Trusted(_)) => {}
+            Ok(Standing::Held(h)) => {
+                held.insert(name.clone(), h);
+            }
+            Err(err) => {
+                held.insert(name.clone(), Held::unjudged(name, &err.to_string()));
+            }
+        }
+    }
+    let held = Arc::new(held);
+    // Judging may record trust (a commit made here): key the result by the record as it is now.
+    let record_len = std::fs::metadata(tb.root().join(".git").join(crate::toolbox::TRUSTED_FILE))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    if let Ok(mut c) = cache.0.lock() {
+        *c = Some(((trees, record_len), Arc::clone(&held)));
+    }
+    held
 }
 
 /// A tool as a view shows it.
@@ -53,28 +108,10 @@ pub struct Withheld<'a> {
 impl View {
     /// The view of `index` (of toolbox `tb`) now: each tool judged as a call would be.
     pub fn new(tb: &Toolbox, index: Arc<Index>) -> View {
-        let mut held = HashMap::new();
-        if let Some(trees) = crate::head_trees(tb) {
-            let record = tb.trusted();
-            for e in index.entries().filter(|e| e.parent.is_none()) {
-                let Some(tree) = trees.get(&e.name) else {
-                    continue; // not committed: a local directory
-                };
-                if record.has_tool(&e.name, tree) {
-                    continue;
-                }
-                match crate::standing(tb, &e.name) {
-                    Ok(Standing::Trusted(_)) => {}
-                    Ok(Standing::Held(h)) => {
-                        held.insert(e.name.clone(), h);
-                    }
-                    Err(err) => {
-                        held.insert(e.name.clone(), Held::unjudged(&e.name, &err.to_string()));
-                    }
-                }
-            }
+        View {
+            index,
+            held: held_now(tb),
         }
-        View { index, held }
     }
 
     fn shown<'a>(&'a self, e: &'a Entry) -> Shown<'a> {
