@@ -107,7 +107,21 @@ async fn import(ctx: &Ctx, a: ImportArgs) -> Result<CallToolResult, CallToolResu
     let tb = ctx.shared.app.toolbox.clone();
     let actor = ctx.actor.clone();
     let out = blocking(
-        move || share::import_tool(&tb, &req, &actor),
+        move || {
+            let mut out = share::import_tool(&tb, &req, &actor)?;
+            // What came from elsewhere is held: its words are not shown until a person
+            // trusts it (fail closed when that cannot be judged).
+            for t in &mut out.tools {
+                let held = match crate::trust::standing(&tb, &t.name) {
+                    Ok(crate::trust::Standing::Trusted(_)) => continue,
+                    Ok(crate::trust::Standing::Held(h)) => h,
+                    Err(e) => crate::trust::Held::unjudged(&t.name, &e.to_string()),
+                };
+                t.description = held.withheld().note();
+                t.inferred_manifest = None;
+            }
+            Ok(out)
+        },
         ShareError::hint,
     )
     .await?;
