@@ -137,26 +137,7 @@ fn skill_repo(dir: &Path) -> PathBuf {
             "Characters, not bytes.\n",
         ),
     ];
-    for (p, text) in files {
-        let path = repo.join(p);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    git(&repo, &["init", "-q", "-b", "main"]);
-    git(&repo, &["add", "-A"]);
-    git(
-        &repo,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "commit",
-            "-qm",
-            "a skill",
-        ],
-    );
-    repo
+    git_repo(&repo, files)
 }
 
 fn run(mech: Mech) {
