@@ -108,7 +108,9 @@ pub fn run(cli: Cli, mut config: Config) -> Result<i32> {
         Command::Guide => {
             print!("{}", {
                 let tb = open(explicit, &location)?;
-                crate::mcp::guide(&Index::build(tb.root()), &tb, &config.sandbox)
+                let view =
+                    crate::trust::View::new(&tb, std::sync::Arc::new(Index::build(tb.root())));
+                crate::mcp::guide(&view, &tb, &config.sandbox)
             });
             Ok(0)
         }

@@ -184,8 +184,9 @@ pub fn export(tb: &Toolbox, a: &ExportArgs, json: bool) -> Result<i32> {
                 "drop the tool names: toolsmith export --skills DIR",
             ));
         }
-        let idx = crate::index::Index::build(tb.root());
-        let o = share::skills::export(&idx, &tb.tools_dir(), dir).map_err(UserError::from)?;
+        let index = std::sync::Arc::new(crate::index::Index::build(tb.root()));
+        let view = crate::trust::View::new(tb, index);
+        let o = share::skills::export(&view, dir).map_err(UserError::from)?;
         if json {
             output::json(&serde_json::to_value(&o)?);
         } else {
@@ -194,6 +195,15 @@ pub fn export(tb: &Toolbox, a: &ExportArgs, json: bool) -> Result<i32> {
             }
             for (tool, why) in &o.skipped {
                 eprintln!("note: {tool} left out: {why}");
+            }
+            for (tool, review) in &o.held {
+                eprintln!(
+                    "note: {tool} left out: it is held (its version came from elsewhere, unsigned by an allowed key); review it with `{review}`, then trust it with `{}`",
+                    review.replacen("review", "trust", 1)
+                );
+            }
+            for dir in &o.removed {
+                eprintln!("note: removed {dir}/ of the earlier export (its tool is gone or held)");
             }
             println!("wrote {} skill(s) to {}", o.skills.len(), o.dir);
         }

@@ -3,7 +3,8 @@
 //! id in a cookie that is HttpOnly and SameSite=Strict, kept in this process's memory only).
 //! Every request must name the console's own address as its `Host` (DNS rebinding); every form
 //! post must carry the session's CSRF token, and must not come from another origin (`Origin`,
-//! `Sec-Fetch-Site`). The MCP client never sees any of it: a link it is given (the approvals
+//! `Sec-Fetch-Site`). A notice the console shows (what a form post did) is kept with the
+//! session and shown once: nothing in a URL becomes the console's words. The MCP client never sees any of it: a link it is given (the approvals
 //! page) opens nothing without the session.
 
 use axum::http::HeaderMap;
@@ -29,6 +30,7 @@ pub fn token(bytes: usize) -> std::io::Result<String> {
 pub struct Session {
     /// The CSRF token every form of this session carries.
     pub csrf: String,
+    id: String,
     expires: Instant,
 }
 
@@ -38,6 +40,8 @@ pub struct Auth {
     host: String,
     login: Mutex<Option<(String, Instant)>>,
     sessions: Mutex<HashMap<String, Session>>,
+    /// Each session's notice for its next page (written by the console only).
+    notices: Mutex<HashMap<String, String>>,
 }
 
 /// Why a request was refused.
@@ -68,6 +72,7 @@ impl Auth {
                 host,
                 login: Mutex::new(Some((login.clone(), Instant::now() + LOGIN_TTL))),
                 sessions: Mutex::new(HashMap::new()),
+                notices: Mutex::new(HashMap::new()),
             },
             login,
         ))
@@ -105,6 +110,7 @@ impl Auth {
                 id.clone(),
                 Session {
                     csrf,
+                    id: id.clone(),
                     expires: Instant::now() + SESSION_TTL,
                 },
             );
@@ -143,6 +149,22 @@ impl Auth {
             return Err(Refusal::CrossSite);
         }
         Ok(s)
+    }
+
+    /// Keep `notice` (the console's own words) for the session's next page.
+    pub fn tell(&self, s: &Session, notice: String) {
+        self.notices
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(s.id.clone(), notice);
+    }
+
+    /// The session's notice, once: taken by the page that shows it.
+    pub fn take_notice(&self, s: &Session) -> Option<String> {
+        self.notices
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&s.id)
     }
 
     /// The Set-Cookie value of a new session.
@@ -197,5 +219,9 @@ mod tests {
             auth.check_post(&headers(&other), &s.csrf).err(),
             Some(Refusal::CrossSite)
         );
+        // A notice is the session's, shown once.
+        auth.tell(&s, "Approved.".into());
+        assert_eq!(auth.take_notice(&s).as_deref(), Some("Approved."));
+        assert_eq!(auth.take_notice(&s), None);
     }
 }

@@ -200,11 +200,11 @@ async fn login(State(c): State<Shared>, headers: HeaderMap, Path(token): Path<St
     }
 }
 
+/// A page's query: what the audit log shows. Nothing in it is shown as the console's words.
 #[derive(Deserialize)]
 struct Filter {
     tool: Option<String>,
     since: Option<String>,
-    msg: Option<String>,
 }
 
 async fn show(
@@ -223,7 +223,7 @@ async fn show(
     };
     let path = uri.path().to_string();
     let (title, active) = pages::title(&path);
-    let msg = q.msg.clone();
+    let msg = c.auth.take_notice(&session);
     let body = blocking(&c, move |app| match path.as_str() {
         "/approvals" => pages::approvals(app, &session.csrf),
         "/held" => pages::held(app, &session.csrf),
@@ -242,7 +242,6 @@ async fn show_tool(
     State(c): State<Shared>,
     headers: HeaderMap,
     Path(name): Path<String>,
-    Query(q): Query<Filter>,
 ) -> Response {
     let session = match c
         .auth
@@ -256,17 +255,19 @@ async fn show_tool(
         return refuse(StatusCode::NOT_FOUND, "Not found", "<p>No such tool.</p>");
     }
     let title = format!("History of {name}");
+    let msg = c.auth.take_notice(&session);
     let body = blocking(&c, move |app| pages::tool(app, &name, &session.csrf)).await;
     html_response(
         StatusCode::OK,
-        html::page(&title, "/tools", q.msg.as_deref(), &body),
+        html::page(&title, "/tools", msg.as_deref(), &body),
     )
 }
 
 type Fields = HashMap<String, String>;
 
-/// A form post's checks, then `act` (on a blocking thread): Ok(message) redirects to `back`
-/// with the message; Err(message) is shown with status 409.
+/// A form post's checks, then `act` (on a blocking thread): Ok(message) is kept as the
+/// session's notice (shown once by the next page) and redirects to `back`; Err(message) is
+/// shown with status 409.
 async fn act(
     c: Shared,
     headers: HeaderMap,
@@ -275,20 +276,19 @@ async fn act(
     act: impl FnOnce(&App, &Fields) -> Result<String, String> + Send + 'static,
 ) -> Response {
     let csrf = form.get("csrf").cloned().unwrap_or_default();
-    if let Err(r) = c
+    let session = match c
         .auth
         .check_host(&headers)
         .and_then(|()| c.auth.check_post(&headers, &csrf))
     {
-        return refusal(r);
-    }
+        Ok(s) => s,
+        Err(r) => return refusal(r),
+    };
     let back = back(&form);
     match blocking(&c, move |app| act(app, &form)).await {
         Ok(msg) => {
-            let q: String = form_urlencoded::Serializer::new(String::new())
-                .append_pair("msg", &msg)
-                .finish();
-            redirect(&format!("{back}?{q}"))
+            c.auth.tell(&session, msg);
+            redirect(&back)
         }
         Err(e) => refuse(
             StatusCode::CONFLICT,

@@ -179,7 +179,8 @@ fn references(app: &App, csrf: &str) -> (String, bool) {
 /// Held tools (arrived through sync, pull or import, not signed by an allowed key): the review
 /// diff since the last trusted version; trust.
 pub fn held(app: &App, csrf: &str) -> String {
-    let held = crate::trust::held_tools(&app.toolbox, &app.index());
+    let view = app.view();
+    let held = view.held();
     if held.is_empty() {
         return "<p>No tool is held: every tool's version is trusted on this machine.</p>".into();
     }

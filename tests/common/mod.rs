@@ -20,6 +20,30 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A git repository at `repo` holding `files` (path, text) in one commit.
+pub fn git_repo(repo: &Path, files: &[(&str, &str)]) -> std::path::PathBuf {
+    for (p, text) in files {
+        let path = repo.join(p);
+        std::fs::create_dir_all(path.parent().expect("a file in a directory")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    git(repo, &["init", "-q", "-b", "main"]);
+    git(repo, &["add", "-A"]);
+    git(
+        repo,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "-qm",
+            "files",
+        ],
+    );
+    repo.to_path_buf()
+}
+
 /// `git status --porcelain` is empty and `git fsck --strict` is clean.
 pub fn assert_clean(dir: &Path) {
     let status = git(dir, &["status", "--porcelain", "--untracked-files=all"]);

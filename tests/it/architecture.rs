@@ -645,3 +645,30 @@ fn no_static_table_is_keyed_by_a_path() {
         "ARCHITECTURE (state belongs to what it describes): keep per-toolbox state in `Toolbox::state`, not in a static keyed by path; found: {bad:?}"
     );
 }
+
+/// What shows a tool's text or files to the model or to another agent reads the toolbox
+/// through `trust::View` (held tools withheld), never through the index: the guide, the
+/// resources, the skills extension and the skills export name no `Index` and call no
+/// `.index()`. (tests/it/held.rs checks every reader over MCP.)
+#[test]
+fn readers_of_tools_go_through_the_view() {
+    let readers = [
+        "crates/guide/src/",
+        "crates/mcp/src/resources.rs",
+        "crates/mcp/src/skills.rs",
+        "crates/share/src/skills",
+    ];
+    let bad = scan(
+        |p| readers.iter().any(|r| p.starts_with(r)),
+        &["Index", ".index()", "index::Entry", "trust::standing"],
+    );
+    assert!(
+        bad.is_empty(),
+        "ARCHITECTURE (held content reaches no one): read tools through `trust::View`; found: {bad:?}"
+    );
+    // The check sees what it must.
+    assert!(
+        scan(|p| p == "crates/mcp/src/handler.rs", &[".index()"]).len() == 1,
+        "the scan reads the sources"
+    );
+}

@@ -5,7 +5,8 @@
 //! approval the person clicks there lets the waiting call through — in both protocol eras.
 //! The console's handlers are also driven directly over HTTP (no browser): a foreign Host, a
 //! page or a form post without the session, a reused login link, a cross-site post and a
-//! post without the session's CSRF token are refused and change nothing.
+//! post without the session's CSRF token are refused and change nothing; words in a link's
+//! query are never shown as the console's notice (only what a post did, once).
 
 use crate::common;
 
@@ -328,6 +329,20 @@ async fn the_consoles_handlers_refuse_what_does_not_come_from_the_persons_sessio
     assert_eq!(status, 410, "reused: {body}");
     assert!(body.contains("used or expired"), "{body}");
 
+    // Words in a link (one the AI could hand the person) are never shown as the console's.
+    for path in [
+        "/approvals?msg=toolsmith%3A+approved+by+the+person",
+        "/tools/env_t?msg=toolsmith%3A+approved+by+the+person",
+        "/held?msg=toolsmith%3A+approved+by+the+person",
+    ] {
+        let (status, _, page) = http(&host, get(&host, path, Some(&cookie))).await;
+        assert_eq!(status, 200, "{path}");
+        assert!(
+            !page.contains("approved by the person") && !page.contains("class=\"msg\""),
+            "{path}: {page}"
+        );
+    }
+
     // The person's page: what waits, with the form's CSRF token and the version shown.
     let (status, head, page) = http(&host, get(&host, "/approvals", Some(&cookie))).await;
     assert_eq!(status, 200);
@@ -408,11 +423,22 @@ async fn the_consoles_handlers_refuse_what_does_not_come_from_the_persons_sessio
     )
     .await;
     assert_eq!(status, 303, "{head}");
-    assert!(head.contains("location: /approvals?msg=Approved"), "{head}");
+    assert!(
+        head.contains("location: /approvals\r\n"),
+        "nothing in the URL: {head}"
+    );
     assert_eq!(
         decision(&personal, &root),
         Some(toolsmith::approval::Decision::Approved)
     );
+    // What it did is the console's own notice, kept with the session and shown once.
+    let (_, _, page) = http(&host, get(&host, "/approvals", Some(&cookie))).await;
+    assert!(
+        page.contains("<p class=\"msg\">Approved this version of env_t"),
+        "{page}"
+    );
+    let (_, _, page) = http(&host, get(&host, "/approvals", Some(&cookie))).await;
+    assert!(!page.contains("class=\"msg\""), "once: {page}");
     // A version other than the one shown is not approved.
     let stale = format!("name=env_t&content=sha256:00&csrf={csrf}");
     let (status, _, body) = http(

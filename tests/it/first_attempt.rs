@@ -782,7 +782,16 @@ async fn a_skill_with_several_scripts_is_a_tool_per_script() {
         "{description}"
     );
 
-    // The instructions: one skill in the guide and the resources, served under every tool.
+    // The instructions: none while the import is held (it came from elsewhere); once a person
+    // trusts its tools, one skill in the guide and the resources, served under every tool.
+    let view = |index: toolsmith::index::Index| {
+        toolsmith::trust::View::new(&tb, std::sync::Arc::new(index))
+    };
+    assert!(toolsmith::guide::skills(&view(index.clone())).is_empty());
+    for n in [port, shot, server] {
+        toolsmith::trust::trust(&tb, n).unwrap();
+    }
+    let index = view(index);
     let skills = toolsmith::guide::skills(&index);
     assert_eq!(skills.len(), 1, "{skills:?}");
     assert_eq!(skills[0].name, "webapp-testing");

@@ -278,14 +278,16 @@ fn search_ranks_names_over_descriptions_and_is_deterministic() {
 #[test]
 fn the_guide_lists_current_tools_and_broken_ones() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path();
+    let tb = toolsmith::toolbox::Toolbox::init(tmp.path(), &[], "test").unwrap();
+    let root = tb.root();
     write(
         root,
         "tools/alpha/tool.toml",
         &script_manifest("alpha", "Does alpha things"),
     );
     write(root, "tools/beta/tool.toml", "nope");
-    let g = toolsmith::guide::render(&Index::build(root), &Default::default());
+    let view = toolsmith::trust::View::new(&tb, std::sync::Arc::new(Index::build(root)));
+    let g = toolsmith::guide::render(&view, &Default::default());
     assert!(g.contains("| `alpha` | script |"), "{g}");
     assert!(g.contains("## Broken tools") && g.contains("`beta`"), "{g}");
     assert!(g.contains("call_tool") && g.contains("build_tool") && g.contains("register_script"));

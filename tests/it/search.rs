@@ -412,6 +412,27 @@ fn a_changed_description_re_ranks_after_a_hand_edit_and_after_a_git_pull() {
             "--no-edit",
         ],
     );
+    // The pulled version is unsigned: held, it is found by its name only, its words not shown
+    // nor searched, until a person trusts it.
+    let v = c.search_until("http_get", |v| {
+        first(v) == "http_get"
+            && v["results"][0]["summary"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("held"))
+    });
+    assert!(!v.to_string().contains("restaurant"), "{v}");
+    let v = c.search("reserve a restaurant table for friends");
+    assert!(
+        !v.to_string().contains("http_get") && !v.to_string().contains("Book a table"),
+        "{v}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .arg("--toolbox")
+        .arg(&root)
+        .args(["trust", "http_get"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
     c.search_until("reserve a restaurant table for friends", |v| {
         first(v) == "http_get" && hybrid(v)
     });

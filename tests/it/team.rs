@@ -11,8 +11,8 @@ use toolsmith::sync::{self, Side, SyncError, SyncRequest};
 use toolsmith::toolbox::{Actor, FileSpec, Toolbox};
 
 /// A bare repository served by `git daemon` on loopback, and the clones of it.
-struct Team {
-    tmp: tempfile::TempDir,
+pub(crate) struct Team {
+    pub(crate) tmp: tempfile::TempDir,
     daemon: Child,
     url: String,
 }
@@ -34,7 +34,7 @@ fn free_port() -> u16 {
 
 impl Team {
     /// A toolbox `a` made by toolsmith, pushed to a bare repository behind a git daemon.
-    fn new() -> (Team, Toolbox) {
+    pub(crate) fn new() -> (Team, Toolbox) {
         let tmp = tempfile::tempdir().unwrap();
         let bare = tmp.path().join("team.git");
         git(
@@ -90,7 +90,7 @@ impl Team {
     }
 
     /// Another machine: a clone of the team repository, opened by toolsmith.
-    fn clone(&self, name: &str) -> Toolbox {
+    pub(crate) fn clone(&self, name: &str) -> Toolbox {
         git(self.tmp.path(), &["clone", "--quiet", &self.url, name]);
         let dir = self.dir(name);
         git(&dir, &["config", "user.name", name]);
@@ -102,7 +102,7 @@ impl Team {
     }
 }
 
-fn write(tb: &Toolbox, name: &str, body: &str) {
+pub(crate) fn write(tb: &Toolbox, name: &str, body: &str) {
     let files = vec![
         FileSpec::new(
             "tool.toml",
@@ -343,7 +343,7 @@ fn standing(tb: &Toolbox, name: &str) -> toolsmith::trust::Standing {
     toolsmith::trust::standing(tb, name).unwrap()
 }
 
-fn is_held(tb: &Toolbox, name: &str) -> bool {
+pub(crate) fn is_held(tb: &Toolbox, name: &str) -> bool {
     matches!(standing(tb, name), toolsmith::trust::Standing::Held(_))
 }
 

@@ -186,11 +186,11 @@ fn an_edited_script_never_runs_silently() {
         .unwrap();
     let report: serde_json::Value = serde_json::from_slice(&lint.stdout).unwrap();
     assert_eq!(report["uncommitted"][0]["name"], "echo", "{report}");
-    let guide = toolsmith::guide::render_for(
-        &toolsmith::index::Index::build(tb.root()),
+    let view = toolsmith::trust::View::new(
         &tb,
-        &Default::default(),
+        std::sync::Arc::new(toolsmith::index::Index::build(tb.root())),
     );
+    let guide = toolsmith::guide::render_for(&view, &tb, &Default::default());
     assert!(
         guide.contains("Tools running uncommitted changes") && guide.contains("`echo`"),
         "{guide}"

@@ -169,9 +169,37 @@ impl App {
         self
     }
 
-    /// Search the tools (`crate::search`: lexical and semantic rankings fused).
+    /// The toolbox as it may be shown to the model or another agent now: held tools withheld
+    /// (`trust::View`). Everything that shows a tool's text or files reads this.
+    pub fn view(&self) -> crate::trust::View {
+        crate::trust::View::new(&self.toolbox, self.index())
+    }
+
+    /// Search the tools (`crate::search`: lexical and semantic rankings fused), as the view
+    /// shows them: a held tool is found by its name only, and said to be held.
     pub fn search(&self, query: &str, limit: usize) -> crate::search::Results {
-        crate::search::search(&self.index(), &self.semantic, query, limit)
+        let view = self.view();
+        let withheld = view
+            .tools()
+            .filter(|s| matches!(s, crate::trust::Shown::Held(_)))
+            .count();
+        let mut found =
+            crate::search::search(&self.index(), &self.semantic, query, limit + withheld);
+        found.results.retain_mut(|hit| match view.get(&hit.name) {
+            Some(crate::trust::Shown::Open(_)) => true,
+            Some(crate::trust::Shown::Held(w)) => {
+                if !hit.matched.contains(&"name") {
+                    return false;
+                }
+                hit.summary = w.note();
+                hit.matched = vec!["name"];
+                hit.similarity = None;
+                true
+            }
+            None => false,
+        });
+        found.results.truncate(limit);
+        found
     }
 
     /// The semantic half of search.

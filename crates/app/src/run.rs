@@ -99,19 +99,20 @@ impl App {
         let name = name.as_str();
         let dir = dir.to_path_buf();
         let t0 = std::time::Instant::now();
-        check_arguments(&tool, &args)?;
         // A tool of an MCP entry's server runs as its entry: the entry's files are verified,
         // its version trusted and its grants approved (the tool itself has no files).
         let upstream = tool.upstream.clone();
-        let tool = match &upstream {
-            Some(u) => self.tool(&u.entry)?,
-            None => tool,
+        let (tool, called) = match &upstream {
+            Some(u) => (self.tool(&u.entry)?, Some(tool)),
+            None => (tool, None),
         };
-        let t_args = t0.elapsed();
         let warning = self.verify_stored(&dir, &tool)?;
         let t_verify = t0.elapsed();
         crate::trust::require_trusted(&self.toolbox, &dir, &tool)?;
         let t_trust = t0.elapsed();
+        // Only then the arguments: a held tool's schema is not told, not even by a refusal.
+        check_arguments(called.as_ref().unwrap_or(&tool), &args)?;
+        let t_args = t0.elapsed();
         if let Some(w) = &warning {
             tracing::warn!("{w}");
             host.log("warning", w);
@@ -132,9 +133,9 @@ impl App {
         let out = call.finish(out, |e: &CallError| (e.to_string(), e.hint()));
         tracing::debug!(
             tool = %name,
-            arguments = ?t_args,
             verified = ?t_verify,
             trust = ?t_trust,
+            arguments = ?t_args,
             admitted = ?t_admit,
             ran = ?t_run,
             audited = ?t0.elapsed(),

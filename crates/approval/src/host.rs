@@ -1,7 +1,8 @@
 //! The host a call's tool talks to (`Redacting`, made by `Call::host`): what the tool sends
 //! out — log lines, progress, questions to the person, prompts, other tools' arguments,
-//! memory writes — has secret values replaced by their names, and its questions are labelled
-//! as its own (`Host::tool_question`).
+//! memory writes — has secret values replaced by their names, and its questions, log lines
+//! and progress messages are labelled as its own (`Host::tool_question`, `Host::tool_log`,
+//! `tool NAME: …`).
 
 use crate::error::HostError;
 use crate::runner::script::Host;
@@ -54,8 +55,9 @@ impl Host for Redacting<'_> {
         self.send_logs(ready);
     }
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        self.inner
-            .progress(progress, total, message.map(|m| self.redactor.text(&m)));
+        // The tool's words (a script's, an MCP entry's server's), labelled as its own.
+        let message = message.map(|m| format!("tool {}: {}", self.tool, self.redactor.text(&m)));
+        self.inner.progress(progress, total, message);
     }
     fn request<'a>(
         &'a self,
@@ -156,6 +158,16 @@ mod tests {
             ["starting.", "using [secret T]", " now", "tok-"],
             "in order, the held line sent when the call ends"
         );
+    }
+
+    #[test]
+    fn a_tools_progress_is_labelled_as_its_own() {
+        let client = Client::default();
+        let r = redactor();
+        let host = Redacting::new(&client, &r, "p");
+        host.progress(1.0, None, Some(format!("toolsmith: approved {VALUE}")));
+        let seen = client.seen.lock().unwrap().clone();
+        assert_eq!(seen, ["tool p: toolsmith: approved [secret T]"]);
     }
 
     #[test]

@@ -3,6 +3,9 @@
 //! It carries everything an MCP client needs and cannot open elsewhere: the script protocol in
 //! brief, a template per language, the WASM calling convention, the tool.toml fields (from
 //! the same schema as `docs/tool.schema.json`) and how to reach tools past the list's cap.
+//!
+//! It reads the toolbox through a `trust::View`: a held tool is its name, who brought it and
+//! why it is held, never its description or a skill's instructions.
 
 #![deny(missing_docs)]
 
@@ -16,15 +19,16 @@ use toolsmith_toolbox as toolbox;
 use toolsmith_trust as trust;
 
 use crate::config::SandboxConfig;
-use crate::index::{Index, Status};
+use crate::index::Status;
 use crate::manifest::LANGUAGES;
+use crate::trust::{Open, Shown, View};
 use std::fmt::Write;
 
-/// Render the guide for the current index, with the sandbox that applies here.
-pub fn render(index: &Index, sandbox: &SandboxConfig) -> String {
+/// Render the guide for the current view of the toolbox, with the sandbox that applies here.
+pub fn render(view: &View, sandbox: &SandboxConfig) -> String {
     let mut g = String::new();
-    let tools: Vec<_> = index.tools().collect();
-    let broken: Vec<_> = index.broken().collect();
+    let tools: Vec<Shown> = view.tools().collect();
+    let broken: Vec<Open> = view.broken().collect();
     let _ = writeln!(g, "# toolsmith guide\n");
     let _ = writeln!(
         g,
@@ -55,9 +59,9 @@ pub fn render(index: &Index, sandbox: &SandboxConfig) -> String {
         langs.join(", ")
     );
     g.push_str(WASM);
-    mcp_servers(&mut g, index);
+    mcp_servers(&mut g, view);
     tool_toml_fields(&mut g);
-    let skills = skills(index);
+    let skills = skills(view);
     if !skills.is_empty() {
         let _ = writeln!(
             g,
@@ -105,15 +109,26 @@ pub fn render(index: &Index, sandbox: &SandboxConfig) -> String {
             "| name | kind | tags | what it does |\n|---|---|---|---|"
         );
         for t in &tools {
-            let m = &t.manifest;
-            let _ = writeln!(
-                g,
-                "| `{}` | {} | {} | {} |",
-                m.name,
-                m.kind,
-                m.tags.join(", "),
-                m.summary().replace('|', "\\|")
-            );
+            match t.open().and_then(|o| o.tool()) {
+                Some(t) => {
+                    let m = &t.manifest;
+                    let _ = writeln!(
+                        g,
+                        "| `{}` | {} | {} | {} |",
+                        m.name,
+                        m.kind,
+                        m.tags.join(", "),
+                        m.summary().replace('|', "\\|")
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        g,
+                        "| `{}` | held | | not shown until a person trusts it (see Held tools) |",
+                        t.name()
+                    );
+                }
+            }
         }
         g.push('\n');
     }
@@ -123,12 +138,12 @@ pub fn render(index: &Index, sandbox: &SandboxConfig) -> String {
 
 /// The guide, plus the tools that run uncommitted or unrecorded changes (hand edits).
 pub fn render_for(
-    index: &Index,
+    view: &View,
     toolbox: &crate::toolbox::Toolbox,
     sandbox: &SandboxConfig,
 ) -> String {
-    let mut g = render(index, sandbox);
-    let drift = toolbox.drift_report(index);
+    let mut g = render(view, sandbox);
+    let drift = view.drift(toolbox);
     if !drift.is_empty() {
         let _ = writeln!(
             g,
@@ -144,17 +159,27 @@ pub fn render_for(
         }
         g.push('\n');
     }
-    let held = crate::trust::held_tools(toolbox, index);
+    let held: Vec<_> = view
+        .tools()
+        .filter_map(|s| match s {
+            Shown::Held(w) => Some(w),
+            Shown::Open(_) => None,
+        })
+        .collect();
     if !held.is_empty() {
         let _ = writeln!(
             g,
-            "## Held tools\n\nThese tools' current versions came from elsewhere (a sync, a pull or an import) unsigned by an allowed key: they can be read and diffed, but calls are refused until a person on this machine runs `toolsmith review NAME` and `toolsmith trust NAME`. No meta-tool can trust them.\n"
+            "## Held tools\n\nThese tools' current versions came from elsewhere (a sync, a pull or an import) unsigned by an allowed key: nothing of them (description, instructions, schemas, files) is shown here and their calls are refused until a person on this machine runs `toolsmith review NAME` and `toolsmith trust NAME`. No meta-tool can trust them.\n"
         );
-        for h in &held {
+        for w in &held {
+            let h = w.held();
             let _ = writeln!(
                 g,
                 "- `{}`: {} (commit {} by {})",
-                h.name, h.reason, h.short, h.author
+                w.name(),
+                h.reason,
+                h.short,
+                w.author()
             );
         }
         g.push('\n');
@@ -162,13 +187,13 @@ pub fn render_for(
     g
 }
 
-fn render_broken(g: &mut String, broken: &[&crate::index::Entry]) {
+fn render_broken(g: &mut String, broken: &[Open]) {
     if !broken.is_empty() {
         let _ = writeln!(
             g,
             "## Broken tools\n\nThese directories could not be loaded; fix their tool.toml (`toolsmith lint` shows file:line):\n"
         );
-        for e in broken {
+        for e in broken.iter().map(Open::entry) {
             if let Status::Broken(diags) = &e.status {
                 let first = diags
                     .first()
@@ -207,21 +232,18 @@ impl Skill {
     }
 }
 
-/// The imported Agent Skills. A skill is a tool tagged `skill` whose directory holds a
-/// SKILL.md; the tools made from one skill with several scripts (`[origin] script`, the same
+/// The imported Agent Skills that are not held. A skill is a tool tagged `skill` whose
+/// directory holds a SKILL.md; the tools made from one skill with several scripts (`[origin] script`, the same
 /// origin URL, ref and path) are one skill, listed once.
-pub fn skills(index: &Index) -> Vec<Skill> {
+pub fn skills(view: &View) -> Vec<Skill> {
     type Key = (String, Option<String>, Option<String>);
     let mut out: Vec<Skill> = Vec::new();
     let mut groups: Vec<(Key, usize)> = Vec::new();
-    for t in index
-        .tools()
-        .filter(|t| t.manifest.tags.iter().any(|g| g == "skill"))
+    for (e, t) in view
+        .open_tools()
+        .filter(|(_, t)| t.manifest.tags.iter().any(|g| g == "skill"))
     {
-        let Some(e) = index.get(&t.manifest.name) else {
-            continue;
-        };
-        let Ok(text) = std::fs::read_to_string(e.dir.join("SKILL.md")) else {
+        let Ok(text) = std::fs::read_to_string(e.dir().join("SKILL.md")) else {
             continue;
         };
         let tool = t.manifest.name.clone();
@@ -315,11 +337,12 @@ entry itself (`call_tool NAME`) asks its server for its tools again.
 
 "#;
 
-/// The MCP server entries and their tools.
-fn mcp_servers(g: &mut String, index: &Index) {
+/// The MCP server entries and their tools (a held entry is named in the held tools).
+fn mcp_servers(g: &mut String, view: &View) {
     g.push_str(MCP_SERVERS);
-    let entries: Vec<_> = index
-        .tools()
+    let entries: Vec<_> = view
+        .open_tools()
+        .map(|(_, t)| t)
         .filter(|t| t.manifest.kind == crate::manifest::Kind::Mcp && t.upstream.is_none())
         .collect();
     if entries.is_empty() {
@@ -328,8 +351,9 @@ fn mcp_servers(g: &mut String, index: &Index) {
     let _ = writeln!(g, "The MCP servers here:\n");
     for e in entries {
         let name = &e.manifest.name;
-        let tools: Vec<String> = index
-            .tools()
+        let tools: Vec<String> = view
+            .open_tools()
+            .map(|(_, t)| t)
             .filter(|t| t.upstream.as_ref().is_some_and(|u| &u.entry == name))
             .map(|t| format!("`{}`", t.manifest.name))
             .collect();

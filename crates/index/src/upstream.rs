@@ -7,7 +7,9 @@
 //! when its description, title or any text in its schemas holds an invisible or bidirectional
 //! character, or when a schema is not an object schema, is larger than 64 KiB or does not
 //! compile. A description is cut at `MAX_DESCRIPTION` characters and shown quoted, as what
-//! the server says, never as toolsmith's words.
+//! the server says, never as toolsmith's words. So are the name, version and instructions the
+//! server gives itself (`Listing::says_it_is`, `Listing::shown_instructions`); a name that
+//! reads as toolsmith is not shown at all.
 
 use super::Tool;
 use serde::{Deserialize, Serialize};
@@ -138,6 +140,59 @@ pub fn shown_description(entry: &str, text: &str) -> String {
     };
     let quoted = serde_json::to_string(&cut).unwrap_or_default();
     format!("MCP server {entry}: {quoted}")
+}
+
+/// Longest server name shown, in characters.
+pub const MAX_SERVER_NAME: usize = 128;
+/// Longest server version shown, in characters.
+pub const MAX_SERVER_VERSION: usize = 64;
+
+/// Words a server says of itself (its name, version or instructions), as toolsmith shows
+/// them: as data, quoted, cut at `max` characters — or refused, with why, when they hold an
+/// invisible or bidirectional character (they could show a reader something else than what
+/// is there), as a tool's description is.
+pub fn quoted_words(text: &str, max: usize) -> Result<String, String> {
+    if let Some((pos, c)) = names::find_invisible(text) {
+        return Err(format!(
+            "it holds the invisible or control character U+{:04X} at position {pos}",
+            c as u32
+        ));
+    }
+    let mut cut: String = text.trim().chars().take(max).collect();
+    if text.trim().chars().count() > max {
+        cut.push('…');
+    }
+    Ok(serde_json::to_string(&cut).unwrap_or_default())
+}
+
+impl Listing {
+    /// What the server of `entry` says it is (name and version), labelled as its words; or
+    /// why that is not shown. None when it said nothing.
+    pub fn says_it_is(&self, entry: &str) -> Option<String> {
+        let s = self.server.as_ref()?;
+        let name = quoted_words(&s.name, MAX_SERVER_NAME).and_then(|n| {
+            if names::reads_as(&s.name).contains(&names::reads_as("toolsmith")) {
+                Err("it names itself toolsmith, which only toolsmith is".into())
+            } else {
+                Ok(n)
+            }
+        });
+        let version = quoted_words(&s.version, MAX_SERVER_VERSION);
+        Some(match (name, version) {
+            (Ok(n), Ok(v)) => format!("MCP server {entry} says it is {n}, version {v}"),
+            (Err(why), _) => format!("MCP server {entry}'s name for itself is not shown: {why}"),
+            (_, Err(why)) => format!("MCP server {entry}'s version is not shown: {why}"),
+        })
+    }
+
+    /// The server's instructions, labelled and quoted as its words; or why they are not shown.
+    pub fn shown_instructions(&self, entry: &str) -> Option<String> {
+        let text = self.instructions.as_deref()?;
+        Some(match quoted_words(text, MAX_INSTRUCTIONS) {
+            Ok(q) => format!("MCP server {entry} says: {q}"),
+            Err(why) => format!("MCP server {entry}'s instructions are not shown: {why}"),
+        })
+    }
 }
 
 /// The first string anywhere in `v` with an invisible or bidirectional character.
@@ -307,6 +362,45 @@ mod tests {
             validator: Default::default(),
             upstream: None,
         }
+    }
+
+    #[test]
+    fn a_servers_words_about_itself_are_checked_and_quoted() {
+        let l = |name: &str, version: &str, instructions: &str| Listing {
+            server: Some(ServerInfo {
+                name: name.into(),
+                version: version.into(),
+            }),
+            instructions: Some(instructions.into()),
+            ..Default::default()
+        };
+        let ok = l("weather", "1.2", "Call \"forecast\" first.");
+        assert_eq!(
+            ok.says_it_is("w").unwrap(),
+            "MCP server w says it is \"weather\", version \"1.2\""
+        );
+        assert_eq!(
+            ok.shown_instructions("w").unwrap(),
+            "MCP server w says: \"Call \\\"forecast\\\" first.\""
+        );
+        let bad = l("toolsmith\u{E0041}\u{E0042}", "1.0\u{202E}", "hi\u{200B}");
+        let said = bad.says_it_is("p").unwrap();
+        assert!(
+            said.contains("not shown") && said.contains("U+E0041"),
+            "{said}"
+        );
+        assert!(!said.contains("toolsmith\u{E0041}"));
+        let said = l("weather", "1.0\u{202E}", "").says_it_is("p").unwrap();
+        assert!(
+            said.contains("version is not shown") && said.contains("U+202E"),
+            "{said}"
+        );
+        let said = l("Tооlsmith", "1", "").says_it_is("p").unwrap();
+        assert!(said.contains("names itself toolsmith"), "{said}");
+        assert!(bad.shown_instructions("p").unwrap().contains("U+200B"));
+        let long = l(&"n".repeat(500), "1", &"i".repeat(10_000));
+        assert!(long.says_it_is("p").unwrap().chars().count() < MAX_SERVER_NAME + 60);
+        assert!(long.shown_instructions("p").unwrap().chars().count() < MAX_INSTRUCTIONS + 40);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use crate::index::rank::Usage;
 use crate::index::{Index, Tool as IndexTool};
+use crate::trust::Shown;
 use rmcp::model::{Tool, ToolAnnotations};
 use std::sync::Arc;
 
@@ -51,8 +52,16 @@ impl Exposure {
     }
 }
 
-/// The MCP definition of a stored tool, from its tool.toml.
-pub fn mcp_tool(t: &IndexTool) -> Tool {
+/// The MCP definition of a stored tool as the view shows it: from its tool.toml, or, for a
+/// held tool, its name, why it is held and an empty object schema.
+pub fn mcp_tool(shown: Shown) -> Tool {
+    let t = match shown {
+        Shown::Open(o) => match o.tool() {
+            Some(t) => t,
+            None => return withheld(o.name(), "a broken tool directory".into()),
+        },
+        Shown::Held(w) => return withheld(w.name(), w.note()),
+    };
     let m = &t.manifest;
     let mut tool = Tool::new(
         m.name.clone(),
@@ -86,4 +95,11 @@ pub fn mcp_tool(t: &IndexTool) -> Tool {
         tool = tool.with_raw_output_schema(Arc::clone(out));
     }
     tool
+}
+
+/// A tool of which only the name and `note` are shown.
+fn withheld(name: &str, note: String) -> Tool {
+    let mut schema = serde_json::Map::new();
+    schema.insert("type".into(), "object".into());
+    Tool::new(name.to_string(), note, Arc::new(schema))
 }

@@ -62,12 +62,14 @@ impl Server {
 
     fn all_tools(&self) -> Vec<Tool> {
         let idx = super::early::index_for_list(&self.shared);
+        let view = crate::trust::View::new(&self.shared.app.toolbox, Arc::clone(&idx));
         let mut tools = tools::definitions();
         tools.extend(
             self.shared
                 .exposure
                 .select(&idx, &self.shared.app.usage())
                 .into_iter()
+                .filter_map(|t| view.get(&t.manifest.name))
                 .map(convert::mcp_tool),
         );
         if self.shared.fixtures {
@@ -159,8 +161,10 @@ impl ServerHandler for Server {
         {
             return Some(t);
         }
-        let idx = self.shared.app.index();
-        idx.tool(name).map(convert::mcp_tool)
+        let view = self.shared.app.view();
+        view.get(name)
+            .filter(|s| s.open().is_none_or(|o| o.tool().is_some()))
+            .map(convert::mcp_tool)
     }
 
     async fn call_tool(
@@ -296,8 +300,8 @@ impl ServerHandler for Server {
             .with_description("How to use this toolbox: conventions and the current tools")
             .with_mime_type("text/markdown");
         let mut all = vec![guide];
-        // Each imported Agent Skill's instructions.
-        for s in guide::skills(&self.shared.app.index()) {
+        // Each imported Agent Skill's instructions (held ones are not among them).
+        for s in guide::skills(&self.shared.app.view()) {
             all.push(
                 Resource::new(
                     format!("{}{}", guide::SKILL_URI_PREFIX, s.name),
@@ -488,7 +492,7 @@ impl ServerHandler for Server {
         let args = request.arguments.unwrap_or_default();
         let arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
         let guide = super::guide(
-            &self.shared.app.index(),
+            &self.shared.app.view(),
             &self.shared.app.toolbox,
             &self.shared.app.config().sandbox,
         );

@@ -130,13 +130,14 @@ impl Server {
     }
 }
 
-/// The guide (`toolsmith://guide`, `toolsmith guide`): the toolbox's, with the meta-tools.
+/// The guide (`toolsmith://guide`, `toolsmith guide`): the toolbox's as `view` shows it, with
+/// the meta-tools.
 pub fn guide(
-    index: &crate::index::Index,
+    view: &crate::trust::View,
     toolbox: &crate::toolbox::Toolbox,
     sandbox: &crate::config::SandboxConfig,
 ) -> String {
-    let mut g = crate::guide::render_for(index, toolbox, sandbox);
+    let mut g = crate::guide::render_for(view, toolbox, sandbox);
     g.push_str(&tools::guide_section());
     g
 }

@@ -8,7 +8,7 @@
 //! in the tool directory are left out, so are hidden files and skills past the spec's limits
 //! (512 files, 16 MiB). A skill whose front matter `name` is not an Agent Skills name is not
 //! served (its final URI segment must equal that name). A skill held by trust (an unsigned
-//! sync arrival) is not served either. Every read re-reads the file and answers only for paths
+//! sync arrival) is not served either: the skills come from the toolbox's `trust::View`. Every read re-reads the file and answers only for paths
 //! in the skill's manifest.
 
 use super::Shared;
@@ -31,23 +31,15 @@ struct Served {
 
 /// The skills served, ordered by URI.
 fn served(shared: &Shared) -> Vec<Served> {
-    let idx = shared.app.index();
+    let view = shared.app.view();
     let mut out: Vec<Served> = Vec::new();
-    for s in crate::guide::skills(&idx) {
-        let Some(first) = s.tools.first() else {
+    // The skills of the view: a held skill is not among them.
+    for s in crate::guide::skills(&view) {
+        let Some(entry) = s.tools.first().and_then(|first| view.open(first)) else {
             continue;
         };
-        if matches!(
-            crate::trust::standing(&shared.app.toolbox, first),
-            Ok(crate::trust::Standing::Held(_))
-        ) {
-            tracing::info!(tool = %first, "not served as a skill: held (unsigned, not trusted here)");
-            continue;
-        }
-        let Some(entry) = idx.get(first) else {
-            continue;
-        };
-        let dir = entry.dir.clone();
+        let first = entry.name();
+        let dir = entry.dir().to_path_buf();
         let Ok(text) = std::fs::read_to_string(dir.join("SKILL.md")) else {
             continue;
         };

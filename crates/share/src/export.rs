@@ -76,9 +76,10 @@ fn check_remote(remote: &str, branch: &str) -> Result<(), ShareError> {
 }
 
 /// Push to `remote` (a path, a bare repository or a URL) on `branch`: the whole toolbox
-/// (its HEAD) when `tools` is empty, else a branch whose tree holds just those tools under
-/// `tools/` — built on top of the remote branch when it exists, so repeated exports
-/// fast-forward. The push is never forced.
+/// (its HEAD, with its commits: a receiver judges each version by them, as `sync` does) when
+/// `tools` is empty, else a branch whose tree holds just those tools under `tools/` — built on
+/// top of the remote branch when it exists, so repeated exports fast-forward; a held tool is
+/// refused there. The push is never forced.
 pub fn export_tools(
     tb: &Toolbox,
     tools: &[String],
@@ -118,6 +119,7 @@ pub fn export_tools(
             name: name.clone(),
             source,
         })?;
+        not_held(tb, name)?;
         files.push((name.clone(), history::tool_at(tb, name, &head)?.files));
     }
     let tmp = tempfile::tempdir().map_err(super::io_err(
@@ -189,6 +191,7 @@ pub fn export_tools(
 /// A tool as a Gist: `{"description", "public": false, "files": {name: {"content"}}}`. Gists
 /// are flat and hold text, so a tool with subdirectories or binary files is refused.
 pub fn gist_json(tb: &Toolbox, name: &str) -> Result<Value, ShareError> {
+    not_held(tb, name)?;
     let head = crate::git::resolve(tb.root(), "HEAD").map_err(history::HistoryError::from)?;
     let at = history::tool_at(tb, name, &head)?;
     let mut files = serde_json::Map::new();
@@ -216,4 +219,18 @@ pub fn gist_json(tb: &Toolbox, name: &str) -> Result<Value, ShareError> {
         .map(|p| format!("{name}: {}", p.manifest.description))
         .unwrap_or_else(|| name.to_string());
     Ok(json!({"description": description, "public": false, "files": files}))
+}
+
+/// Refuse to export a held tool (its version came from elsewhere and no one here trusted it):
+/// a Gist, an OCI artifact or a branch of chosen tools carries no provenance a receiver could
+/// judge it by. Fail closed when its standing cannot be judged.
+pub(crate) fn not_held(tb: &Toolbox, name: &str) -> Result<(), ShareError> {
+    match crate::trust::standing(tb, name) {
+        Ok(crate::trust::Standing::Trusted(_)) => Ok(()),
+        Ok(crate::trust::Standing::Held(h)) => Err(ShareError::Held(Box::new(h))),
+        Err(e) => Err(ShareError::Held(Box::new(crate::trust::Held::unjudged(
+            name,
+            &e.to_string(),
+        )))),
+    }
 }

@@ -22,6 +22,7 @@ use toolsmith_manifest as manifest;
 use toolsmith_names as names;
 use toolsmith_runner as runner;
 use toolsmith_toolbox as toolbox;
+use toolsmith_trust as trust;
 
 mod convert;
 mod converted;
@@ -267,6 +268,9 @@ pub enum ShareError {
         /// Why.
         reason: String,
     },
+    /// A held tool: nothing of it leaves this machine until a person trusts it.
+    #[error("{} is not exported: {}", .0.name, .0.withheld().note())]
+    Held(Box<crate::trust::Held>),
     /// Its history could not be read or written.
     #[error(transparent)]
     History(#[from] HistoryError),
@@ -313,6 +317,7 @@ impl crate::error::Hint for ShareError {
             ShareError::OciNotFound { .. } => "check the repository and tag (or digest); publish a tool there with export_tool --oci (toolsmith export NAME --oci REF)".into(),
             ShareError::OciDigest { .. } => "the registry's copy is not what was published (altered in storage or in transit); do not use it: ask the publisher to push again, and import by a digest you got from them (oci://REGISTRY/REPO@sha256:…)".into(),
             ShareError::OciNotATool { .. } => "import_tool takes OCI artifacts published by export_tool --oci (a WASM tool in the CNCF wasm layout, or a toolsmith tool tar); check the reference".into(),
+            ShareError::Held(h) => return h.hint(),
             ShareError::History(e) => return e.hint(),
             ShareError::Toolbox(e) => return e.hint(),
             ShareError::Io { .. } => "check permissions and free space".into(),

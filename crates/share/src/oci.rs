@@ -278,6 +278,7 @@ pub fn export_oci(tb: &Toolbox, name: &str, target: &str) -> Result<OciExportOut
             reason: "a digest is computed from what is published; push to a tag".into(),
         });
     }
+    super::export::not_held(tb, name)?;
     let head = crate::git::resolve(tb.root(), "HEAD").map_err(history::HistoryError::from)?;
     let at = history::tool_at(tb, name, &head)?;
     let text = at.manifest_text().ok_or_else(|| ShareError::NotATool {

@@ -38,9 +38,18 @@ fn git(root: &Path, args: &[&str]) -> Result<String, TrustError> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Commits that changed `path`, newest first (git's history simplification: a merge that
-/// took one side's version unchanged is skipped for that side's commit), at most `limit`.
-pub fn changes_of(root: &Path, path: &str, limit: usize) -> Result<Vec<Commit>, TrustError> {
+/// Commits reachable from `from` (`HEAD` or a full commit id) that changed `path`, newest
+/// first (git's history simplification: a merge that took one side's version unchanged is
+/// skipped for that side's commit), at most `limit`.
+pub fn changes_of(
+    root: &Path,
+    from: &str,
+    path: &str,
+    limit: usize,
+) -> Result<Vec<Commit>, TrustError> {
+    if from.starts_with('-') {
+        return Err(TrustError::Git(format!("not a revision: {from:?}")));
+    }
     let n = format!("-{limit}");
     let out = git(
         root,
@@ -48,7 +57,7 @@ pub fn changes_of(root: &Path, path: &str, limit: usize) -> Result<Vec<Commit>, 
             "log",
             &n,
             "--format=%H%x00%P%x00%an%x00%s",
-            "HEAD",
+            from,
             "--",
             path,
         ],
@@ -137,7 +146,7 @@ pub fn effective_signers(tb: &Toolbox) -> Result<Vec<u8>, TrustError> {
     if trusted.has_signers(&head) {
         return read("HEAD");
     }
-    let commits = changes_of(root, ALLOWED_SIGNERS, 100)?;
+    let commits = changes_of(root, "HEAD", ALLOWED_SIGNERS, 100)?;
     let versions: Vec<Option<String>> = commits
         .iter()
         .map(|c| {

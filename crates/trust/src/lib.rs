@@ -1,7 +1,8 @@
 //! The trust policy: a tool whose current version arrived from elsewhere (sync, `git pull`,
-//! import, update) and is not signed by an allowed key is **held** — listed, readable and
-//! diffable, but its calls are refused until a person on this machine reviews it (`toolsmith
-//! review NAME`) and trusts it (`toolsmith trust NAME`). See docs/trust.md for the threat model.
+//! import, update) and is not signed by an allowed key is **held** — listed by name, but nothing of
+//! it reaches the model (`View`: what every surface showing tools reads) and its calls are
+//! refused until a person on this machine reviews it (`toolsmith review NAME`) and trusts it
+//! (`toolsmith trust NAME`). See docs/trust.md for the threat model.
 //!
 //! A tool's current version is its tree at HEAD (`tools/<name>`). It is trusted when
 //! 1. this machine's record holds that exact tree (toolsmith wrote it here, a person trusted it,
@@ -25,14 +26,16 @@ use toolsmith_names as names;
 use toolsmith_toolbox as toolbox;
 
 mod evidence;
+mod view;
 
-use crate::index::{Index, TOOLS_DIR};
+use crate::index::TOOLS_DIR;
 use crate::toolbox::Toolbox;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 pub use evidence::Commit;
+pub use view::{Open, Shown, View, Withheld};
 
 /// What went wrong while judging trust.
 #[derive(Debug, thiserror::Error)]
@@ -93,7 +96,7 @@ pub enum Trusted {
 /// A tool whose calls are refused until a person trusts it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
 #[error(
-    "tool {name} is held: its current version came from elsewhere ({reason}; commit {short} by {author}: {summary:?}) and nobody on this machine has trusted it"
+    "tool {name} is held: its current version came from elsewhere ({reason}; commit {short} by {author:?}) and nobody on this machine has trusted it"
 )]
 pub struct Held {
     /// The tool.
@@ -105,7 +108,9 @@ pub struct Held {
     pub short: String,
     /// The commit's author.
     pub author: String,
-    /// The commit's summary line.
+    /// The commit's summary line (the teammate's words: shown to a person reviewing it, never
+    /// to the model).
+    #[serde(skip)]
     pub summary: String,
     /// "not signed", "signed by a key not in allowed_signers", "a merge combined both sides".
     pub reason: String,
@@ -116,7 +121,7 @@ impl crate::error::Hint for Held {
     fn hint(&self) -> Option<String> {
         Some({
             format!(
-                "a person on this machine reviews it with `toolsmith review {0}` and, if it is good, runs `toolsmith trust {0}`; until then the tool can be read (get_tool) and diffed (diff_tool) but not called",
+                "a person on this machine reviews it with `toolsmith review {0}` and, if it is good, runs `toolsmith trust {0}`; until then nothing of it is shown to the model (its name, who brought it and why it is held aside) and it is not called",
                 self.name
             )
         })
@@ -174,9 +179,22 @@ pub fn standing(tb: &Toolbox, name: &str) -> Result<Standing, TrustError> {
 
 fn judge(tb: &Toolbox, name: &str, path: &str) -> Result<Standing, TrustError> {
     let root = tb.root();
-    let Some(c) = evidence::changes_of(root, path, 1)?.into_iter().next() else {
+    let Some(c) = evidence::changes_of(root, "HEAD", path, 1)?
+        .into_iter()
+        .next()
+    else {
         return Ok(Standing::Trusted(Trusted::Uncommitted));
     };
+    let s = verdict(tb, name, &c)?;
+    if matches!(s, Standing::Trusted(Trusted::CommittedHere { .. })) {
+        tb.record_trusted(&[name.to_string()])?;
+    }
+    Ok(s)
+}
+
+/// The standing of the version of tool `name` that commit `c` brought.
+fn verdict(tb: &Toolbox, name: &str, c: &Commit) -> Result<Standing, TrustError> {
+    let root = tb.root();
     let held = |reason: &str| {
         Standing::Held(Held {
             name: name.to_string(),
@@ -191,13 +209,14 @@ fn judge(tb: &Toolbox, name: &str, path: &str) -> Result<Standing, TrustError> {
         return Ok(held("a merge combined changes from both sides"));
     }
     if evidence::committed_here(root, &c.id) {
-        tb.record_trusted(&[name.to_string()])?;
-        return Ok(Standing::Trusted(Trusted::CommittedHere { commit: c.id }));
+        return Ok(Standing::Trusted(Trusted::CommittedHere {
+            commit: c.id.clone(),
+        }));
     }
     let signers = evidence::effective_signers(tb)?;
     if let Some(signer) = evidence::signed_by(root, &c.id, &signers)? {
         return Ok(Standing::Trusted(Trusted::Signed {
-            commit: c.id,
+            commit: c.id.clone(),
             signer,
         }));
     }
@@ -218,6 +237,38 @@ fn judge(tb: &Toolbox, name: &str, path: &str) -> Result<Standing, TrustError> {
     Ok(held("signed by a key not in allowed_signers"))
 }
 
+/// Why the version of tool `name` at revision `rev` is held, if it is: a version this machine
+/// does not trust is not shown to the model at any revision (`get_tool` with a revision,
+/// `diff_tool`), as it is not at HEAD. None when that version is trusted or there is none.
+pub fn held_at(tb: &Toolbox, name: &str, rev: &str) -> Result<Option<Held>, TrustError> {
+    crate::names::validate(name).map_err(crate::toolbox::ToolboxError::from)?;
+    let root = tb.root();
+    let commit = crate::git::resolve(root, rev)?;
+    let path = format!("{TOOLS_DIR}/{name}");
+    let Some(tree) = crate::git::entry_id_at(root, &commit, &path)? else {
+        return Ok(None);
+    };
+    if tb.trusted().has_tool(name, &tree) {
+        return Ok(None);
+    }
+    if head_tree(tb, name).as_deref() == Some(tree.as_str()) {
+        return Ok(match standing(tb, name)? {
+            Standing::Held(h) => Some(h),
+            Standing::Trusted(_) => None,
+        });
+    }
+    let Some(c) = evidence::changes_of(root, &commit, &path, 1)?
+        .into_iter()
+        .next()
+    else {
+        return Ok(None);
+    };
+    Ok(match verdict(tb, name, &c)? {
+        Standing::Held(h) => Some(h),
+        Standing::Trusted(_) => None,
+    })
+}
+
 /// The trust check of a call (`App::run_tool_at`; the approval gate is `approval::Gate`): Ok
 /// for a trusted stored tool (or anything that is not a stored tool, e.g. a build's work
 /// directory); the reason when the tool is held. When the standing cannot be judged, the call
@@ -234,36 +285,22 @@ pub fn require_trusted(
     match standing(tb, name) {
         Ok(Standing::Trusted(_)) => Ok(()),
         Ok(Standing::Held(h)) => Err(Box::new(h)),
-        Err(e) => Err(Box::new(Held {
-            name: name.clone(),
+        Err(e) => Err(Box::new(Held::unjudged(name, &e.to_string()))),
+    }
+}
+
+impl Held {
+    /// A tool whose standing could not be judged: held (fail closed).
+    pub fn unjudged(name: &str, why: &str) -> Held {
+        Held {
+            name: name.to_string(),
             commit: String::new(),
             short: "unknown".into(),
             author: "unknown".into(),
             summary: String::new(),
-            reason: format!("its trust could not be checked: {e}"),
-        })),
+            reason: format!("its trust could not be checked: {why}"),
+        }
     }
-}
-
-/// Every held tool of `index`.
-pub fn held_tools(tb: &Toolbox, index: &Index) -> Vec<Held> {
-    let Some(trees) = head_trees(tb) else {
-        return Vec::new();
-    };
-    let record = tb.trusted();
-    index
-        .tools()
-        .filter(|t| {
-            let name = &t.manifest.name;
-            trees
-                .get(name)
-                .is_some_and(|tree| !record.has_tool(name, tree))
-        })
-        .filter_map(|t| match standing(tb, &t.manifest.name) {
-            Ok(Standing::Held(h)) => Some(h),
-            _ => None,
-        })
-        .collect()
 }
 
 /// What identifies the state of HEAD cheaply: `.git/HEAD`, and the inode and mtime of the
@@ -292,6 +329,7 @@ fn head_stamp(root: &std::path::Path) -> Option<Stamp> {
 
 /// `.git/HEAD`'s text and (inode, mtime) of the branch file and packed-refs.
 type Stamp = (String, Vec<Option<(u64, std::time::SystemTime)>>);
+/// The tools' trees at HEAD, by name.
 type Trees = std::sync::Arc<HashMap<String, String>>;
 
 /// The tools' trees at HEAD as last read, with HEAD's stamp then (this toolbox's `state`).
@@ -360,7 +398,7 @@ pub fn review(tb: &Toolbox, name: &str) -> Result<Review, TrustError> {
         Standing::Held(h) => Some(h),
         Standing::Trusted(_) => None,
     };
-    let history = evidence::changes_of(root, &path, 500)?;
+    let history = evidence::changes_of(root, "HEAD", &path, 500)?;
     if history.is_empty() {
         return Err(TrustError::NoSuchTool(name.to_string()));
     }

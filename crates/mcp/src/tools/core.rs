@@ -8,6 +8,7 @@ use crate::Shared;
 use crate::error::Hint;
 use crate::index::Status;
 use crate::manifest::Kind;
+use crate::trust::Shown;
 use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -170,7 +171,7 @@ pub fn unknown_tool(shared: &Shared, name: &str) -> CallToolResult {
 }
 
 fn list_tools(shared: &Shared, a: ListArgs) -> Result<CallToolResult, CallToolResult> {
-    let idx = shared.app.index();
+    let view = shared.app.view();
     let limit = a.limit.unwrap_or(100).clamp(1, 1000) as usize;
     let start: usize = match a.cursor.as_deref() {
         None => 0,
@@ -181,19 +182,30 @@ fn list_tools(shared: &Shared, a: ListArgs) -> Result<CallToolResult, CallToolRe
             )
         })?,
     };
-    let all: Vec<_> = idx
+    // A held tool is listed by name only (and only when no filter asks what it holds).
+    let unfiltered = a.kind.is_none() && a.tag.is_none();
+    let all: Vec<Value> = view
         .tools()
-        .filter(|t| a.kind.is_none_or(|k| t.manifest.kind == k))
-        .filter(|t| {
-            a.tag
-                .as_deref()
-                .is_none_or(|g| t.manifest.tags.iter().any(|x| x == g))
+        .filter_map(|s| match s.open() {
+            None => unfiltered.then(|| {
+                let Shown::Held(w) = s else { return Value::Null };
+                json!({"name": w.name(), "kind": "held", "description": w.note()})
+            }),
+            Some(o) => {
+                let t = o.tool()?;
+                let shown = a.kind.is_none_or(|k| t.manifest.kind == k)
+                    && a.tag
+                        .as_deref()
+                        .is_none_or(|g| t.manifest.tags.iter().any(|x| x == g));
+                shown.then(|| json!({"name": t.manifest.name, "kind": t.manifest.kind, "description": t.manifest.summary()}))
+            }
         })
         .collect();
-    let page: Vec<Value> = all.iter().skip(start).take(limit).map(|t| json!({"name": t.manifest.name, "kind": t.manifest.kind, "description": t.manifest.summary()})).collect();
+    let page: Vec<Value> = all.iter().skip(start).take(limit).cloned().collect();
     let next = (start + limit < all.len()).then(|| (start + limit).to_string());
-    let broken: Vec<Value> = idx
+    let broken: Vec<Value> = view
         .broken()
+        .map(|o| o.entry())
         .map(|e| json!({"name": e.name, "error": e.errors().first().map(|d| d.to_string())}))
         .collect();
     let mut v = json!({"tools": page, "total": all.len()});
@@ -244,8 +256,13 @@ fn get_tool(shared: &Shared, a: GetArgs) -> Result<CallToolResult, CallToolResul
     if let Some(rev) = a.revision.as_deref() {
         return super::history::get_tool_at(shared, name, rev, include_source);
     }
+    let view = shared.app.view();
+    let entry = match view.get(name).ok_or_else(|| unknown_tool(shared, name))? {
+        Shown::Open(o) => o.entry(),
+        // Held: its name, who brought it and why; nothing of its content.
+        Shown::Held(w) => return Ok(json_result(w.json())),
+    };
     let idx = shared.app.index();
-    let entry = idx.get(name).ok_or_else(|| unknown_tool(shared, name))?;
     let version = shared
         .app
         .toolbox
@@ -283,11 +300,6 @@ fn get_tool(shared: &Shared, a: GetArgs) -> Result<CallToolResult, CallToolResul
     v["version"] = version.unwrap_or(Value::Null);
     if let Some(t) = entry.tool() {
         super::servers::describe(shared, t, &mut v);
-    }
-    let gated = entry_tool.map_or(name, |t| t.manifest.name.as_str());
-    if let Ok(crate::trust::Standing::Held(h)) = crate::trust::standing(&shared.app.toolbox, gated)
-    {
-        v["held"] = json!({"reason": h.reason, "commit": h.commit, "hint": h.hint()});
     }
     let files = source_files(&entry.dir);
     v["files"] = if include_source {

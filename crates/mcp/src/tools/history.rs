@@ -164,11 +164,56 @@ async fn diff_tool(ctx: &Ctx, a: DiffArgs) -> Result<CallToolResult, CallToolRes
     let to = a.to.unwrap_or_else(|| "HEAD".into());
     let tb = ctx.shared.app.toolbox.clone();
     let d = blocking(
-        move || history::diff_tool(&tb, &a.name, &a.from, &to),
-        HistoryError::hint,
+        move || {
+            // A version this machine does not trust is not shown, not even as a diff.
+            for rev in [&a.from, &to] {
+                not_held(&tb, &a.name, rev)?;
+            }
+            history::diff_tool(&tb, &a.name, &a.from, &to).map_err(Refused::History)
+        },
+        Refused::hint,
     )
     .await?;
     Ok(json_result(to_json(d)))
+}
+
+/// Why a history meta-tool shows nothing: the version is held, or the history said no.
+enum Refused {
+    Held(Box<crate::trust::Held>),
+    History(HistoryError),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Held(h) => write!(f, "tool {}: {}", h.name, h.withheld().note()),
+            Refused::History(e) => e.fmt(f),
+        }
+    }
+}
+
+impl Refused {
+    fn hint(&self) -> Option<String> {
+        match self {
+            Refused::Held(h) => h.hint(),
+            Refused::History(e) => e.hint(),
+        }
+    }
+}
+
+/// Refuse a version of `name` at `rev` that this machine does not trust (fail closed).
+fn not_held(tb: &crate::toolbox::Toolbox, name: &str, rev: &str) -> Result<(), Refused> {
+    match crate::trust::held_at(tb, name, rev) {
+        Ok(None) => Ok(()),
+        Ok(Some(h)) => Err(Refused::Held(Box::new(h))),
+        // A revision or name git cannot read: the history operation says so itself.
+        Err(crate::trust::TrustError::Toolbox(_))
+        | Err(crate::trust::TrustError::NoSuchTool(_)) => Ok(()),
+        Err(e) => Err(Refused::Held(Box::new(crate::trust::Held::unjudged(
+            name,
+            &e.to_string(),
+        )))),
+    }
 }
 
 async fn rollback(
@@ -220,6 +265,12 @@ pub(crate) fn get_tool_at(
     rev: &str,
     include_source: bool,
 ) -> Result<CallToolResult, CallToolResult> {
+    if let Err(r) = not_held(&shared.app.toolbox, name, rev) {
+        return match r {
+            Refused::Held(h) => Ok(json_result(h.withheld().json())),
+            Refused::History(e) => Err(failure(&e, e.hint())),
+        };
+    }
     let at = history::tool_at(&shared.app.toolbox, name, rev).map_err(|e| failure(&e, e.hint()))?;
     let mut v = json!({"name": name, "revision": rev, "commit": at.commit});
     match at.manifest_text().map(|t| {

@@ -69,7 +69,9 @@ pub fn describe(shared: &crate::Shared, t: &crate::index::Tool, v: &mut serde_js
     v["server"] = serde_json::json!({
         "listed": listing.as_ref().map(|l| l.listed_at),
         "stale": listing.as_ref().is_some_and(|l| l.manifest != upstream::manifest_hash(&dir)),
-        "says_it_is": listing.as_ref().and_then(|l| l.server.as_ref()).map(|s| format!("{} {}", s.name, s.version)),
+        // The server's words about itself: checked, quoted and labelled as its own.
+        "says_it_is": listing.as_ref().and_then(|l| l.says_it_is(name)),
+        "instructions": listing.as_ref().and_then(|l| l.shown_instructions(name)),
         "tools": tools,
     });
 }

@@ -107,7 +107,21 @@ async fn import(ctx: &Ctx, a: ImportArgs) -> Result<CallToolResult, CallToolResu
     let tb = ctx.shared.app.toolbox.clone();
     let actor = ctx.actor.clone();
     let out = blocking(
-        move || share::import_tool(&tb, &req, &actor),
+        move || {
+            let mut out = share::import_tool(&tb, &req, &actor)?;
+            // What came from elsewhere is held: its words are not shown until a person
+            // trusts it (fail closed when that cannot be judged).
+            for t in &mut out.tools {
+                let held = match crate::trust::standing(&tb, &t.name) {
+                    Ok(crate::trust::Standing::Trusted(_)) => continue,
+                    Ok(crate::trust::Standing::Held(h)) => h,
+                    Err(e) => crate::trust::Held::unjudged(&t.name, &e.to_string()),
+                };
+                t.description = held.withheld().note();
+                t.inferred_manifest = None;
+            }
+            Ok(out)
+        },
         ShareError::hint,
     )
     .await?;
@@ -116,6 +130,14 @@ async fn import(ctx: &Ctx, a: ImportArgs) -> Result<CallToolResult, CallToolResu
 }
 
 async fn update(ctx: &Ctx, a: UpdateArgs) -> Result<CallToolResult, CallToolResult> {
+    // A held tool's content (the diff's old side) is not shown, nor is it updated past a
+    // person's review.
+    if let Some(crate::trust::Shown::Held(w)) = ctx.shared.app.view().get(&a.name) {
+        return Err(error_result(
+            format!("tool {}: {}", w.name(), w.note()),
+            w.held().hint(),
+        ));
+    }
     let apply = a.apply.unwrap_or(false);
     let tb = ctx.shared.app.toolbox.clone();
     let actor = ctx.actor.clone();

@@ -1,8 +1,10 @@
 //! toolsmith as the client of one entry's server: what it declares (no roots, no sampling,
 //! no elicitation: the server's questions never reach the person unlabelled), progress
-//! notifications routed to the call that asked for them, and `tools/list_changed` heard.
+//! notifications routed to the call that asked for them, log messages to the calls in flight
+//! (each call's host labels both as the entry's: `tool ENTRY`), and `tools/list_changed` heard.
 //!
-//! Progress is routed where messages are read ([`Heard`]), not in a notification handler:
+//! Progress and logs are routed where messages are read ([`Heard`]), not in a notification
+//! handler:
 //! rmcp runs each notification's handler in a task of its own, so a server's last report,
 //! sent before its answer, could reach the handler after the call had its answer and had
 //! stopped listening. Read in order, every report sent before the answer is in the call's
@@ -22,6 +24,10 @@ use tokio::sync::mpsc;
 
 /// A progress report for a call: (progress, total, message).
 pub type Progress = (f64, Option<f64>, Option<String>);
+/// A log message of the server: (level, text).
+pub type Log = (String, String);
+/// Longest log message passed on, in characters.
+const MAX_LOG: usize = 4096;
 
 /// The handler of one connection.
 #[derive(Clone)]
@@ -33,6 +39,8 @@ pub struct Client {
 pub struct State {
     pub entry: String,
     progress: Mutex<HashMap<String, mpsc::UnboundedSender<Progress>>>,
+    /// The calls in flight, each told the server's log messages.
+    logs: Mutex<HashMap<String, mpsc::UnboundedSender<Log>>>,
     /// Told when the server says its tool list changed.
     pub list_changed: mpsc::UnboundedSender<()>,
 }
@@ -43,23 +51,28 @@ impl Client {
             state: Arc::new(State {
                 entry: entry.to_string(),
                 progress: Mutex::default(),
+                logs: Mutex::default(),
                 list_changed,
             }),
         }
     }
 }
 
-/// The reports the server sends under a call's progress token; dropping it forgets the
-/// token.
+/// The reports the server sends under a call's progress token, and its log messages while
+/// the call runs; dropping it forgets the token.
 pub struct ProgressRoute {
     state: Arc<State>,
     key: String,
     pub reports: mpsc::UnboundedReceiver<Progress>,
+    pub logs: mpsc::UnboundedReceiver<Log>,
 }
 
 impl Drop for ProgressRoute {
     fn drop(&mut self) {
         if let Ok(mut m) = self.state.progress.lock() {
+            m.remove(&self.key);
+        }
+        if let Ok(mut m) = self.state.logs.lock() {
             m.remove(&self.key);
         }
     }
@@ -73,10 +86,33 @@ impl State {
         if let Ok(mut m) = self.progress.lock() {
             m.insert(key.clone(), tx);
         }
+        let (log_tx, log_rx) = mpsc::unbounded_channel();
+        if let Ok(mut m) = self.logs.lock() {
+            m.insert(key.clone(), log_tx);
+        }
         ProgressRoute {
             state: Arc::clone(self),
             key,
             reports: rx,
+            logs: log_rx,
+        }
+    }
+
+    /// Hand a log message to every call in flight (none: it goes to toolsmith's log only).
+    fn heard_log(&self, params: &LoggingMessageNotificationParam) {
+        let text = match &params.data {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let text: String = text.chars().take(MAX_LOG).collect();
+        let level = serde_json::to_value(params.level)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "info".into());
+        if let Ok(m) = self.logs.lock() {
+            for tx in m.values() {
+                let _ = tx.send((level.clone(), text.clone()));
+            }
         }
     }
 
@@ -122,10 +158,12 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Heard<T> {
         let next = inner.receive();
         async move {
             let message = next.await?;
-            if let JsonRpcMessage::Notification(n) = &message
-                && let ServerNotification::ProgressNotification(p) = &n.notification
-            {
-                state.heard_progress(&p.params);
+            if let JsonRpcMessage::Notification(n) = &message {
+                match &n.notification {
+                    ServerNotification::ProgressNotification(p) => state.heard_progress(&p.params),
+                    ServerNotification::LoggingMessageNotification(l) => state.heard_log(&l.params),
+                    _ => {}
+                }
             }
             Some(message)
         }

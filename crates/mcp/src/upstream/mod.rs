@@ -2,7 +2,8 @@
 //! per entry, opened on first use (a stdio server started in the sandbox, or the entry's URL),
 //! kept while used and closed after `[mcp] idle_secs` without a call, and on shutdown.
 //!
-//! A call passes the entry's timeout, its progress notifications and its cancellation (a
+//! A call passes the entry's timeout, its progress notifications and log messages (labelled
+//! by the call's host as the entry's, never toolsmith's) and its cancellation (a
 //! dropped call sends `notifications/cancelled`); a server that exits during a call is an
 //! error naming the entry, with the end of its stderr, and the next call starts it again.
 //! Another version of the entry or other grants (a commit, an approval) start a new process.
@@ -386,6 +387,7 @@ impl Pool {
             tokio::select! {
                 r = &mut call => break r,
                 Some((p, total, message)) = route.reports.recv() => host.progress(p, total, message),
+                Some((level, text)) = route.logs.recv() => host.log(&level, &text),
                 _ = &mut deadline => {
                     return Err(RunError::Timeout { tool: shown, ms: limit.as_millis() as u64 });
                 }
@@ -394,6 +396,9 @@ impl Pool {
         // Reports read before the answer are all in the channel by now (client::Heard).
         while let Ok((p, total, message)) = route.reports.try_recv() {
             host.progress(p, total, message);
+        }
+        while let Ok((level, text)) = route.logs.try_recv() {
+            host.log(&level, &text);
         }
         abandon.0 = None;
         let answer = answer.and_then(|r| match r {
