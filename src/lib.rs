@@ -32,5 +32,6 @@ pub use toolsmith_secrets as secrets;
 pub use toolsmith_servers as servers;
 pub use toolsmith_share as share;
 pub use toolsmith_sync as sync;
+pub use toolsmith_telemetry as telemetry;
 pub use toolsmith_toolbox as toolbox;
 pub use toolsmith_trust as trust;

@@ -99,7 +99,8 @@ impl App {
         let name = name.as_str();
         let dir = dir.to_path_buf();
         let t0 = std::time::Instant::now();
-        check_arguments(&tool, &args)?;
+        crate::telemetry::stage("argument check")
+            .enter_checked(|| check_arguments(&tool, &args), CallError::kind)?;
         // A tool of an MCP entry's server runs as its entry: the entry's files are verified,
         // its version trusted and its grants approved (the tool itself has no files).
         let upstream = tool.upstream.clone();
@@ -116,20 +117,34 @@ impl App {
             tracing::warn!("{w}");
             host.log("warning", w);
         }
-        let (tool, call) = crate::approval::admit(&self.gate(), &dir, tool, &args, host).await?;
+        let (tool, call) = crate::telemetry::stage("approval wait")
+            .run_checked(
+                crate::approval::admit(&self.gate(), &dir, tool, &args, host),
+                |_| "refused",
+            )
+            .await?;
         let t_admit = t0.elapsed();
-        let out = match &upstream {
-            Some(u) => match self.upstream_or_err(name) {
-                Ok(up) => up
-                    .call(&dir, &tool, &u.tool, args, &call.host(host))
-                    .await
-                    .map_err(CallError::from),
-                Err(e) => Err(e.into()),
-            },
-            None => (self.dispatch(name, dir, tool, args, &call.host(host), depth)).await,
+        let run = crate::telemetry::stage("tool run");
+        if run.is_recording() {
+            run.attr("gen_ai.tool.name", name.to_string());
+            run.attr("toolsmith.tool.kind", tool.manifest.kind.to_string());
+        }
+        let work = async {
+            match &upstream {
+                Some(u) => match self.upstream_or_err(name) {
+                    Ok(up) => up
+                        .call(&dir, &tool, &u.tool, args, &call.host(host))
+                        .await
+                        .map_err(CallError::from),
+                    Err(e) => Err(e.into()),
+                },
+                None => (self.dispatch(name, dir, tool, args, &call.host(host), depth)).await,
+            }
         };
+        let out = run.run_checked(work, CallError::kind).await;
         let t_run = t0.elapsed();
-        let out = call.finish(out, |e: &CallError| (e.to_string(), e.hint()));
+        let out = crate::telemetry::stage("redaction")
+            .enter(|| call.finish(out, |e: &CallError| (e.to_string(), e.hint())));
         tracing::debug!(
             tool = %name,
             arguments = ?t_args,

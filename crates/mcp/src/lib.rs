@@ -30,6 +30,7 @@ use toolsmith_sandbox as sandbox;
 use toolsmith_servers as servers;
 use toolsmith_share as share;
 use toolsmith_sync as sync;
+use toolsmith_telemetry as telemetry;
 use toolsmith_toolbox as toolbox;
 use toolsmith_trust as trust;
 
@@ -46,6 +47,7 @@ mod skills;
 mod tasks;
 mod tool_asks;
 mod tools;
+mod traced;
 pub mod upstream;
 mod watch;
 
@@ -178,7 +180,7 @@ pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
 /// no hand-off to a blocking thread per message; otherwise the blocking stdio handles.
 pub async fn serve_stdio(shared: Arc<Shared>) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
-    let running = Server::new(shared)
+    let running = traced::Traced::new(Server::new(shared), telemetry::Transport::Pipe)
         .serve(rmcp::transport::stdio_pipes())
         .await?;
     running.waiting().await?;

@@ -22,4 +22,4 @@ mod stage;
 pub use pipeline::{PipelineError, enabled, install, settings, shutdown};
 pub use request::{Outcome, Request, RequestInfo, Target, Transport, request, session_ended};
 pub use settings::Settings;
-pub use stage::{Stage, carry, carry_async, stage};
+pub use stage::{Carried, Stage, stage};

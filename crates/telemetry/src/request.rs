@@ -182,6 +182,11 @@ impl Request {
         self.cx.clone()
     }
 
+    /// Await `fut` with the request's span current (the stages it starts become children).
+    pub async fn run<F: std::future::Future>(&self, fut: F) -> F::Output {
+        opentelemetry::context::FutureExt::with_context(fut, self.cx.clone()).await
+    }
+
     /// Whether the person lets arguments and results be recorded.
     pub fn records_content(&self) -> bool {
         pipeline::get().is_some_and(|p| p.settings.content)

@@ -117,22 +117,27 @@ impl Drop for Stage {
     }
 }
 
-/// A closure that runs `f` with the caller's current span as its parent: for work handed to
-/// another thread (`spawn_blocking`), where the current span does not follow by itself.
-pub fn carry<T>(f: impl FnOnce() -> T) -> impl FnOnce() -> T {
-    let cx = pipeline::get().map(|_| Context::current());
-    move || {
-        let _attached: Option<ContextGuard> = cx.map(Context::attach);
+/// The span current where it was made, to be the parent of work that runs elsewhere: on
+/// another thread (`spawn_blocking`) or as a task of its own (an MCP task outliving its
+/// request), where the current span does not follow by itself.
+#[derive(Clone)]
+pub struct Carried(Option<Context>);
+
+impl Carried {
+    /// The current span (nothing when nothing is exported).
+    pub fn here() -> Carried {
+        Carried(pipeline::get().map(|_| Context::current()))
+    }
+
+    /// Run `f` with the carried span current.
+    pub fn enter<T>(self, f: impl FnOnce() -> T) -> T {
+        let _attached: Option<ContextGuard> = self.0.map(Context::attach);
         f()
     }
-}
 
-/// `fut` with the caller's current span as its parent wherever it is polled: for work spawned
-/// as a task of its own (an MCP task outliving its request).
-pub fn carry_async<F: Future>(fut: F) -> impl Future<Output = F::Output> {
-    let cx = pipeline::get().map(|_| Context::current());
-    async move {
-        match cx {
+    /// Await `fut` with the carried span current.
+    pub async fn run<F: Future>(self, fut: F) -> F::Output {
+        match self.0 {
             None => fut.await,
             Some(cx) => opentelemetry::context::FutureExt::with_context(fut, cx).await,
         }

@@ -106,11 +106,13 @@ async fn import(ctx: &Ctx, a: ImportArgs) -> Result<CallToolResult, CallToolResu
     };
     let tb = ctx.shared.app.toolbox.clone();
     let actor = ctx.actor.clone();
-    let out = blocking(
-        move || share::import_tool(&tb, &req, &actor),
-        ShareError::hint,
-    )
-    .await?;
+    let carried = crate::telemetry::Carried::here();
+    let import = move || {
+        carried.enter(|| {
+            crate::telemetry::stage("import").enter(|| share::import_tool(&tb, &req, &actor))
+        })
+    };
+    let out = blocking(import, ShareError::hint).await?;
     ctx.changed();
     Ok(json_result(to_json(out)))
 }
