@@ -41,6 +41,7 @@ mod share;
 mod spares;
 mod tasks;
 mod team;
+mod telemetry;
 mod toolbox;
 mod upstream;
 mod verify;
