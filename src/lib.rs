@@ -15,6 +15,7 @@ pub use toolsmith_examples as examples;
 pub use toolsmith_git as git;
 pub use toolsmith_guide as guide;
 pub use toolsmith_hashing as hashing;
+pub use toolsmith_health as health;
 pub use toolsmith_history as history;
 pub use toolsmith_index as index;
 pub use toolsmith_manifest as manifest;
