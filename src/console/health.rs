@@ -14,9 +14,14 @@ const ERR: &str = "#a32626";
 const P50: &str = "#2f5f98";
 const P95: &str = "#9db8dc";
 
+/// A bar's segment: its value, colour and what it is.
+type Segment<'a> = (f64, &'a str, &'a str);
+/// A chart's row: its label and segments.
+type Row<'a> = (String, Vec<Segment<'a>>);
+
 /// One bar chart: a row per (label, segments), segments stacked left to right, each (value,
 /// colour, what it is); the axis ends at the largest row. `unit` follows the totals.
-fn bars(id: &str, caption: &str, rows: &[(String, Vec<(f64, &str, &str)>)], unit: &str) -> String {
+fn bars(id: &str, caption: &str, rows: &[Row<'_>], unit: &str) -> String {
     if rows.is_empty() {
         return format!(
             "<p class=\"muted\">{}: nothing to show yet.</p>",
@@ -85,7 +90,7 @@ fn legend(items: &[(&str, &str)]) -> String {
 fn calls_chart(tools: &[&ToolHealth]) -> String {
     let mut by_calls: Vec<&&ToolHealth> = tools.iter().filter(|t| t.calls > 0).collect();
     by_calls.sort_by(|a, b| b.calls.cmp(&a.calls).then(a.name.cmp(&b.name)));
-    let rows: Vec<(String, Vec<(f64, &str, &str)>)> = by_calls
+    let rows: Vec<Row<'_>> = by_calls
         .iter()
         .take(CHART_ROWS)
         .map(|t| {
@@ -109,7 +114,7 @@ fn calls_chart(tools: &[&ToolHealth]) -> String {
 fn durations_chart(tools: &[&ToolHealth]) -> String {
     let mut timed: Vec<&&ToolHealth> = tools.iter().filter(|t| t.p95_ms.is_some()).collect();
     timed.sort_by(|a, b| b.p95_ms.cmp(&a.p95_ms).then(a.name.cmp(&b.name)));
-    let rows: Vec<(String, Vec<(f64, &str, &str)>)> = timed
+    let rows: Vec<Row<'_>> = timed
         .iter()
         .take(CHART_ROWS)
         .map(|t| {
