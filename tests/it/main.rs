@@ -24,6 +24,7 @@ mod crash;
 mod direct_references;
 mod first_attempt;
 mod forks;
+mod health;
 mod history;
 mod history_memo;
 mod http;
