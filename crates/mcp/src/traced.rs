@@ -467,3 +467,36 @@ impl ServerHandler for Traced {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The methods of an `impl ServerHandler for …` block in `source`.
+    fn methods(source: &str, ty: &str) -> Vec<String> {
+        let start = source
+            .find(&format!("impl ServerHandler for {ty}"))
+            .expect("the impl");
+        let body = &source[start..];
+        let end = body.find("\n}\n").unwrap_or(body.len());
+        let mut out: Vec<String> = body[..end]
+            .split("fn ")
+            .skip(1)
+            .filter_map(|s| s.split('(').next())
+            .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .map(str::to_string)
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Every method `Server` implements is handed over by `Traced` (a method left out would
+    /// silently answer with rmcp's default).
+    #[test]
+    fn the_wrapper_hands_over_every_method_the_server_has() {
+        let server = methods(include_str!("handler.rs"), "Server");
+        let traced = methods(include_str!("traced.rs"), "Traced");
+        let missing: Vec<&String> = server.iter().filter(|m| !traced.contains(m)).collect();
+        assert!(server.len() > 10, "{server:?}");
+        assert!(missing.is_empty(), "Traced does not hand over {missing:?}");
+    }
+}
