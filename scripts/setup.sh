@@ -78,6 +78,13 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import mcp' 2>/dev/nu
   "$venv/bin/pip" install -q --disable-pip-version-check 'mcp>=2.3' >&2
 fi
 export TOOLSMITH_TEST_PYTHON="$venv/bin/python"
+# The OpenTelemetry protocol's message classes (PyPI opentelemetry-proto, pinned), for the OTLP
+# receiver the telemetry tests export to (tests/py/otlp_receiver.py).
+otel_proto=1.45.2
+if ! "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('opentelemetry-proto') != '$otel_proto')" 2>/dev/null; then
+  log "installing opentelemetry-proto $otel_proto into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "opentelemetry-proto==$otel_proto" >&2
+fi
 
 # Node-based MCP clients for the end-to-end tests: the MCP Inspector CLI.
 nt="$root/target/node-tools"

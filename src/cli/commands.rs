@@ -155,6 +155,7 @@ pub fn run(cli: Cli, mut config: Config) -> Result<i32> {
             Ok(0)
         }
         Command::Doctor => super::doctor::run(explicit.as_deref(), &location, &config, cli.json),
+        Command::Stats => super::stats::stats(&app(open(explicit, &location)?), cli.json),
         Command::Build { name, force } => {
             super::build::run(app(open(explicit, &location)?), &name, force, cli.json)
         }

@@ -1,6 +1,7 @@
 //! `toolsmith doctor`: what works on this machine, one line per check, each with a hint when
 //! something is missing. It only reads: no toolbox is created, nothing is written.
 
+mod telemetry;
 mod toolchains;
 
 use super::output;
@@ -77,6 +78,7 @@ pub(super) fn run(
     checks.push(spares_check(config));
     checks.push(disk(&config.cache_dir));
     checks.push(search(config));
+    checks.push(telemetry::telemetry(config));
     checks.extend(approval_checks(&config.data_dir));
     checks.push(references_check(
         &config.data_dir,

@@ -14,6 +14,7 @@ mod scripts;
 mod serve;
 mod servers;
 mod share;
+mod stats;
 mod team;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -149,6 +150,9 @@ pub enum Command {
     /// What works on this machine: toolbox, git identity, interpreters (and their real
     /// paths), the wasm32-wasip1 target, the sandbox, cgroups, free disk — with hints.
     Doctor,
+    /// The toolbox's health: per tool its calls, error rate, p50/p95 duration, last use, who
+    /// made it and when; tools never called, failing tools, near-duplicates (`--json` too).
+    Stats,
     /// Tools whose requested capabilities wait for your approval on this machine, with the
     /// diff since the version you last approved.
     Pending,

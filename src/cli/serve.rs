@@ -78,10 +78,32 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
         }
         Some(a) => Some(http_options(a, &args)?),
     };
+    // OpenTelemetry, when the standard OTEL_* variables name an endpoint.
+    let telemetry =
+        crate::telemetry::Settings::from_env(config.telemetry_content, config.data_dir.clone());
+    match &telemetry.export {
+        crate::telemetry::settings::Export::Invalid(e) => {
+            tracing::warn!(
+                "telemetry: {e}; nothing is exported (hint: {})",
+                crate::error::Hint::hint(e).unwrap_or_default()
+            );
+        }
+        crate::telemetry::settings::Export::To { .. } => {
+            let line = telemetry.describe();
+            match crate::telemetry::install(telemetry) {
+                Ok(_) => tracing::info!("telemetry {line}"),
+                Err(e) => tracing::warn!(
+                    "telemetry: {e}; nothing is exported (hint: {})",
+                    crate::error::Hint::hint(&e).unwrap_or_default()
+                ),
+            }
+        }
+        crate::telemetry::settings::Export::Off(_) => {}
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    rt.block_on(async move {
+    let out = rt.block_on(async move {
         // The index builds in the background so `initialize` is answered at once; the
         // start-up line follows as soon as the tool count is known, then WASM modules are
         // loaded from the compiled-code cache so a first call only instantiates.
@@ -142,7 +164,12 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
         stop.app.stop_all();
         stop.app.usage().flush();
         served
-    })?;
+    });
+    // What is still buffered is exported before the process ends (outside the runtime: the
+    // exporters' threads are waited for).
+    drop(rt);
+    crate::telemetry::shutdown();
+    out?;
     Ok(0)
 }
 

@@ -50,6 +50,7 @@ pub const NAV: &[(&str, &str)] = &[
     ("/secrets", "Secrets"),
     ("/audit", "Audit log"),
     ("/tools", "Tools"),
+    ("/health", "Health"),
 ];
 
 /// A whole page. `active` is the path of its navigation entry; `msg` a note shown on top.

@@ -3,12 +3,14 @@
 //! login link printed in their terminal (`auth`). It shows and acts on what the CLI commands
 //! do, through the same library functions: pending approvals (approve this version, deny),
 //! direct references refused for a tool (allow, take back),
-//! held tools (trust), secrets (set, remove), the audit log, each tool's history (rollback).
+//! held tools (trust), secrets (set, remove), the audit log, each tool's history (rollback),
+//! the toolbox's health (`health`: charts drawn as SVG on the server).
 //! While it runs, its address is recorded in the private directory, so the MCP server's
 //! elicitation can point the person to it (`personal::console_address`; the address holds no
 //! credential).
 
 mod auth;
+mod health;
 mod html;
 mod pages;
 
@@ -81,6 +83,7 @@ impl Started {
             .route("/secrets", get(show))
             .route("/audit", get(show))
             .route("/tools", get(show))
+            .route("/health", get(show))
             .route("/tools/{name}", get(show_tool))
             .route("/approve", post(approve))
             .route("/deny", post(deny))
@@ -229,6 +232,7 @@ async fn show(
         "/held" => pages::held(app, &session.csrf),
         "/secrets" => pages::secrets(app, &session.csrf),
         "/audit" => pages::audit(app, q.tool.as_deref(), q.since.as_deref()),
+        "/health" => health::page(app),
         _ => pages::tools(app),
     })
     .await;

@@ -72,6 +72,27 @@ pub enum CallError {
     Gate(#[from] crate::approval::GateError),
 }
 
+impl CallError {
+    /// What kind of failure this is, in a word (telemetry's `error.type`: never the message,
+    /// which may hold a tool's output).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CallError::NoSuchTool { .. } => "no_such_tool",
+            CallError::Broken { .. } => "broken_tool",
+            CallError::BadArguments { .. } => "bad_arguments",
+            CallError::Run(RunError::Timeout { .. }) => "timeout",
+            CallError::Run(RunError::Memory { .. }) => "memory_limit",
+            CallError::Run(RunError::OutputTooLarge { .. }) => "output_limit",
+            CallError::Run(_) => "run_failed",
+            CallError::Step { .. } => "pipeline_step",
+            CallError::TooDeep { .. } => "too_deep",
+            CallError::Uncommitted { .. } => "uncommitted",
+            CallError::Held(_) => "held",
+            CallError::Gate(_) => "refused",
+        }
+    }
+}
+
 impl crate::error::Hint for CallError {
     fn hint(&self) -> Option<String> {
         match self {

@@ -12,6 +12,7 @@ use toolsmith_index as index;
 use toolsmith_manifest as manifest;
 use toolsmith_runner as runner;
 use toolsmith_search as search;
+use toolsmith_telemetry as telemetry;
 use toolsmith_toolbox as toolbox;
 use toolsmith_trust as trust;
 

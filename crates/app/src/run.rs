@@ -111,26 +111,43 @@ impl App {
         crate::trust::require_trusted(&self.toolbox, &dir, &tool)?;
         let t_trust = t0.elapsed();
         // Only then the arguments: a held tool's schema is not told, not even by a refusal.
-        check_arguments(called.as_ref().unwrap_or(&tool), &args)?;
+        crate::telemetry::stage("argument check").enter_checked(
+            || check_arguments(called.as_ref().unwrap_or(&tool), &args),
+            CallError::kind,
+        )?;
         let t_args = t0.elapsed();
         if let Some(w) = &warning {
             tracing::warn!("{w}");
             host.log("warning", w);
         }
-        let (tool, call) = crate::approval::admit(&self.gate(), &dir, tool, &args, host).await?;
+        let (tool, call) = crate::telemetry::stage("approval wait")
+            .run_checked(
+                crate::approval::admit(&self.gate(), &dir, tool, &args, host),
+                |_| "refused",
+            )
+            .await?;
         let t_admit = t0.elapsed();
-        let out = match &upstream {
-            Some(u) => match self.upstream_or_err(name) {
-                Ok(up) => up
-                    .call(&dir, &tool, &u.tool, args, &call.host(host))
-                    .await
-                    .map_err(CallError::from),
-                Err(e) => Err(e.into()),
-            },
-            None => (self.dispatch(name, dir, tool, args, &call.host(host), depth)).await,
+        let run = crate::telemetry::stage("tool run");
+        if run.is_recording() {
+            run.attr("gen_ai.tool.name", name.to_string());
+            run.attr("toolsmith.tool.kind", tool.manifest.kind.to_string());
+        }
+        let work = async {
+            match &upstream {
+                Some(u) => match self.upstream_or_err(name) {
+                    Ok(up) => up
+                        .call(&dir, &tool, &u.tool, args, &call.host(host))
+                        .await
+                        .map_err(CallError::from),
+                    Err(e) => Err(e.into()),
+                },
+                None => (self.dispatch(name, dir, tool, args, &call.host(host), depth)).await,
+            }
         };
+        let out = run.run_checked(work, CallError::kind).await;
         let t_run = t0.elapsed();
-        let out = call.finish(out, |e: &CallError| (e.to_string(), e.hint()));
+        let out = crate::telemetry::stage("redaction")
+            .enter(|| call.finish(out, |e: &CallError| (e.to_string(), e.hint())));
         tracing::debug!(
             tool = %name,
             verified = ?t_verify,

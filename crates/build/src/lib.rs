@@ -26,6 +26,7 @@ use toolsmith_names as names;
 use toolsmith_runner as runner;
 use toolsmith_sandbox as sandbox;
 use toolsmith_scaffold as scaffold;
+use toolsmith_telemetry as telemetry;
 use toolsmith_toolbox as toolbox;
 
 mod artifacts;
@@ -447,7 +448,7 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
             (bytes, None)
         }
         (None, Some(language)) => {
-            let mut report = componentize::build(
+            let built = componentize::build(
                 app.config(),
                 language,
                 &name,
@@ -455,8 +456,10 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
                 &work.path,
                 host,
                 &opts.cancel,
-            )
-            .await?;
+            );
+            let mut report = crate::telemetry::stage("compile")
+                .run_checked(built, |_| "compile_failed")
+                .await?;
             let bytes = std::mem::take(&mut report.bytes);
             (bytes, Some(report))
         }
@@ -486,7 +489,9 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
                 host,
                 cancel: &opts.cancel,
             };
-            let mut report = compile(&cx, &name, &work.path).await?;
+            let mut report = crate::telemetry::stage("compile")
+                .run_checked(compile(&cx, &name, &work.path), |_| "compile_failed")
+                .await?;
             let bytes = std::mem::take(&mut report.bytes);
             (bytes, Some(report))
         }
@@ -513,7 +518,9 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
     if n > 0 {
         host.progress(0.0, Some(n as f64), Some(format!("running {n} example(s)")));
     }
-    let failures = examples::check(app, &work.path, &tool, host).await;
+    let failures = crate::telemetry::stage("examples")
+        .run(examples::check(app, &work.path, &tool, host))
+        .await;
     if !failures.is_empty() && !opts.commit_anyway {
         return Err(BuildError::Examples {
             tool: name,
@@ -530,7 +537,9 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
         .collect();
     specs.push(FileSpec::new(manifest::FILE_NAME, text.into_bytes()));
     let (tb, actor, n2) = (app.toolbox.clone(), opts.actor.clone(), name.clone());
-    let out = blocking(move || Ok(tb.write_tool(&n2, &specs, &actor)?)).await?;
+    let out = crate::telemetry::stage("commit")
+        .run(blocking(move || Ok(tb.write_tool(&n2, &specs, &actor)?)))
+        .await?;
     drop(work);
     app.refresh();
     let warnings = report

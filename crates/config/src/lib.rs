@@ -77,6 +77,10 @@ pub struct Config {
     pub approval_wait_secs: usize,
     /// `TOOLSMITH_CONFORMANCE_FIXTURES`: serve the MCP conformance suite's fixtures (tests only).
     pub conformance_fixtures: bool,
+    /// `TOOLSMITH_TELEMETRY_CONTENT`: a person lets exported traces carry tools' arguments and
+    /// results (redacted of every stored secret); off by default. Where traces go is said by
+    /// the standard `OTEL_*` variables, which the telemetry layer reads (`toolsmith-telemetry`).
+    pub telemetry_content: bool,
     /// How script processes are isolated.
     pub sandbox: SandboxConfig,
     /// `TOOLSMITH_EMBEDDINGS` and its companions: where search's embeddings come from.
@@ -361,6 +365,7 @@ impl Config {
             gist_base: text("TOOLSMITH_GIST_BASE")?,
             approval_wait_secs: count("TOOLSMITH_APPROVAL_WAIT", 120, 0)?,
             conformance_fixtures: flag("TOOLSMITH_CONFORMANCE_FIXTURES")?,
+            telemetry_content: flag("TOOLSMITH_TELEMETRY_CONTENT")?,
             sandbox: SandboxConfig {
                 allow_unsandboxed: flag("TOOLSMITH_ALLOW_UNSANDBOXED")?,
                 bwrap: path("TOOLSMITH_BWRAP").unwrap_or_else(|| PathBuf::from("bwrap")),

@@ -151,6 +151,11 @@ impl Usage {
             toolsmith_platform::write_atomic(&self.path, &bytes, toolsmith_platform::Atomic::CACHE);
     }
 
+    /// When `name` was last called (unix milliseconds) and how often, as recorded.
+    pub fn of(&self, name: &str) -> Option<(u64, u64)> {
+        self.with(|m| m.get(name).map(|u| (u.last, u.calls)))
+    }
+
     /// The tools called most recently (newest first, at most `cap`), from the record alone:
     /// what a client most likely wants before the whole index is built.
     pub fn recently_used(&self, cap: usize) -> Vec<String> {

@@ -299,7 +299,7 @@ impl ServerHandler for Server {
         let guide = Resource::new(GUIDE_URI, "guide")
             .with_description("How to use this toolbox: conventions and the current tools")
             .with_mime_type("text/markdown");
-        let mut all = vec![guide];
+        let mut all = vec![guide, super::report::resource()];
         // Each imported Agent Skill's instructions (held ones are not among them).
         for s in guide::skills(&self.shared.app.view()) {
             all.push(
@@ -347,6 +347,9 @@ impl ServerHandler for Server {
         }
         if let Some(r) = super::skills::read(&self.shared, &request.uri) {
             return Ok(r.into());
+        }
+        if request.uri == crate::health::URI {
+            return super::report::read(&self.shared).await.map(Into::into);
         }
         match read_text(&self.shared, &request.uri) {
             Some((text, mime)) => Ok(ReadResourceResult::new(vec![

@@ -17,6 +17,7 @@ use toolsmith_config as config;
 use toolsmith_error as error;
 use toolsmith_guide as guide;
 use toolsmith_hashing as hashing;
+use toolsmith_health as health;
 use toolsmith_history as history;
 use toolsmith_index as index;
 use toolsmith_manifest as manifest;
@@ -30,6 +31,7 @@ use toolsmith_sandbox as sandbox;
 use toolsmith_servers as servers;
 use toolsmith_share as share;
 use toolsmith_sync as sync;
+use toolsmith_telemetry as telemetry;
 use toolsmith_toolbox as toolbox;
 use toolsmith_trust as trust;
 
@@ -40,12 +42,14 @@ mod handler;
 mod host;
 pub mod http;
 pub(crate) mod hub;
+mod report;
 mod resources;
 pub(crate) mod rounds;
 mod skills;
 mod tasks;
 mod tool_asks;
 mod tools;
+mod traced;
 pub mod upstream;
 mod watch;
 
@@ -179,7 +183,7 @@ pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
 /// no hand-off to a blocking thread per message; otherwise the blocking stdio handles.
 pub async fn serve_stdio(shared: Arc<Shared>) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
-    let running = Server::new(shared)
+    let running = traced::Traced::new(Server::new(shared), telemetry::Transport::Pipe)
         .serve(rmcp::transport::stdio_pipes())
         .await?;
     running.waiting().await?;

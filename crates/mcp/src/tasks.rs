@@ -83,8 +83,10 @@ where
 {
     let options = TaskOptions::new().with_status_message(format!("{name} is running"));
     let name = name.to_string();
+    // The task's work stays a child of the request's span after the request is answered.
+    let carried = crate::telemetry::Carried::here();
     let task = tasks.spawn(options, move |tctx: TaskContext| {
-        let work = make_work(tctx.clone());
+        let work = carried.run(make_work(tctx.clone()));
         Box::pin(async move {
             tokio::pin!(work);
             let outcome = tokio::select! {

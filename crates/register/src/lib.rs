@@ -16,6 +16,7 @@ use toolsmith_index as index;
 use toolsmith_manifest as manifest;
 use toolsmith_names as names;
 use toolsmith_runner as runner;
+use toolsmith_telemetry as telemetry;
 use toolsmith_toolbox as toolbox;
 
 use crate::app::App;
@@ -482,7 +483,12 @@ pub async fn register(
         cache: &config.cache_dir,
         allowed: &allowed,
     };
-    let lockfiles = deps::resolve(ctx, tb.root(), &m, progress).await?;
+    let lockfiles = crate::telemetry::stage("dependencies")
+        .run_checked(
+            deps::resolve(ctx, tb.root(), &m, progress),
+            |_| "dependencies_failed",
+        )
+        .await?;
 
     let mut files = vec![FileSpec::new(
         entry.clone(),
@@ -526,19 +532,26 @@ pub async fn register(
         validator: Default::default(),
         upstream: None,
     };
-    let failures = crate::examples::check(app, &staging, &tool, host).await;
     let total = tool.manifest.examples.len();
-    if !failures.is_empty() {
-        return Err(RegisterError::Examples { total, failures });
-    }
+    let checked = async {
+        let failures = crate::examples::check(app, &staging, &tool, host).await;
+        match failures.is_empty() {
+            true => Ok(()),
+            false => Err(RegisterError::Examples { total, failures }),
+        }
+    };
+    crate::telemetry::stage("examples")
+        .run_checked(checked, |_| "examples_failed")
+        .await?;
     drop(staged);
 
     let (tb2, name, actor2) = (tb.clone(), spec.name.clone(), actor.clone());
     let files2 = files.clone();
-    let out: WriteOutcome =
-        tokio::task::spawn_blocking(move || tb2.write_tool(&name, &files2, &actor2))
-            .await
-            .map_err(|e| RegisterError::Invalid(format!("the write task failed: {e}")))??;
+    let write = tokio::task::spawn_blocking(move || tb2.write_tool(&name, &files2, &actor2));
+    let out: WriteOutcome = crate::telemetry::stage("commit")
+        .run(write)
+        .await
+        .map_err(|e| RegisterError::Invalid(format!("the write task failed: {e}")))??;
     app.refresh();
     Ok(Registered {
         name: out.name,

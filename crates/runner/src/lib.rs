@@ -17,6 +17,7 @@ use toolsmith_personal as personal;
 use toolsmith_platform as platform;
 use toolsmith_sandbox as sandbox;
 use toolsmith_secrets as secrets;
+use toolsmith_telemetry as telemetry;
 
 pub mod deps;
 #[cfg(target_os = "linux")]

@@ -32,6 +32,8 @@ pub(crate) async fn call_fresh(
     let m = &tool.manifest;
     let name = m.name.clone();
     let t0 = std::time::Instant::now();
+    // The sandbox start: the recipe (interpreter, environment, grants) and a contained process.
+    let start = crate::telemetry::stage("sandbox start");
     let recipe = super::launch::Recipe::new(dir, tool, false, scripts.config()).await?;
     let t_recipe = t0.elapsed();
     let timeout = Duration::from_millis(m.limits.timeout_ms());
@@ -41,12 +43,14 @@ pub(crate) async fn call_fresh(
         match tokio::time::timeout(timeout, scripts.spares.acquire(dir, &recipe)).await {
             Ok(l) => l?,
             Err(_) => {
+                start.fail("timeout");
                 return Err(RunError::Timeout {
                     tool: name,
                     ms: m.limits.timeout_ms(),
                 });
             }
         };
+    drop(start);
     // Only a stored tool keeps spares (not a staged copy checking its examples, nor
     // execute_code's throwaway directory).
     let stored =

@@ -15,6 +15,7 @@
 pub mod bert;
 pub mod embed;
 pub mod endpoint;
+pub mod similar;
 pub mod static_table;
 pub mod store;
 

@@ -173,6 +173,19 @@ impl Store {
         dot(row, &q.values) as f32 * self.scales[r] * q.scale
     }
 
+    /// Cosine of two rows (both normalised vectors).
+    pub fn between(&self, a: u32, b: u32) -> f32 {
+        let (a, b) = (a as usize, b as usize);
+        let ra = &self.values[a * self.dims..(a + 1) * self.dims];
+        let rb = &self.values[b * self.dims..(b + 1) * self.dims];
+        let dot: i32 = ra
+            .iter()
+            .zip(rb)
+            .map(|(&x, &y)| i32::from(x) * i32::from(y))
+            .sum();
+        dot as f32 * self.scales[a] * self.scales[b]
+    }
+
     /// Dimensions of the vectors held (0: none yet).
     /// The dimensions of its vectors.
     pub fn dims(&self) -> usize {

@@ -48,7 +48,12 @@ fn router(
     }
     let for_sessions = Arc::clone(&shared);
     let service = StreamableHttpService::new(
-        move || Ok(Server::new(Arc::clone(&for_sessions))),
+        move || {
+            Ok(crate::traced::Traced::new(
+                Server::new(Arc::clone(&for_sessions)),
+                crate::telemetry::Transport::Tcp,
+            ))
+        },
         Arc::new(BoundedSessions::new(opts.limits.max_sessions)),
         config,
     );

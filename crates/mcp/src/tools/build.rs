@@ -25,7 +25,7 @@ impl MetaTool for BuildTool {
     const DESCRIPTION: &'static str =
         "Build Rust into a WASM tool; commits once its examples pass.";
     const DETAILS: &'static str = "The Rust source (`source`, src/main.rs; left out: rebuild the stored one; `files`: other files, path → text) reads the JSON arguments on stdin and prints the result on stdout (see *WASM tools*); `crates`: name → version (serde_json by default).";
-    const RESULT: &'static [&'static str] = &["name", "action", "commit", "warnings"];
+    const RESULT: &'static [&'static str] = &["name", "action", "commit", "warnings", "similar"];
     const HINTS: Hints = Hints::WRITE.idempotent().open_world();
     type Args = BuildArgs;
     fn runs_as_task(_: &JsonObject) -> bool {
@@ -47,7 +47,9 @@ pub(super) async fn run(req: BuildRequest, commit_anyway: bool, ctx: &Ctx) -> Ca
             if outcome.commit.is_some() {
                 ctx.changed();
             }
-            json_result(serde_json::to_value(&outcome).unwrap_or(Value::Null))
+            let mut v = serde_json::to_value(&outcome).unwrap_or(Value::Null);
+            crate::report::add_similar(&ctx.shared, &outcome.name, &mut v).await;
+            json_result(v)
         }
         Err(e) => build_failure(&e),
     }

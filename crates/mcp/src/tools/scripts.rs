@@ -17,7 +17,9 @@ impl MetaTool for RegisterScript {
     const NAME: &'static str = "register_script";
     const DESCRIPTION: &'static str = "Store a script tool, any language (simplest: JSON on stdin, JSON out); commits once its examples pass.";
     const DETAILS: &'static str = "Simplest: read the JSON arguments on stdin, print JSON. It runs sandboxed (the result's `sandbox` says how); templates, the jsonrpc protocol and dependencies: *Script tools*. `interpreter`: a command of its own, e.g. [\"lua5.4\"].";
-    const RESULT: &'static [&'static str] = &["name", "action", "commit", "protocol", "warnings"];
+    const RESULT: &'static [&'static str] = &[
+        "name", "action", "commit", "protocol", "warnings", "similar",
+    ];
     const HINTS: Hints = Hints::WRITE.idempotent().open_world();
     type Args = ScriptSpec;
     /// Only with dependencies to install.
@@ -63,6 +65,8 @@ async fn register_script(spec: ScriptSpec, ctx: &Ctx) -> CallToolResult {
                 v["sandbox"] =
                     crate::sandbox::describe(&t.manifest, &ctx.shared.app.config().sandbox);
             }
+            // Tools that already do this, so the model can update one instead (nothing refused).
+            crate::report::add_similar(&ctx.shared, &out.name, &mut v).await;
             json_result(v)
         }
         Err(e) => failure(&e, e.hint()),

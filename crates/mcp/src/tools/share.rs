@@ -51,7 +51,7 @@ impl MetaTool for ImportTool {
     const DESCRIPTION: &'static str =
         "Import tools or Agent Skills from git, a Gist or oci:// (never run).";
     const DETAILS: &'static str = "Validated, never run; the result lists what it refused. `source`: a git URL or path, a Gist or oci://REF; `path`: a directory in it.";
-    const RESULT: &'static [&'static str] = &["tools", "skills", "refused", "commit"];
+    const RESULT: &'static [&'static str] = &["tools", "skills", "refused", "commit", "similar"];
     const HINTS: Hints = Hints::WRITE.open_world();
     type Args = ImportArgs;
     fn runs_as_task(_: &JsonObject) -> bool {
@@ -106,27 +106,41 @@ async fn import(ctx: &Ctx, a: ImportArgs) -> Result<CallToolResult, CallToolResu
     };
     let tb = ctx.shared.app.toolbox.clone();
     let actor = ctx.actor.clone();
-    let out = blocking(
-        move || {
-            let mut out = share::import_tool(&tb, &req, &actor)?;
-            // What came from elsewhere is held: its words are not shown until a person
-            // trusts it (fail closed when that cannot be judged).
-            for t in &mut out.tools {
-                let held = match crate::trust::standing(&tb, &t.name) {
-                    Ok(crate::trust::Standing::Trusted(_)) => continue,
-                    Ok(crate::trust::Standing::Held(h)) => h,
-                    Err(e) => crate::trust::Held::unjudged(&t.name, &e.to_string()),
-                };
-                t.description = held.withheld().note();
-                t.inferred_manifest = None;
-            }
-            Ok(out)
-        },
-        ShareError::hint,
-    )
-    .await?;
+    let carried = crate::telemetry::Carried::here();
+    let import = move || {
+        carried.enter(|| {
+            crate::telemetry::stage("import").enter(|| {
+                let mut out = share::import_tool(&tb, &req, &actor)?;
+                // What came from elsewhere is held: its words are not shown until a person
+                // trusts it (fail closed when that cannot be judged).
+                for t in &mut out.tools {
+                    let held = match crate::trust::standing(&tb, &t.name) {
+                        Ok(crate::trust::Standing::Trusted(_)) => continue,
+                        Ok(crate::trust::Standing::Held(h)) => h,
+                        Err(e) => crate::trust::Held::unjudged(&t.name, &e.to_string()),
+                    };
+                    t.description = held.withheld().note();
+                    t.inferred_manifest = None;
+                }
+                Ok(out)
+            })
+        })
+    };
+    let out = blocking(import, ShareError::hint).await?;
     ctx.changed();
-    Ok(json_result(to_json(out)))
+    let mut v = to_json(&out);
+    // Per imported tool, the tools already here that look like it.
+    let mut similar = serde_json::Map::new();
+    for t in &out.tools {
+        if let Some(list) = crate::report::similar(&ctx.shared, &t.name).await {
+            similar.insert(t.name.clone(), list);
+        }
+    }
+    if !similar.is_empty() {
+        v["similar"] = Value::Object(similar);
+        v["similar_note"] = Value::String("tools already here look like imported ones: if one does the same job, keep one of them (update_tool, or delete the other)".into());
+    }
+    Ok(json_result(v))
 }
 
 async fn update(ctx: &Ctx, a: UpdateArgs) -> Result<CallToolResult, CallToolResult> {

@@ -361,12 +361,14 @@ impl WasmRunner {
         store.set_epoch_deadline((timeout_ms / TICK.as_millis() as u64).max(1) + 1);
 
         let mut results = vec![Val::Bool(false); usize::from(loaded.result.is_some())];
-        let run = loaded.pre.instantiate(&mut store).and_then(|i| {
-            let f = i.get_func(&mut store, loaded.func).ok_or_else(|| {
-                wasmtime::format_err!("function {} is not exported", loaded.export)
-            })?;
-            f.call(&mut store, &params, &mut results)
-        });
+        let run = crate::telemetry::stage("sandbox start")
+            .enter(|| loaded.pre.instantiate(&mut store))
+            .and_then(|i| {
+                let f = i.get_func(&mut store, loaded.func).ok_or_else(|| {
+                    wasmtime::format_err!("function {} is not exported", loaded.export)
+                })?;
+                f.call(&mut store, &params, &mut results)
+            });
         let memory_refused = store.data().limits.memory_refused;
         let seen = store.data().filter.seen();
         let refused = store.data().filter.refused();

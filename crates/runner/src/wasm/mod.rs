@@ -457,9 +457,8 @@ impl WasmRunner {
         let mut store = self.module_store(tool, b.build_p1());
         store.set_epoch_deadline((timeout_ms / TICK.as_millis() as u64).max(1) + 1);
 
-        let run = loaded
-            .pre
-            .instantiate(&mut store)
+        let run = crate::telemetry::stage("sandbox start")
+            .enter(|| loaded.pre.instantiate(&mut store))
             .and_then(|i| i.get_typed_func::<(), ()>(&mut store, "_start"))
             .and_then(|f| f.call(&mut store, ()));
         let memory_refused = store.data().limits.memory_refused;

@@ -1,0 +1,214 @@
+//! What tracing costs a call: a warm WASM call (`word_count` of the example toolbox) over MCP
+//! stdio, by a server exporting nothing and by one exporting every span and metric over OTLP
+//! HTTP/protobuf to a sink on 127.0.0.1 (rounds alternate between the two servers, so both see
+//! the same machine); and a stage span's cost with nothing exported. Prints a table.
+//! Run: `cargo bench --bench telemetry`.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl Server {
+    fn spawn(toolbox: &Path, cache: &Path, otlp: Option<&str>) -> Server {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+        cmd.arg("--toolbox")
+            .arg(toolbox)
+            .arg("serve")
+            .env("TOOLSMITH_CACHE", cache)
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        if let Some(e) = otlp {
+            cmd.env("OTEL_EXPORTER_OTLP_ENDPOINT", e);
+        }
+        let mut child = cmd.spawn().expect("spawn toolsmith");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut s = Server {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+        };
+        s.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}));
+        writeln!(
+            s.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        .unwrap();
+        s
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        writeln!(
+            self.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        )
+        .unwrap();
+        self.stdin.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            self.stdout.read_line(&mut line).unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An OTLP/HTTP sink on 127.0.0.1: answers every POST with 200 (keep-alive); the bodies and
+/// their count are kept as totals.
+fn sink() -> (String, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    use std::sync::atomic::Ordering;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let bytes = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let seen = std::sync::Arc::clone(&bytes);
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let seen = std::sync::Arc::clone(&seen);
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(conn.try_clone().unwrap());
+                let mut w = conn;
+                loop {
+                    let mut len = 0usize;
+                    loop {
+                        let mut line = String::new();
+                        if r.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let l = line.to_ascii_lowercase();
+                        if let Some(v) = l.strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap_or(0);
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                    }
+                    let mut body = vec![0; len];
+                    if r.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    seen.fetch_add(len as u64, Ordering::Relaxed);
+                    let _ = w.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n");
+                }
+            });
+        }
+    });
+    (format!("http://{addr}"), bytes)
+}
+
+fn pct(v: &mut [Duration], p: f64) -> Duration {
+    v.sort();
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn main() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tb: PathBuf = tmp.path().join("box");
+    assert!(
+        Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+            .args(["init", "--example"])
+            .arg(&tb)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap()
+            .success()
+    );
+    let cache = tmp.path().join("cache");
+    let (endpoint, exported) = sink();
+    let mut off = Server::spawn(&tb, &cache, None);
+    let mut on = Server::spawn(&tb, &cache, Some(&endpoint));
+    let args = json!({"name": "word_count", "arguments": {"text": "the quick brown fox"}});
+    for s in [&mut off, &mut on] {
+        for _ in 0..50 {
+            let r = s.request("tools/call", args.clone());
+            assert_eq!(r["result"]["structuredContent"]["words"], 4, "{r}");
+        }
+    }
+    let (mut t_off, mut t_on) = (Vec::new(), Vec::new());
+    let traced = |i: u64| {
+        let mut a = args.clone();
+        a["_meta"] = json!({"traceparent": format!("00-{:032x}-{:016x}-01", i + 1, i + 1)});
+        a
+    };
+    for round in 0..40u64 {
+        for i in 0..25u64 {
+            let t = Instant::now();
+            off.request("tools/call", args.clone());
+            t_off.push(t.elapsed());
+            let t = Instant::now();
+            on.request("tools/call", traced(round * 100 + i));
+            t_on.push(t.elapsed());
+        }
+    }
+    let (p50_off, p50_on) = (pct(&mut t_off, 0.5), pct(&mut t_on, 0.5));
+    let (p95_off, p95_on) = (pct(&mut t_off, 0.95), pct(&mut t_on, 0.95));
+    drop(on);
+    // With nothing installed, a stage is one check.
+    let n = 1_000_000u32;
+    let t = Instant::now();
+    for _ in 0..n {
+        drop(std::hint::black_box(toolsmith::telemetry::stage("bench")));
+    }
+    let per_stage = t.elapsed().as_secs_f64() * 1e9 / f64::from(n);
+    let overhead = |a: Duration, b: Duration| (b.as_secs_f64() / a.as_secs_f64() - 1.0) * 100.0;
+    let rows = [
+        (
+            "warm WASM call over MCP stdio, not exported, p50 / p95".to_string(),
+            format!("{} / {}", ms(p50_off), ms(p95_off)),
+        ),
+        (
+            "the same call traced, exported over OTLP, p50 / p95".into(),
+            format!("{} / {}", ms(p50_on), ms(p95_on)),
+        ),
+        (
+            "overhead of tracing, p50 / p95 (target ≤ 5 %)".into(),
+            format!(
+                "{:+.1} % / {:+.1} %",
+                overhead(p50_off, p50_on),
+                overhead(p95_off, p95_on)
+            ),
+        ),
+        (
+            "a stage span with nothing exported".into(),
+            format!("{per_stage:.1} ns"),
+        ),
+        (
+            "OTLP bytes the traced server sent (1,000 calls, before its last flush)".into(),
+            exported
+                .load(std::sync::atomic::Ordering::Relaxed)
+                .to_string(),
+        ),
+    ];
+    println!("| measure | value |\n|---|---|");
+    for (k, v) in rows {
+        println!("| {k} | {v} |");
+    }
+}

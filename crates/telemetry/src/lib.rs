@@ -1,0 +1,25 @@
+//! OpenTelemetry for toolsmith, off until configured: when the standard `OTEL_*` variables
+//! name an OTLP endpoint (`settings`), `toolsmith serve` exports traces and metrics over OTLP
+//! HTTP/protobuf (`pipeline`): a span per MCP request by the OpenTelemetry MCP conventions,
+//! its parent the trace context the client sent in `_meta` (`request`), children for the
+//! stages of a call, a build or a registration (`stage`), and the conventions' histograms with
+//! per-tool call and error counts.
+//!
+//! Invariant: nothing leaves the process that a person did not ask for. Arguments and results
+//! are recorded only when the person opted in (`TOOLSMITH_TELEMETRY_CONTENT`, read by
+//! `toolsmith-config` like every `TOOLSMITH_*` variable), and then redacted of every stored
+//! secret; spans carry names, kinds, ids and classifications, never messages. The `OTEL_*`
+//! variables are OpenTelemetry's standard ones: this crate and the SDK read them, nothing else.
+//! This crate knows no MCP library types (only `toolsmith-mcp` has rmcp).
+
+#![deny(missing_docs)]
+
+mod pipeline;
+mod request;
+pub mod settings;
+mod stage;
+
+pub use pipeline::{PipelineError, enabled, install, settings, shutdown};
+pub use request::{Outcome, Request, RequestInfo, Target, Transport, request, session_ended};
+pub use settings::Settings;
+pub use stage::{Carried, Stage, stage};
