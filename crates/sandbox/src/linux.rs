@@ -3,7 +3,8 @@
 //! only makes system calls on that data between fork and exec (async-signal-safe):
 //!
 //! 1. new user, mount, ipc, uts and (unless network is granted) network namespaces, where the
-//!    kernel allows them; the scratch directory becomes a size-limited tmpfs;
+//!    kernel allows them; the scratch directory and `/dev/shm` become size-limited tmpfs
+//!    mounts of its own;
 //! 2. a new pid namespace: the child forks once more, the grandchild is the namespace's init
 //!    and runs the script (killed when its parent dies); when it exits, the kernel kills every
 //!    process left in the namespace — double-forked daemons included;
@@ -15,7 +16,7 @@
 //! 5. seccomp (`seccomp`, shared with bubblewrap): no inet sockets without network, no ptrace, bpf,
 //!    io_uring, keyrings, module loading and the like.
 
-use super::{Grants, SCRATCH_MB, SandboxError};
+use super::{Grants, SCRATCH_MB, SHM_MB, SandboxError};
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, Ruleset, RulesetAttr,
     RulesetCreatedAttr, Scope, path_beneath_rules,
@@ -176,6 +177,18 @@ fn ruleset(g: &Grants, abi_version: i32) -> Result<OwnedFd, String> {
     Option::<OwnedFd>::from(created).ok_or_else(|| "Landlock did not create a ruleset".into())
 }
 
+/// Where a process of these grants gets a `/dev/shm` of its own (a fresh tmpfs, mounted in
+/// its mount namespace): the host's, unless it is missing or a grant lies beneath it (the
+/// mount would hide it).
+pub fn own_shm(g: &Grants) -> Option<std::path::PathBuf> {
+    let shm = std::path::Path::new("/dev/shm");
+    let real = shm.canonicalize().ok().filter(|p| p.is_dir())?;
+    let hidden = (g.system.iter().chain(&g.read).chain(&g.write))
+        .chain(std::iter::once(&g.scratch))
+        .any(|p| p.starts_with(&real) || p.starts_with(shm));
+    (!hidden).then_some(real)
+}
+
 /// One call of a fork server under this sandbox: a fresh Landlock ruleset for its grants,
 /// which the call's process enters (see `call_rights` for what it adds first).
 pub fn call_ruleset(g: &Grants) -> Result<OwnedFd, String> {
@@ -209,6 +222,8 @@ pub struct InChild {
     /// The working directory (the scratch directory, or a build's own).
     cwd: CString,
     tmpfs_opts: CString,
+    /// `/dev/shm`, where a fresh one is mounted (see `own_shm`), and its mount options.
+    shm: Option<(CString, CString)>,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     /// Bring up the new network namespace's loopback (where the proxy's bridge listens).
@@ -360,6 +375,13 @@ impl InChild {
                     .into_owned(),
             )?,
             tmpfs_opts: cstr(format!("size={SCRATCH_MB}m,mode=0700"))?,
+            shm: match own_shm(g) {
+                Some(p) => Some((
+                    cstr(p.to_string_lossy().into_owned())?,
+                    cstr(format!("size={SHM_MB}m,mode=1777"))?,
+                )),
+                None => None,
+            },
             uid_map: format!("{uid} {uid} 1").into_bytes(),
             gid_map: format!("{gid} {gid} 1").into_bytes(),
             lo_up,
@@ -442,6 +464,19 @@ impl InChild {
                     return Err(last_err());
                 }
                 self.add_rule(self.scratch.as_ptr(), self.scratch_access)?;
+                // Its own /dev/shm, gone with it (where the mount fails, the host's stays
+                // denied by Landlock: nothing is shared either way).
+                if let Some((shm, opts)) = &self.shm
+                    && libc::mount(
+                        c"tmpfs".as_ptr(),
+                        shm.as_ptr(),
+                        c"tmpfs".as_ptr(),
+                        libc::MS_NOSUID | libc::MS_NODEV,
+                        opts.as_ptr().cast(),
+                    ) == 0
+                {
+                    self.add_rule(shm.as_ptr(), self.scratch_access)?;
+                }
             } else {
                 // No mount namespace: the scratch directory is on disk; cap each file at least.
                 let lim = SCRATCH_MB << 20;
