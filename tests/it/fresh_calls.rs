@@ -2,10 +2,11 @@
 //! `toolsmith serve` by the official MCP client (tests/py/fresh_calls.py), once per path a
 //! call's process can come from — a fork server, a spare, a process started for the call —
 //! and per mechanism (bubblewrap, and the in-process sandbox with bubblewrap hidden). Each
-//! call looks for what the one before left in /tmp, /dev/shm, its working directory, HOME,
-//! SysV IPC and POSIX IPC, finds nothing, leaves a marker in each and fills /dev/shm past its
-//! cap. (Under bubblewrap a forked call used to see the previous call's /dev/shm, and a call
-//! could pin memory there past the scratch cap.)
+//! call looks for what the one before left in /tmp, /dev/shm, its working directory, HOME, /
+//! and /dev, SysV IPC and POSIX IPC, finds nothing, leaves a marker where it may and fills
+//! /dev/shm past its cap. (Under bubblewrap a forked call used to see the previous call's
+//! /dev/shm and what it wrote in / and /dev, and a call could pin memory there past the
+//! scratch cap.)
 
 use crate::common;
 use common::*;
@@ -73,10 +74,10 @@ fn every_call_starts_fresh_by_every_path() {
             // The in-process sandbox keeps the host's /tmp out of reach (TMPDIR is the call's
             // scratch), and Landlock refuses POSIX message queues (their file system has no
             // path to grant); everything else is the call's own.
-            let (tmp, mq) = if mech == "bubblewrap" {
-                ("written", "written")
+            let (tmp, mq, rest) = if mech == "bubblewrap" {
+                ("written", "written", "denied: EROFS")
             } else {
-                ("denied: EACCES", "denied: EACCES")
+                ("denied: EACCES", "denied: EACCES", "denied: EACCES")
             };
             for (i, call) in s["calls"].as_array().expect("calls").iter().enumerate() {
                 let found = &call["found"];
@@ -94,6 +95,7 @@ fn every_call_starts_fresh_by_every_path() {
                 let left = &call["left"];
                 let mut want = json!({
                     "tmp": tmp, "shm": "written", "cwd": "written", "home": "written",
+                    "root": rest, "dev": rest,
                     "sysv_shm": "written", "sysv_msg": "written", "sysv_sem": "written",
                     "posix_shm": "written", "posix_sem": "written", "posix_mq": mq,
                     "big_error": "ENOSPC",

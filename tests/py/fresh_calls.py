@@ -1,6 +1,6 @@
 """Every call starts fresh, by every path (issue 39): a Python tool's calls through a fork
 server, a spare or a process started for the call each look for what the call before left in
-/tmp, /dev/shm, its working directory, HOME, SysV IPC (shared memory, message queue,
+/tmp, /dev/shm, its working directory, HOME, / and /dev, SysV IPC (shared memory, message queue,
 semaphores) and POSIX IPC (shared memory, a named semaphore, a message queue), then leave a
 marker in each, and fill /dev/shm past its cap (a 320 MiB file). The server is started by the
 caller with the path it tests (`TOOLSMITH_SPARES`, `TOOLSMITH_FORK_SERVERS`) and the
@@ -32,6 +32,8 @@ names = {
     "shm": "/dev/shm/left-%d" % n,
     "cwd": os.path.join(os.getcwd(), "left-%d" % n),
     "home": os.path.join(os.environ["HOME"], ".left-%d" % n),
+    "root": "/left-%d" % n,
+    "dev": "/dev/left-%d" % n,
 }
 found, left = {}, {}
 for k, p in names.items():
