@@ -4,7 +4,8 @@
 //!
 //! 1. new user, mount, ipc, uts and (unless network is granted) network namespaces, where the
 //!    kernel allows them; the scratch directory and `/dev/shm` become size-limited tmpfs
-//!    mounts of its own;
+//!    mounts of its own (without an IPC namespace, System V IPC and POSIX message queues are
+//!    refused by seccomp: the host's would be shared);
 //! 2. a new pid namespace: the child forks once more, the grandchild is the namespace's init
 //!    and runs the script (killed when its parent dies); when it exits, the kernel kills every
 //!    process left in the namespace — double-forked daemons included;
@@ -28,7 +29,8 @@ use std::sync::OnceLock;
 
 mod seccomp;
 pub use seccomp::{
-    clone3_cached, load_seccomp, seccomp_bytes, seccomp_cached, seccomp_fork_server_cached,
+    clone3_cached, host_ipc_cached, load_seccomp, seccomp_bytes, seccomp_cached,
+    seccomp_fork_server_cached,
 };
 
 /// Devices a script may use (read and write).
@@ -218,6 +220,8 @@ pub struct InChild {
     seccomp: BpfProgram,
     /// `clone3` answered ENOSYS (see `clone3_cached`).
     clone3: BpfProgram,
+    /// Without an IPC namespace of its own: the host's IPC refused (`host_ipc_cached`).
+    host_ipc: Option<BpfProgram>,
     scratch: CString,
     /// The working directory (the scratch directory, or a build's own).
     cwd: CString,
@@ -345,6 +349,11 @@ impl InChild {
         }
         .map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
         let clone3 = clone3_cached().map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
+        let host_ipc = if support.ns_flags & libc::CLONE_NEWIPC == 0 {
+            Some(host_ipc_cached().map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?)
+        } else {
+            None
+        };
         let cstr = |s: String| CString::new(s).map_err(|e| SandboxError::Setup(e.to_string()));
         // SAFETY: getuid/getgid have no preconditions.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
@@ -366,6 +375,7 @@ impl InChild {
             proc_access,
             seccomp,
             clone3,
+            host_ipc,
             scratch: cstr(g.scratch.to_string_lossy().into_owned())?,
             cwd: cstr(
                 g.cwd
@@ -594,6 +604,9 @@ impl InChild {
             }
             load_seccomp(&self.seccomp)?;
             load_seccomp(&self.clone3)?;
+            if let Some(p) = &self.host_ipc {
+                load_seccomp(p)?;
+            }
         }
         Ok(())
     }
