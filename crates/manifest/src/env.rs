@@ -198,4 +198,35 @@ mod tests {
             assert_eq!(steers(n), None, "{n} is a setting");
         }
     }
+
+    #[test]
+    fn a_manifest_asking_for_one_is_invalid_where_it_asks() {
+        let script = "format = 1\nname = \"t\"\ndescription = \"d\"\nkind = \"script\"\n[run]\nlanguage = \"python\"\nentry = \"main.py\"\n";
+        let entry = "format = 1\nname = \"e\"\ndescription = \"d\"\nkind = \"mcp\"\n[mcp]\ncommand = \"python3\"\n";
+        for (text, field) in [
+            (
+                format!("{script}[capabilities]\nenv = [\"HOME\", \"LD_PRELOAD\"]\n"),
+                "capabilities.env.1",
+            ),
+            (
+                format!("{script}[secrets]\nBASH_ENV = \"x\"\n"),
+                "secrets.BASH_ENV",
+            ),
+            (
+                format!("{entry}[mcp.env]\nNODE_OPTIONS = \"--require /x.js\"\n"),
+                "mcp.env.NODE_OPTIONS",
+            ),
+        ] {
+            let d =
+                crate::parse(std::path::Path::new("tool.toml"), None, &text).expect_err("refused");
+            assert!(
+                d.iter().any(|d| d.field.as_deref() == Some(field)
+                    && d.message.contains("is refused: it ")
+                    && d.hint.as_deref() == Some(HINT)),
+                "{field}: {d:?}"
+            );
+        }
+        let fine = format!("{entry}[mcp.env]\nNODE_ENV = \"production\"\n");
+        assert!(crate::parse(std::path::Path::new("tool.toml"), None, &fine).is_ok());
+    }
 }
