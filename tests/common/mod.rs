@@ -214,3 +214,19 @@ pub fn http_server() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     });
     (port, seen)
 }
+
+/// The sandbox mechanisms a test runs under on Linux: bubblewrap and the in-process sandbox
+/// (bubblewrap hidden with `TOOLSMITH_BWRAP=/nonexistent` for that server); the in-process
+/// sandbox alone when the whole run hides bubblewrap (`TOOLSMITH_BWRAP` naming a missing file).
+#[allow(dead_code)]
+pub fn mechanisms() -> &'static [&'static str] {
+    let hidden = std::env::var_os("TOOLSMITH_BWRAP").is_some_and(|b| {
+        let b = std::path::PathBuf::from(b);
+        b.is_absolute() && !b.exists()
+    });
+    if hidden {
+        &["landlock"]
+    } else {
+        &["bubblewrap", "landlock"]
+    }
+}

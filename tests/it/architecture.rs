@@ -182,6 +182,25 @@ fn runners_know_nothing_of_git_or_mcp() {
     );
 }
 
+/// One function builds a sandboxed process's environment and one place sets it on a command
+/// (`sandbox::env`): no other code of the runners or the sandbox sets a command's environment
+/// (a WASM tool's WASI environment is no process's).
+#[test]
+fn only_sandbox_env_sets_a_sandboxed_process_environment() {
+    let bad = scan(
+        |p| {
+            (p.starts_with("crates/runner/") || p.starts_with("crates/sandbox/"))
+                && p != "crates/sandbox/src/env.rs"
+                && !p.starts_with("crates/runner/src/wasm/")
+        },
+        &[".env(", ".envs(", ".env_clear(", ".env_remove("],
+    );
+    assert!(
+        bad.is_empty(),
+        "ARCHITECTURE: a sandboxed process's environment is made by `sandbox::Environment::build` and set by `Prepared::command` only; found in: {bad:?}"
+    );
+}
+
 /// Where `code` reads the environment and what it asks for: each `env::var*(…)` call's
 /// argument, `try_from_env("…")` (a tracing filter) and clap's `env = "…"`.
 fn env_reads(code: &str) -> Vec<String> {

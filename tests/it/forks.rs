@@ -21,21 +21,6 @@ use toolsmith::toolbox::Actor;
 /// These tests start many processes each: they take turns.
 static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-/// The mechanisms a fork server runs under on Linux: bubblewrap and the in-process sandbox
-/// (bubblewrap hidden); with `TOOLSMITH_BWRAP` naming a missing file (`/nonexistent`), the
-/// in-process sandbox alone.
-fn mechanisms() -> &'static [&'static str] {
-    let hidden = std::env::var_os("TOOLSMITH_BWRAP").is_some_and(|b| {
-        let b = PathBuf::from(b);
-        b.is_absolute() && !b.exists()
-    });
-    if hidden {
-        &["landlock"]
-    } else {
-        &["bubblewrap", "landlock"]
-    }
-}
-
 fn make_app(
     mechanism: &str,
     tweak: impl FnOnce(&mut toolsmith::config::Config),

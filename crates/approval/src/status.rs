@@ -96,6 +96,14 @@ pub enum DecideError {
         /// The content hash now.
         current: String,
     },
+    /// It asks for an environment variable no approval can grant (`manifest::env`).
+    #[error("{name} cannot be approved: {why}")]
+    Refused {
+        /// The tool.
+        name: String,
+        /// The refusal, naming the variable and why.
+        why: String,
+    },
     /// The decisions file could not be read or written.
     #[error("cannot read or record the decision: {0}")]
     Io(#[from] std::io::Error),
@@ -110,6 +118,7 @@ impl crate::error::Hint for DecideError {
             DecideError::Changed { name, .. } => format!(
                 "review the new version (`toolsmith pending`, or reload the console) and decide again on {name}"
             ),
+            DecideError::Refused { .. } => crate::manifest::env::HINT.into(),
             DecideError::Io(_) => "check the files of the private directory (mode 0700/0600, owned by you)".into(),
         })
     }
@@ -128,6 +137,15 @@ pub fn decide(
     let Some(s) = status(gate, tool)? else {
         return Err(DecideError::NothingAsked { name });
     };
+    // A variable that steers a loader or an interpreter is never granted (the manifest's
+    // validation refuses it first; this holds should one get past it).
+    let refused = s.items.iter().find_map(|i| match i {
+        Item::Env { name } | Item::Secret { name } => crate::manifest::env::refusal(name),
+        _ => None,
+    });
+    if let Some(why) = refused.filter(|_| decision == Decision::Approved) {
+        return Err(DecideError::Refused { name, why });
+    }
     if let Some(shown) = shown
         && shown != s.content
     {

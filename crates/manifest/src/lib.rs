@@ -8,6 +8,7 @@
 mod capabilities;
 pub mod domain;
 mod edit;
+pub mod env;
 mod mcp;
 mod parse;
 mod validate;

@@ -16,10 +16,87 @@ use std::ffi::OsString;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use tokio::process::Command;
 
 /// Environment variables every script gets (besides declared ones).
-pub(crate) const BASE_ENV: &[&str] = &["PATH", "LANG", "LC_ALL", "TZ"];
+const BASE_ENV: &[&str] = &["PATH", "LANG", "LC_ALL", "TZ"];
+
+/// What starts a recipe's process, for its variables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Starts {
+    /// A script's call.
+    Script,
+    /// A warm worker (`worker = true`).
+    Worker,
+    /// An MCP entry's server.
+    Server,
+}
+
+/// A recipe's variables: what the tool or entry asked for (checked again as the process
+/// starts, `sandbox::Environment::build`) and toolsmith's own values.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Vars {
+    /// The base set and `capabilities.env` passed through from toolsmith's environment, then
+    /// `[mcp] env` (a later value replaces an earlier one).
+    pub asked: Vec<(String, OsString)>,
+    /// toolsmith's own, which win: the tool's name and directory, the interpreters' settings.
+    pub own: Vec<(String, OsString)>,
+}
+
+impl Vars {
+    /// The variables of a tool or entry `m` living in `dir` with its dependency environment
+    /// `deps` — for scripts, workers and servers alike. Err: it asks for a variable
+    /// `manifest::env` refuses (said with why and the hint), so nothing starts.
+    pub fn of(
+        m: &crate::manifest::Manifest,
+        dir: &Path,
+        deps: &deps::Env,
+        is_node: bool,
+        kind: Starts,
+    ) -> Result<Vars, RunError> {
+        let passed = |var: &str| std::env::var_os(var).map(|v| (var.to_string(), v));
+        let mut asked: Vec<(String, OsString)> = (BASE_ENV.iter().copied())
+            .chain(m.capabilities.env.iter().map(String::as_str))
+            .filter_map(passed)
+            .collect();
+        if let Some(server) = m.mcp.as_ref().filter(|_| kind == Starts::Server) {
+            asked.extend(server.env.iter().map(|(k, v)| (k.clone(), v.into())));
+        }
+        let refused = m
+            .capabilities
+            .env
+            .iter()
+            .chain(m.secrets.keys())
+            .chain(asked.iter().map(|(k, _)| k))
+            .find_map(|k| crate::manifest::env::refusal(k));
+        if let Some(why) = refused {
+            return Err(RunError::Sandbox {
+                tool: m.name.clone(),
+                message: why,
+                hint: crate::manifest::env::HINT.into(),
+            });
+        }
+        let mut own: Vec<(String, OsString)> =
+            vec![("TOOLSMITH_TOOL".into(), m.name.clone().into())];
+        own.push(("TOOLSMITH_TOOL_DIR".into(), dir.into()));
+        own.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
+        if kind == Starts::Server {
+            own.push(("PYTHONUNBUFFERED".into(), "1".into()));
+        }
+        if let Some(nm) = &deps.node_modules {
+            own.push(("NODE_PATH".into(), nm.into()));
+        }
+        if is_node {
+            own.push((
+                "NODE_OPTIONS".into(),
+                format!("--max-old-space-size={}", m.limits.memory_mb()).into(),
+            ));
+        }
+        if kind == Starts::Worker {
+            own.push(("TOOLSMITH_WORKER".into(), "1".into()));
+        }
+        Ok(Vars { asked, own })
+    }
+}
 
 /// The toolbox root of a tool directory `<root>/tools/<name>` (also for a hidden staging
 /// directory beside it); None for a directory outside a toolbox (e.g. execute_code's scratch).
@@ -106,8 +183,8 @@ pub(crate) struct Recipe {
     pub entry: PathBuf,
     /// Arguments after the entry (an MCP server's `[mcp] args`; none for a script).
     pub args: Vec<String>,
-    /// Variables set after the environment is cleared (HOME and TMPDIR are the scratch).
-    pub env: Vec<(String, OsString)>,
+    /// The program's variables (HOME and TMPDIR are added: the scratch directory).
+    pub env: Vars,
     /// Secrets a person approved for this tool (decided by `approval::admit`); kept apart from
     /// `env` so that no `Debug` of a recipe shows a value.
     pub secrets: crate::secrets::SecretEnv,
@@ -173,31 +250,12 @@ impl Recipe {
                 .file_name()
                 .is_some_and(|f| f.to_string_lossy().starts_with("node"));
         let entry = dir.join(m.run.entry.as_deref().unwrap_or("main"));
-        let mut vars: Vec<(String, OsString)> = Vec::new();
-        for var in BASE_ENV
-            .iter()
-            .copied()
-            .chain(m.capabilities.env.iter().map(String::as_str))
-        {
-            if let Some(v) = std::env::var_os(var) {
-                vars.push((var.to_string(), v));
-            }
-        }
-        vars.push(("TOOLSMITH_TOOL".into(), name.clone().into()));
-        vars.push(("TOOLSMITH_TOOL_DIR".into(), dir.into()));
-        vars.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
-        if let Some(nm) = &env.node_modules {
-            vars.push(("NODE_PATH".into(), nm.into()));
-        }
-        if is_node {
-            vars.push((
-                "NODE_OPTIONS".into(),
-                format!("--max-old-space-size={}", m.limits.memory_mb()).into(),
-            ));
-        }
-        if worker {
-            vars.push(("TOOLSMITH_WORKER".into(), "1".into()));
-        }
+        let starts = if worker {
+            Starts::Worker
+        } else {
+            Starts::Script
+        };
+        let vars = Vars::of(m, dir, &env, is_node, starts)?;
         let mut visible = vec![dir.to_path_buf()];
         visible.extend(env.dirs.iter().cloned());
         // A spare learns its entry from one line: a path with a newline starts directly.
@@ -363,9 +421,9 @@ pub(crate) fn spawn(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
     start(r, prepared, scratch, &net, proxy, out)
 }
 
-/// Start the prepared command line of a recipe in its scratch directory: the cleared
-/// environment with the recipe's variables, piped stdio, its pids cgroup and limits, its own
-/// process tree.
+/// Start the prepared command line of a recipe in its scratch directory: the recipe's
+/// variables, its secrets and HOME and TMPDIR set inside the sandbox (`sandbox::env`), piped
+/// stdio, its pids cgroup and limits, its own process tree.
 fn start(
     r: &Recipe,
     prepared: sandbox::Prepared,
@@ -378,15 +436,20 @@ fn start(
         tool: r.name.clone(),
         message,
     };
-    let mut cmd = Command::new(&prepared.argv[0]);
-    cmd.args(&prepared.argv[1..])
-        .current_dir(scratch.path())
-        .env_clear()
-        .envs(r.env.iter().map(|(k, v)| (k, v)))
-        .envs(r.secrets.vars())
-        .envs(net.proxy_env())
-        .env("HOME", scratch.path())
-        .env("TMPDIR", scratch.path());
+    let mut prepared = prepared;
+    let asked = (r.env.asked.iter())
+        .map(|(k, v)| (k.as_str(), v.as_os_str()))
+        .chain(r.secrets.vars().map(|(k, v)| (k, std::ffi::OsStr::new(v))));
+    let own = (r.env.own.iter()).map(|(k, v)| (k.as_str(), v.as_os_str()));
+    let sandbox_err = |e: sandbox::SandboxError| RunError::Sandbox {
+        tool: r.name.clone(),
+        message: e.to_string(),
+        hint: e.hint().unwrap_or_default(),
+    };
+    let env = sandbox::Environment::build(asked, own, scratch.path(), net).map_err(sandbox_err)?;
+    let mut cmd = prepared
+        .command(&env, scratch.path())
+        .map_err(sandbox_err)?;
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -364,7 +364,7 @@ pub enum RunError {
     /// An MCP entry's server exited during a call.
     #[error(
         "the MCP server of {entry:?} {how} during the call of {tool:?}{}",
-        if stderr.is_empty() { " (it wrote nothing to stderr)".to_string() } else { format!("; its stderr ends with:\n{stderr}") }
+        if stderr.is_empty() { " (it wrote nothing to stderr)".to_string() } else { format!("; its stderr (what it wrote in its sandbox) ends with:\n{stderr}") }
     )]
     ServerExited {
         /// The entry.

@@ -8,11 +8,10 @@
 //!
 //! It knows nothing of the protocol spoken over those pipes (that is `mcp::upstream`).
 
-use super::launch::{self, BASE_ENV, Launched, Recipe};
+use super::launch::{self, Launched, Recipe, Starts, Vars};
 use super::{RunError, deps};
 use crate::config::Config;
 use std::collections::VecDeque;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -49,11 +48,23 @@ impl ServerProcess {
         }
     }
 
-    /// The last lines it wrote to stderr (at most `max` bytes, the end kept).
+    /// The last lines it wrote to stderr (at most `max` bytes, the end kept), as data: every
+    /// invisible, control or bidirectional character written as `\u{…}`. Only the sandboxed
+    /// program and the sandbox's own launcher (bubblewrap's messages) write there: nothing
+    /// runs outside the sandbox with a variable of the entry's (`sandbox::env`).
     pub fn stderr_tail(&self, max: usize) -> String {
         let lines = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
         let text = lines.iter().cloned().collect::<Vec<_>>().join("\n");
-        deps::tail_text(text.trim(), max)
+        let shown: String = text
+            .trim()
+            .chars()
+            .map(|c| match c {
+                '\n' | '\t' => c.to_string(),
+                c if crate::names::is_invisible(c) => format!("\\u{{{:04x}}}", c as u32),
+                c => c.to_string(),
+            })
+            .collect();
+        deps::tail_text(&shown, max)
     }
 }
 
@@ -204,35 +215,7 @@ async fn recipe(dir: &Path, tool: &super::Granted, config: &Config) -> Result<Re
     let is_node = Path::new(&interp[0])
         .file_name()
         .is_some_and(|f| f.to_string_lossy().starts_with("node"));
-    let mut vars: Vec<(String, OsString)> = Vec::new();
-    for var in BASE_ENV
-        .iter()
-        .copied()
-        .chain(m.capabilities.env.iter().map(String::as_str))
-    {
-        if let Some(v) = std::env::var_os(var) {
-            vars.push((var.to_string(), v));
-        }
-    }
-    vars.extend(
-        server
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), OsString::from(v))),
-    );
-    vars.push(("TOOLSMITH_TOOL".into(), name.clone().into()));
-    vars.push(("TOOLSMITH_TOOL_DIR".into(), dir.into()));
-    vars.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
-    vars.push(("PYTHONUNBUFFERED".into(), "1".into()));
-    if let Some(nm) = &env.node_modules {
-        vars.push(("NODE_PATH".into(), nm.into()));
-    }
-    if is_node {
-        vars.push((
-            "NODE_OPTIONS".into(),
-            format!("--max-old-space-size={}", m.limits.memory_mb()).into(),
-        ));
-    }
+    let vars = Vars::of(m, dir, &env, is_node, Starts::Server)?;
     let mut visible = vec![dir.to_path_buf()];
     visible.extend(env.dirs.iter().cloned());
     Ok(Recipe {

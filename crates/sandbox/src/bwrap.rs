@@ -1,13 +1,15 @@
 //! bubblewrap: the script runs in new user, mount, pid, ipc, uts, cgroup and (without network)
 //! net namespaces, on a root made only of what it needs: the system directories and a few /etc
 //! entries, the interpreter's prefix, the tool's directory and environment (all read-only), a
-//! size-limited tmpfs as its scratch directory and `/tmp`, and the declared roots. Never the
-//! home directory, a toolbox's `.git` or `.toolsmith`, the compiled-code cache or another
-//! tool's directory. The seccomp program of `linux.rs` is handed to bwrap (`--seccomp FD`),
-//! which loads it right before it executes the script (a filter loaded before bwrap itself
-//! would have to allow what bwrap needs to build the sandbox).
+//! size-limited tmpfs as its scratch directory, `/tmp` and `/dev/shm`, and the declared roots;
+//! the rest of the root and `/dev` read-only. Never the home directory, a toolbox's `.git` or
+//! `.toolsmith`, the compiled-code cache or another tool's directory. Its environment comes
+//! from `env.rs` (`--args`), bwrap's own is empty. The seccomp program of `linux.rs` is
+//! handed to bwrap (`--seccomp FD`), which loads it right before it executes the script (a
+//! filter loaded before bwrap itself would have to allow what bwrap needs to build the
+//! sandbox).
 
-use super::{Grants, SCRATCH_MB, SandboxError, TMP_MB};
+use super::{Grants, SCRATCH_MB, SHM_MB, SandboxError, TMP_MB};
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
@@ -111,6 +113,8 @@ pub fn wrap(
     let mut a: Vec<String> = vec![prog];
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(|x| x.to_string()));
     push(&["--dev", "/dev", "--proc", "/proc"]);
+    let shm_bytes = (SHM_MB << 20).to_string();
+    push(&["--size", &shm_bytes, "--tmpfs", "/dev/shm"]);
     let tmp_bytes = (TMP_MB << 20).to_string();
     push(&["--size", &tmp_bytes, "--tmpfs", "/tmp"]);
     for p in g.system.iter().chain(&g.read) {
@@ -133,6 +137,9 @@ pub fn wrap(
         "--tmpfs",
         &scratch,
     ]);
+    // Nothing else is writable: the root bubblewrap builds and its /dev are tmpfs mounts a
+    // process could fill (without a size) and a fork server's calls would share.
+    push(&["--remount-ro", "/dev", "--remount-ro", "/"]);
     push(&[
         "--unshare-all",
         "--unshare-user-try",

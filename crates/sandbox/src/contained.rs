@@ -3,8 +3,9 @@
 //! fail-closed rule as calls. A process sees the system directories, the tool chain and the
 //! package caches it is given read-only, its own work and output directories writable, and
 //! a scratch directory as HOME and TMPDIR; nothing else of HOME, no toolbox, no personal
-//! directory. Its environment is cleared to what the tool chain needs. Its network is none,
-//! or only the package registries through the filtering proxy calls use (`sandbox::proxy`):
+//! directory. Its environment is only what the tool chain needs, set inside the sandbox
+//! (`crate::env`: the launcher's own is empty). Its network is none, or only the package
+//! registries through the filtering proxy calls use (`sandbox::proxy`):
 //! fetching is a step of its own, and build scripts and install hooks run offline.
 
 use crate::config::SandboxConfig;
@@ -52,8 +53,8 @@ pub struct Job<'a> {
     pub what: String,
     /// The program and its arguments.
     pub argv: Vec<String>,
-    /// Variables set after the environment is cleared (PATH among them; HOME and TMPDIR are
-    /// the scratch directory).
+    /// The program's variables (PATH among them; HOME and TMPDIR are the scratch directory),
+    /// toolsmith's and the person's own values, set inside the sandbox (`crate::env`).
     pub env: Vec<(String, OsString)>,
     /// The working directory (one of `read` or `write`).
     pub cwd: PathBuf,
@@ -138,17 +139,14 @@ pub fn spawn(job: &Job<'_>) -> Result<Started, ContainError> {
         write: job.write.clone(),
         config: job.config,
     };
-    let prepared = crate::prepare_build(job.argv.clone(), &spec)?;
-    let mut cmd = tokio::process::Command::new(&prepared.argv[0]);
-    cmd.args(&prepared.argv[1..])
-        .current_dir(&job.cwd)
-        .env_clear()
-        .env("PATH", path_with(&[]))
-        .envs(job.env.iter().map(|(k, v)| (k, v)))
-        .envs(net.proxy_env())
-        .env("HOME", scratch.path())
-        .env("TMPDIR", scratch.path())
-        .stdin(Stdio::null())
+    let mut prepared = crate::prepare_build(job.argv.clone(), &spec)?;
+    // All of it toolsmith's and the person's own values (a build input names none of them).
+    let path = path_with(&[]);
+    let own = std::iter::once(("PATH", path.as_os_str()))
+        .chain(job.env.iter().map(|(k, v)| (k.as_str(), v.as_os_str())));
+    let env = crate::Environment::build([], own, scratch.path(), &net)?;
+    let mut cmd = prepared.command(&env, &job.cwd)?;
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let cgroup = PidsCgroup::new(BUILD_TASKS, job.config);

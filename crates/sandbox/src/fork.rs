@@ -7,14 +7,16 @@
 //! CAP_SYS_ADMIN of its own user namespace and may call `mount`, `umount2` and `setns` (its
 //! seccomp program allows them), and under the in-process sandbox it enters no Landlock domain
 //! (a Landlocked process cannot mount). Each call's process — the init of a pid namespace of its
-//! own — then mounts a fresh scratch directory (and, under bubblewrap, a fresh `/tmp`) and its
-//! own `/proc` in a mount namespace of its own, unshares the IPC namespace (and the network
-//! namespace of a tool without network), drops every capability, sets `no_new_privs`, enters
-//! the call's Landlock ruleset (the in-process sandbox; made here, per call) and loads the full
-//! seccomp programs — those a script process of this tool gets — before the tool's code runs.
+//! own — then mounts a fresh scratch directory, `/dev/shm` (and, under bubblewrap, a fresh
+//! `/tmp`) and its own `/proc` in a mount namespace of its own, unshares the IPC namespace
+//! (and the network namespace of a tool without network), drops every capability, sets
+//! `no_new_privs`, enters the call's Landlock ruleset (the in-process sandbox; made here, per
+//! call) and loads the full seccomp programs — those a script process of this tool gets —
+//! before the tool's code runs. Under bubblewrap the rest of the server's view (its root and
+//! `/dev`) is read-only, so nothing else a call could write is there for the next.
 
 use super::{
-    Grants, Mechanism, Net, Prepared, SCRATCH_MB, SandboxError, Spec, TMP_MB, choose, wrap,
+    Grants, Mechanism, Net, Prepared, SCRATCH_MB, SHM_MB, SandboxError, Spec, TMP_MB, choose, wrap,
 };
 use serde_json::{Value, json};
 use std::os::fd::OwnedFd;
@@ -48,6 +50,8 @@ pub struct ForkSetup {
     /// Under the in-process sandbox: the grants each call's Landlock ruleset is made from.
     landlock: Option<Grants>,
     scratch: PathBuf,
+    /// Where each call mounts a `/dev/shm` of its own (None: the host's stays denied).
+    shm: Option<PathBuf>,
     network: Net,
 }
 
@@ -96,6 +100,12 @@ pub fn prepare_fork_server(
         seccomp,
         landlock: (mechanism == Mechanism::Landlock).then(|| grants.clone()),
         scratch: grants.scratch.clone(),
+        // Under bubblewrap the server's own /dev/shm (a tmpfs it mounted) is covered by each
+        // call's; the in-process sandbox covers the host's where it can.
+        shm: match mechanism {
+            Mechanism::Bubblewrap => Some(PathBuf::from("/dev/shm")),
+            _ => super::linux::own_shm(&grants),
+        },
         network: grants.network.clone(),
     };
     let prepared = wrap(mechanism, argv, grants, spec.config, true)?;
@@ -104,9 +114,10 @@ pub fn prepare_fork_server(
 
 impl ForkSetup {
     /// What the fork server's stub reads when it starts (`stubs/fork.py`): the scratch
-    /// directory and its mount options, the fresh `/tmp` (bubblewrap), the namespaces each
-    /// call unshares besides its pid namespace, the seccomp programs (hex), and under the
-    /// in-process sandbox the Landlock rights the call adds for its fresh scratch and `/proc`.
+    /// directory and its mount options, the fresh `/tmp` (bubblewrap) and `/dev/shm`, the
+    /// namespaces each call unshares besides its pid namespace, the seccomp programs (hex),
+    /// and under the in-process sandbox the Landlock rights the call adds for its fresh
+    /// scratch, `/dev/shm` and `/proc`.
     pub fn config(&self) -> Result<Value, SandboxError> {
         let mut unshare = libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
         if self.network == Net::None {
@@ -125,6 +136,8 @@ impl ForkSetup {
             "scratch_opts": format!("size={SCRATCH_MB}m,mode=0700"),
             "tmp_opts": (self.mechanism == Mechanism::Bubblewrap)
                 .then(|| format!("size={},mode=0755", TMP_MB << 20)),
+            "shm": self.shm,
+            "shm_opts": format!("size={SHM_MB}m,mode=1777"),
             "unshare": unshare,
             "seccomp": self.seccomp.iter().map(hex::encode).collect::<Vec<_>>(),
             // Bubblewrap's init runs the tool as pid 2; the in-process sandbox's tool is the

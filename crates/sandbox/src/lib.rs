@@ -28,6 +28,7 @@ pub mod bridge;
 mod bwrap;
 mod cgroup;
 pub mod contained;
+pub mod env;
 #[cfg(target_os = "linux")]
 mod fork;
 mod grants;
@@ -40,6 +41,7 @@ pub mod proxy;
 pub mod seatbelt;
 
 pub use cgroup::PidsCgroup;
+pub use env::Environment;
 #[cfg(target_os = "linux")]
 pub use fork::fork_servers;
 #[cfg(target_os = "linux")]
@@ -84,6 +86,9 @@ pub const NPROC_LIMIT: u64 = 4096;
 pub const SCRATCH_MB: u64 = 256;
 /// Size of the private `/tmp` inside bubblewrap.
 pub const TMP_MB: u64 = 64;
+/// Size of a call's own `/dev/shm` (POSIX shared memory and semaphores), where the mechanism
+/// gives it one: an in-memory filesystem that goes with the call.
+pub const SHM_MB: u64 = 64;
 
 /// Why a sandboxed process could not be prepared.
 #[derive(Debug, Error)]
@@ -111,6 +116,13 @@ pub enum SandboxError {
         /// The allowed roots.
         roots: String,
     },
+    /// A tool or entry asked for a variable that steers a loader or an interpreter
+    /// (`manifest::env`).
+    #[error("{why}")]
+    Refused {
+        /// The refusal, naming the variable and why.
+        why: String,
+    },
     /// Setting the sandbox up failed.
     #[error("cannot prepare the sandbox: {0}")]
     Setup(String),
@@ -131,6 +143,7 @@ impl crate::error::Hint for SandboxError {
                     "remove `sandbox = \"none\"` from the tool's [run] table to run it sandboxed; or, {opt_out}"
                 ),
                 SandboxError::OutsideRoots { .. } => "declare it under [capabilities] in tool.toml, inside the allowed roots (TOOLSMITH_ROOTS)".into(),
+                SandboxError::Refused { .. } => crate::manifest::env::HINT.into(),
                 SandboxError::Setup(_) => "this is a bug or an unusual kernel configuration; run with -v to see more".into(),
             }
         })

@@ -3,7 +3,9 @@
 //! only makes system calls on that data between fork and exec (async-signal-safe):
 //!
 //! 1. new user, mount, ipc, uts and (unless network is granted) network namespaces, where the
-//!    kernel allows them; the scratch directory becomes a size-limited tmpfs;
+//!    kernel allows them; the scratch directory and `/dev/shm` become size-limited tmpfs
+//!    mounts of its own (without an IPC namespace, System V IPC and POSIX message queues are
+//!    refused by seccomp: the host's would be shared);
 //! 2. a new pid namespace: the child forks once more, the grandchild is the namespace's init
 //!    and runs the script (killed when its parent dies); when it exits, the kernel kills every
 //!    process left in the namespace — double-forked daemons included;
@@ -15,7 +17,7 @@
 //! 5. seccomp (`seccomp`, shared with bubblewrap): no inet sockets without network, no ptrace, bpf,
 //!    io_uring, keyrings, module loading and the like.
 
-use super::{Grants, SCRATCH_MB, SandboxError};
+use super::{Grants, SCRATCH_MB, SHM_MB, SandboxError};
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, Ruleset, RulesetAttr,
     RulesetCreatedAttr, Scope, path_beneath_rules,
@@ -27,7 +29,8 @@ use std::sync::OnceLock;
 
 mod seccomp;
 pub use seccomp::{
-    clone3_cached, load_seccomp, seccomp_bytes, seccomp_cached, seccomp_fork_server_cached,
+    clone3_cached, host_ipc_cached, load_seccomp, seccomp_bytes, seccomp_cached,
+    seccomp_fork_server_cached,
 };
 
 /// Devices a script may use (read and write).
@@ -176,6 +179,18 @@ fn ruleset(g: &Grants, abi_version: i32) -> Result<OwnedFd, String> {
     Option::<OwnedFd>::from(created).ok_or_else(|| "Landlock did not create a ruleset".into())
 }
 
+/// Where a process of these grants gets a `/dev/shm` of its own (a fresh tmpfs, mounted in
+/// its mount namespace): the host's, unless it is missing or a grant lies beneath it (the
+/// mount would hide it).
+pub fn own_shm(g: &Grants) -> Option<std::path::PathBuf> {
+    let shm = std::path::Path::new("/dev/shm");
+    let real = shm.canonicalize().ok().filter(|p| p.is_dir())?;
+    let hidden = (g.system.iter().chain(&g.read).chain(&g.write))
+        .chain(std::iter::once(&g.scratch))
+        .any(|p| p.starts_with(&real) || p.starts_with(shm));
+    (!hidden).then_some(real)
+}
+
 /// One call of a fork server under this sandbox: a fresh Landlock ruleset for its grants,
 /// which the call's process enters (see `call_rights` for what it adds first).
 pub fn call_ruleset(g: &Grants) -> Result<OwnedFd, String> {
@@ -205,10 +220,14 @@ pub struct InChild {
     seccomp: BpfProgram,
     /// `clone3` answered ENOSYS (see `clone3_cached`).
     clone3: BpfProgram,
+    /// Without an IPC namespace of its own: the host's IPC refused (`host_ipc_cached`).
+    host_ipc: Option<BpfProgram>,
     scratch: CString,
     /// The working directory (the scratch directory, or a build's own).
     cwd: CString,
     tmpfs_opts: CString,
+    /// `/dev/shm`, where a fresh one is mounted (see `own_shm`), and its mount options.
+    shm: Option<(CString, CString)>,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     /// Bring up the new network namespace's loopback (where the proxy's bridge listens).
@@ -330,6 +349,11 @@ impl InChild {
         }
         .map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
         let clone3 = clone3_cached().map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
+        let host_ipc = if support.ns_flags & libc::CLONE_NEWIPC == 0 {
+            Some(host_ipc_cached().map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?)
+        } else {
+            None
+        };
         let cstr = |s: String| CString::new(s).map_err(|e| SandboxError::Setup(e.to_string()));
         // SAFETY: getuid/getgid have no preconditions.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
@@ -351,6 +375,7 @@ impl InChild {
             proc_access,
             seccomp,
             clone3,
+            host_ipc,
             scratch: cstr(g.scratch.to_string_lossy().into_owned())?,
             cwd: cstr(
                 g.cwd
@@ -360,6 +385,13 @@ impl InChild {
                     .into_owned(),
             )?,
             tmpfs_opts: cstr(format!("size={SCRATCH_MB}m,mode=0700"))?,
+            shm: match own_shm(g) {
+                Some(p) => Some((
+                    cstr(p.to_string_lossy().into_owned())?,
+                    cstr(format!("size={SHM_MB}m,mode=1777"))?,
+                )),
+                None => None,
+            },
             uid_map: format!("{uid} {uid} 1").into_bytes(),
             gid_map: format!("{gid} {gid} 1").into_bytes(),
             lo_up,
@@ -442,6 +474,19 @@ impl InChild {
                     return Err(last_err());
                 }
                 self.add_rule(self.scratch.as_ptr(), self.scratch_access)?;
+                // Its own /dev/shm, gone with it (where the mount fails, the host's stays
+                // denied by Landlock: nothing is shared either way).
+                if let Some((shm, opts)) = &self.shm
+                    && libc::mount(
+                        c"tmpfs".as_ptr(),
+                        shm.as_ptr(),
+                        c"tmpfs".as_ptr(),
+                        libc::MS_NOSUID | libc::MS_NODEV,
+                        opts.as_ptr().cast(),
+                    ) == 0
+                {
+                    self.add_rule(shm.as_ptr(), self.scratch_access)?;
+                }
             } else {
                 // No mount namespace: the scratch directory is on disk; cap each file at least.
                 let lim = SCRATCH_MB << 20;
@@ -559,6 +604,9 @@ impl InChild {
             }
             load_seccomp(&self.seccomp)?;
             load_seccomp(&self.clone3)?;
+            if let Some(p) = &self.host_ipc {
+                load_seccomp(p)?;
+            }
         }
         Ok(())
     }

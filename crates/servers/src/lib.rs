@@ -82,6 +82,15 @@ pub enum AddError {
         /// What is wrong.
         message: String,
     },
+    /// The entry asks for an environment variable that steers a loader or an interpreter
+    /// (`manifest::env`).
+    #[error("MCP entry {name:?} was not added: {why}")]
+    Refused {
+        /// The entry's name.
+        name: String,
+        /// The refusal, naming the variable and why.
+        why: String,
+    },
     /// Installing or locking the server's package failed.
     #[error(transparent)]
     Deps(#[from] DepsError),
@@ -116,6 +125,7 @@ impl crate::error::Hint for AddError {
     fn hint(&self) -> Option<String> {
         match self {
             AddError::Invalid { .. } => Some("an entry is a name plus `package` and `command`/`args` (a server over stdio) or `url` (streamable HTTP); the fields are in the guide (toolsmith://guide)".into()),
+            AddError::Refused { .. } => Some(manifest::env::HINT.into()),
             AddError::Deps(e) => e.hint(),
             AddError::Server { hint, .. } => hint.clone(),
             AddError::Toolbox(e) => e.hint(),
@@ -155,6 +165,18 @@ pub fn manifest_of(spec: &ServerSpec) -> Result<(Manifest, Option<Package>), Add
         name: spec.name.clone(),
         message,
     };
+    // Before anything is installed or started: a variable that steers a loader or an
+    // interpreter is refused wherever it is asked for.
+    let secret_names = spec.secrets.as_ref().map(SecretsSpec::to_map);
+    let asked = (spec.env.keys())
+        .chain(secret_names.iter().flat_map(|s| s.keys()))
+        .chain(spec.capabilities.iter().flat_map(|c| &c.env));
+    if let Some(why) = asked.filter_map(|k| manifest::env::refusal(k)).next() {
+        return Err(AddError::Refused {
+            name: spec.name.clone(),
+            why,
+        });
+    }
     let mut command = spec.command.clone();
     let mut args = spec.args.clone();
     let mut package = match &spec.package {

@@ -112,6 +112,7 @@ pub(super) fn check_mcp(m: &Manifest, out: &mut Vec<Issue>) {
         }
     }
     for k in s.env.keys() {
+        super::check_env_name(format!("mcp.env.{k}"), k, out);
         if !is_secret_name(k) && !is_env_name(k) {
             out.push(err(
                 format!("mcp.env.{k}"),

@@ -45,6 +45,14 @@ pub fn is_secret_name(n: &str) -> bool {
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
+/// A variable a tool or an entry asks for that steers a loader or an interpreter before its
+/// program runs (`crate::env`): an error that says why.
+fn check_env_name(field: String, name: &str, out: &mut Vec<Issue>) {
+    if let Some(why) = crate::env::refusal(name) {
+        out.push(err(field, why, crate::env::HINT));
+    }
+}
+
 /// A relative path that stays inside the tool directory.
 fn is_inner_path(p: &str) -> bool {
     let path = std::path::Path::new(p);
@@ -86,6 +94,10 @@ pub(super) fn validate(m: &Manifest, dir_name: Option<&str>) -> Vec<Issue> {
                 "use uppercase letters, digits and '_', starting with a letter (e.g. GITHUB_TOKEN), at most 64 characters",
             ));
         }
+        check_env_name(format!("secrets.{name}"), name, &mut out);
+    }
+    for (i, name) in m.capabilities.env.iter().enumerate() {
+        check_env_name(format!("capabilities.env.{i}"), name, &mut out);
     }
     if m.description.trim().is_empty() {
         out.push(err(

@@ -78,7 +78,7 @@ pub async fn stdio(
                     if tail.is_empty() {
                         String::new()
                     } else {
-                        format!("; its stderr ends with:\n{tail}")
+                        format!("; its stderr (what it wrote in its sandbox) ends with:\n{tail}")
                     }
                 ),
                 "check [mcp] command and args in its tool.toml: the program must speak MCP over stdin/stdout (some servers need an argument such as `stdio`)",

@@ -6,8 +6,8 @@
 # calls from its control socket (argv[1]; its configuration is the JSON file at argv[2]):
 # each message carries the call's stdin, stdout, stderr and channel (and, under the in-process
 # sandbox, a Landlock ruleset). For each, it forks a process that is the init of a pid
-# namespace of its own; that process mounts a fresh scratch directory (and /tmp under
-# bubblewrap) and its own /proc in a mount namespace of its own, unshares the IPC (and, for a
+# namespace of its own; that process mounts a fresh scratch directory and /dev/shm (and /tmp
+# under bubblewrap) and its own /proc in a mount namespace of its own, unshares the IPC (and, for a
 # tool without network, the network) namespace, moves the call's descriptors to 0, 1, 2 and 9
 # and closes every other one, drops every capability, sets no_new_privs, enters its Landlock
 # ruleset, loads the tool's full seccomp programs (under bubblewrap it then forks once more and
@@ -53,6 +53,8 @@ def _toolsmith_fork_server():
     scratch = os.fsencode(cfg["scratch"])
     tmp_opts = cfg["tmp_opts"] and cfg["tmp_opts"].encode()
     scratch_opts = cfg["scratch_opts"].encode()
+    shm = cfg["shm"] and os.fsencode(cfg["shm"])
+    shm_opts = cfg["shm_opts"].encode()
     landlock = cfg["landlock"]
     unshare_flags = cfg["unshare"]
     own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY)
@@ -130,12 +132,17 @@ def _toolsmith_fork_server():
         if tmp_opts:
             fresh_tmp()
         check(libc.mount(b"tmpfs", scratch, b"tmpfs", MS_NOSUID | MS_NODEV, scratch_opts), "mounting the scratch directory")
+        if shm:
+            # Its own /dev/shm: the server's (bubblewrap's) is shared by every call.
+            check(libc.mount(b"tmpfs", shm, b"tmpfs", MS_NOSUID | MS_NODEV, shm_opts), "mounting /dev/shm")
         proc = libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0
         if landlock is None and not proc:
             # Under bubblewrap the /proc underneath shows the server and the other calls.
             check(-1, "mounting /proc")
         if landlock is not None:
             landlock_rule(ruleset, scratch, landlock["scratch"])
+            if shm:
+                landlock_rule(ruleset, shm, landlock["scratch"])
             if proc:
                 landlock_rule(ruleset, b"/proc", landlock["proc"])
         os.chdir(scratch)

@@ -60,6 +60,50 @@ pub fn clone3_cached() -> Result<BpfProgram, String> {
     .clone()
 }
 
+/// A third program for a process that shares the host's IPC namespace (the in-process
+/// sandbox where the kernel makes no namespaces): System V IPC and POSIX message queues
+/// refused (EPERM), so nothing a call leaves there reaches the next call, and nothing of the
+/// host's is reachable by its id.
+pub fn host_ipc_cached() -> Result<BpfProgram, String> {
+    static P: OnceLock<Result<BpfProgram, String>> = OnceLock::new();
+    P.get_or_init(|| {
+        let e = |e: seccompiler::BackendError| e.to_string();
+        let rules: BTreeMap<i64, Vec<SeccompRule>> = [
+            libc::SYS_shmget,
+            libc::SYS_shmat,
+            libc::SYS_shmdt,
+            libc::SYS_shmctl,
+            libc::SYS_msgget,
+            libc::SYS_msgsnd,
+            libc::SYS_msgrcv,
+            libc::SYS_msgctl,
+            libc::SYS_semget,
+            libc::SYS_semop,
+            libc::SYS_semtimedop,
+            libc::SYS_semctl,
+            libc::SYS_mq_open,
+            libc::SYS_mq_unlink,
+            libc::SYS_mq_timedsend,
+            libc::SYS_mq_timedreceive,
+            libc::SYS_mq_notify,
+            libc::SYS_mq_getsetattr,
+        ]
+        .into_iter()
+        .map(|sc| (sc, vec![]))
+        .collect();
+        let arch = std::env::consts::ARCH.try_into().map_err(e)?;
+        let filter = SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(libc::EPERM as u32),
+            arch,
+        )
+        .map_err(e)?;
+        BpfProgram::try_from(filter).map_err(e)
+    })
+    .clone()
+}
+
 /// The seccomp program every sandboxed process gets (also handed to bubblewrap): refuses
 /// socket() for anything but unix sockets unless network is granted, unix sockets too unless
 /// `unix` (the in-process sandbox, whose processes see the host's file system: a pathname
