@@ -339,10 +339,7 @@ pub fn audit(app: &App, a: &AuditArgs, as_json: bool) -> Result<i32> {
 /// `toolsmith console`: serve the console until Ctrl-C. The login link goes to stdout (with
 /// `--json`, `{"url", "login"}`), what to do with it to stderr.
 pub fn console(app: App, a: &ConsoleArgs, as_json: bool) -> Result<i32> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let rt = super::runtime(Some(2))?;
     let opts = crate::console::Options {
         port: a.port,
         no_open: a.no_open,

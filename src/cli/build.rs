@@ -35,10 +35,7 @@ impl Host for Terminal {
 
 /// Run the build; Ctrl-C stops cargo and commits nothing.
 pub(super) fn run(app: App, name: &str, force: bool, as_json: bool) -> Result<i32> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let rt = super::runtime(Some(2))?;
     let host = Terminal;
     let mut opts = build::Options::new(&host, CLI_ACTOR);
     opts.commit_anyway = force;

@@ -221,3 +221,19 @@ pub enum Exposure {
     /// None: meta-tools only (use call_tool).
     None,
 }
+
+/// Stack of each of a runtime's worker threads. A call's path is a chain of async functions
+/// (the handler, the meta-tool, registration, its examples gate, the call's gates, the
+/// runner), and an unoptimised build gives each poll a frame of tens to hundreds of KiB: the
+/// 2 MiB tokio chooses overflowed there. Only touched pages are committed.
+const WORKER_STACK: usize = 8 << 20;
+
+/// The one way a command builds its tokio runtime: `workers` worker threads (tokio's default,
+/// one per core, when None), each with a [`WORKER_STACK`] stack.
+pub(crate) fn runtime(workers: Option<usize>) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut b = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = workers {
+        b.worker_threads(n);
+    }
+    b.thread_stack_size(WORKER_STACK).enable_all().build()
+}

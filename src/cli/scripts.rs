@@ -227,10 +227,7 @@ impl crate::runner::script::Host for StderrHost {
 /// `toolsmith register NAME --code FILE ...`.
 pub fn register(app: crate::app::App, args: &RegisterArgs, as_json: bool) -> Result<i32> {
     let spec = spec_of(args)?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let rt = super::runtime(Some(2))?;
     let progress = |_: f64, _: f64, m: String| eprintln!("{m}");
     let actor = Actor::from(super::CLI_ACTOR);
     let out = rt.block_on(register::register(

@@ -100,9 +100,7 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
         }
         crate::telemetry::settings::Export::Off(_) => {}
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let rt = super::runtime(None)?;
     let out = rt.block_on(async move {
         // The index builds in the background so `initialize` is answered at once; the
         // start-up line follows as soon as the tool count is known, then WASM modules are

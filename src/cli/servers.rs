@@ -101,10 +101,7 @@ fn run(
     specs: &[ServerSpec],
     source: Option<&str>,
 ) -> Result<servers::Outcome> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let rt = super::runtime(Some(2))?;
     crate::mcp::upstream::install(app, None);
     let progress = |_: f64, _: f64, m: String| eprintln!("{m}");
     let actor = Actor::from(super::CLI_ACTOR);
