@@ -17,6 +17,8 @@ fn main() {
             toolsmith::sandbox::bridge::main(&args[2..]);
         }
     }
+    // Process-wide prerequisites, once, before any client is made.
+    toolsmith::platform::tls::install();
     let cli = Cli::parse();
     // Every TOOLSMITH_* variable, read once, before anything runs.
     let config = match Config::from_env() {
@@ -58,8 +60,8 @@ fn main() {
             for cause in e.chain().skip(1) {
                 eprintln!("  caused by: {cause}");
             }
-            if let Some(h) = hint {
-                eprintln!("hint: {h}");
+            if let Some(h) = hint.filter(|h| !h.trim().is_empty()) {
+                eprintln!("hint: {}", cli::for_terminal(&h));
             }
             2
         }

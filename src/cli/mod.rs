@@ -25,6 +25,7 @@ pub use commands::run;
 /// The actor recorded in commits made from the command line.
 pub const CLI_ACTOR: &str = "cli";
 pub use output::UserError as UserErrorRef;
+pub use output::for_terminal;
 
 /// toolsmith: a self-extending MCP server. An AI writes tools; toolsmith builds, stores,
 /// versions and runs them in a git toolbox.

@@ -38,6 +38,29 @@ impl From<crate::toolbox::ToolboxError> for UserError {
     }
 }
 
+/// A hint as the person at the terminal reads it: errors shared with the MCP surface name
+/// meta-tools (`get_tool NAME`, `list_tools`, `search_tools`); here they name the commands that
+/// do the same. Hints that already name a `toolsmith` command are left as they are.
+pub fn for_terminal(hint: &str) -> String {
+    // (MCP spelling, CLI spelling); a NAME after `get_tool` is kept.
+    const SAME: &[(&str, &str)] = &[
+        ("`get_tool `", "`toolsmith show `"),
+        ("(`get_tool`)", "(`toolsmith show NAME`)"),
+        ("`list_tools`", "`toolsmith list`"),
+        ("`search_tools`", "`toolsmith search WORDS`"),
+    ];
+    let mut out = hint.to_string();
+    for (mcp, cli) in SAME {
+        if let Some(prefix) = mcp.strip_suffix('`').filter(|p| p.ends_with(' ')) {
+            // `get_tool NAME`: the name follows.
+            out = out.replace(prefix, cli.trim_end_matches('`'));
+        } else {
+            out = out.replace(mcp, cli);
+        }
+    }
+    out
+}
+
 /// Print rows as an aligned plain-text table.
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
@@ -72,4 +95,31 @@ pub fn json(value: &serde_json::Value) {
         "{}",
         serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::for_terminal;
+
+    #[test]
+    fn hints_name_the_terminals_commands() {
+        assert_eq!(
+            for_terminal("`get_tool add` shows the input schema"),
+            "`toolsmith show add` shows the input schema"
+        );
+        assert_eq!(
+            for_terminal("`list_tools` or `search_tools` shows the tools there are"),
+            "`toolsmith list` or `toolsmith search WORDS` shows the tools there are"
+        );
+        assert_eq!(
+            for_terminal(
+                "check the arguments against the tool's input schema (`get_tool`), or fix the tool"
+            ),
+            "check the arguments against the tool's input schema (`toolsmith show NAME`), or fix the tool"
+        );
+        assert_eq!(
+            for_terminal("run `toolsmith build x`"),
+            "run `toolsmith build x`"
+        );
+    }
 }

@@ -42,6 +42,7 @@ mod scripts;
 mod search;
 mod serve;
 mod share;
+mod shipped;
 mod spares;
 mod tasks;
 mod team;

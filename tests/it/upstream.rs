@@ -511,3 +511,53 @@ fn an_editors_mcp_json_is_imported_as_entries() {
     assert_eq!(commit_count(&e.root), before + 1);
     assert_clean(&e.root);
 }
+
+/// `add-mcp NAME --npm PKG@VER -- stdio`: a first word that is not a command is an argument of
+/// the package's own command. A server started from a file outside its sandbox fails, and the
+/// error names the sandbox and the fixes, not the server's arguments (issue 40).
+#[test]
+fn add_mcp_arguments_go_to_the_packages_command_and_outside_files_are_named() {
+    let e = env(Mech::Bwrap);
+    let out = e.ok(&[
+        "add-mcp",
+        "ev",
+        "--npm",
+        "@modelcontextprotocol/server-everything@2026.8.31",
+        "--",
+        "stdio",
+    ]);
+    assert!(out.contains("ev__echo"), "{out}");
+    let toml = std::fs::read_to_string(e.root.join("tools/ev/tool.toml")).unwrap();
+    let m: toml::Value = toml::from_str(&toml).unwrap();
+    let command = m["mcp"]["command"].as_str().unwrap_or_default();
+    assert!(command.contains("server-everything"), "{toml}");
+    assert_eq!(m["mcp"]["args"].as_array().map(Vec::len), Some(1), "{toml}");
+    assert_eq!(m["mcp"]["args"][0].as_str(), Some("stdio"), "{toml}");
+
+    // A server's file outside the entry's directory: not there inside the sandbox.
+    let outside = e.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("index.js"), "console.log('never runs');\n").unwrap();
+    let script = outside.join("index.js");
+    let out = e.cli(&[
+        "add-mcp",
+        "mine",
+        "--npm",
+        "@modelcontextprotocol/server-everything@2026.8.31",
+        "--",
+        "node",
+        script.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    let hint = stderr
+        .lines()
+        .find(|l| l.starts_with("hint: "))
+        .unwrap_or_default();
+    assert!(
+        hint.contains("sandbox") && hint.contains("--npm") && hint.contains("--read"),
+        "{stderr}"
+    );
+    assert!(!e.root.join("tools/mine").exists());
+    assert_clean(&e.root);
+}

@@ -42,6 +42,17 @@ pub mod wit_gen;
 
 pub use cargo::{COMPONENT_TARGET, Diagnostic, TARGET};
 pub use error::BuildError;
+
+/// Other spellings of `build_tool`'s languages ("rust", "python", "javascript"):
+/// (spelling, name). The MCP arguments and the CLI accept them.
+pub const LANGUAGE_ALIASES: &[(&str, &str)] = &[
+    ("rs", "rust"),
+    ("js", "javascript"),
+    ("node", "javascript"),
+    ("nodejs", "javascript"),
+    ("py", "python"),
+    ("python3", "python"),
+];
 pub use files::{WIT_FILE, package_name, target_dir};
 
 use crate::app::App;
@@ -89,6 +100,7 @@ pub struct BuildRequest {
     // "rust" (default), "python" (a component from app.py) or "javascript" (from app.js):
     // the guide says it.
     #[serde(default)]
+    #[schemars(extend("enum" = ["rust", "python", "javascript"]))]
     pub language: Option<String>,
     // The WIT text (default: from the schemas) and the function to run when it exports
     // several: the guide tells them; no description here keeps the meta-tools small.
@@ -217,8 +229,14 @@ pub async fn build(
         None
     };
     let artifact = previous.as_ref().map(|m| m.artifact().to_string());
-    let language = match req
-        .language
+    let asked = req.language.as_deref().map(|l| {
+        let lower = l.to_ascii_lowercase();
+        LANGUAGE_ALIASES
+            .iter()
+            .find(|(a, _)| *a == lower)
+            .map_or(lower.clone(), |(_, c)| (*c).to_string())
+    });
+    let language = match asked
         .as_deref()
         .or_else(|| previous.as_ref().and_then(|m| m.run.language.as_deref()))
     {

@@ -172,6 +172,7 @@ pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
         })),
     );
     watch::spawn(Arc::clone(&shared))?;
+    watch::spawn_approvals(Arc::clone(&shared));
     // MCP entries without a listing for their version (a fresh clone): listed now, in the
     // background; nothing waits for them.
     upstream::list_stale(Arc::clone(&shared), None);

@@ -1,6 +1,7 @@
 //! The watcher: file events under `tools/` (hand edits, `git pull`, `git checkout`, writes
 //! made through toolsmith) are debounced, the index is refreshed, and each settled change is
-//! announced to every client exactly once.
+//! announced to every client exactly once. A person's decisions (`toolsmith approve`, the
+//! console) are watched too: an MCP entry that waited for approval lists its tools once it may.
 
 use super::Shared;
 use notify::{EventKind, RecursiveMode, Watcher};
@@ -115,6 +116,53 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
         }
     });
     Ok(())
+}
+
+/// Watch this toolbox's approvals file (in the personal directory, written by `toolsmith
+/// approve`, `deny` and the console, in this process or another): when it changes, the MCP
+/// entries whose tools were never listed (one waiting for a person) are listed now, so their
+/// tools appear (one list_changed) without a first call of the entry itself.
+pub fn spawn_approvals(shared: Arc<Shared>) {
+    let file = shared.app.gate().store().path().to_path_buf();
+    let Some(dir) = file.parent().map(std::path::Path::to_path_buf) else {
+        return;
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let watched = file.clone();
+    let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        if let Ok(ev) = res
+            && !matches!(ev.kind, EventKind::Access(_))
+            && (ev.paths.is_empty() || ev.paths.contains(&watched))
+        {
+            let _ = tx.send(());
+        }
+    });
+    let mut watcher = match watcher {
+        Ok(w) => w,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot watch the approvals; an approved MCP entry lists its tools on its first call");
+            return;
+        }
+    };
+    // The directory may not exist before the first decision: make it (private, as the
+    // personal directory's files are) so that the first one is seen.
+    if let Err(e) = crate::personal::ensure_dir(&dir).and_then(|()| {
+        watcher
+            .watch(&dir, RecursiveMode::NonRecursive)
+            .map_err(std::io::Error::other)
+    }) {
+        tracing::warn!(error = %e, dir = %dir.display(), "cannot watch the approvals; an approved MCP entry lists its tools on its first call");
+        return;
+    }
+    tokio::spawn(async move {
+        let _watcher = watcher;
+        while rx.recv().await.is_some() {
+            // Debounce: a decision is one atomic write (a rename), but editors and locks
+            // make several events.
+            while let Ok(Some(())) = tokio::time::timeout(SETTLE * 5, rx.recv()).await {}
+            let _ = super::upstream::list_stale(Arc::clone(&shared), None).await;
+        }
+    });
 }
 
 /// How long a change waits for its MCP entries' servers to list their tools before it is

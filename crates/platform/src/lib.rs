@@ -2,9 +2,11 @@
 //! functions: private files (mode 0600 on Unix; on Windows the per-user profile's inherited
 //! ACL), files replaced atomically (`write_atomic`), process trees (a process group on Unix,
 //! a job object on Windows, through `process-wrap`) and single processes by pid (alive?
-//! kill), so the rest of the code has no `cfg`.
+//! kill), so the rest of the code has no `cfg`; and the process-wide TLS set-up ([`tls`]).
 
 #![deny(missing_docs)]
+
+pub mod tls;
 
 use std::fs::File;
 use std::io;

@@ -335,6 +335,12 @@ fn kept_files(dir: &Path, new: &[FileSpec]) -> Result<Vec<FileSpec>, AddError> {
 }
 
 /// Whether a file is executable (kept so when it is carried over); never on Windows.
+/// A word that names a program by itself: a path, or a program on PATH (`node`, `python3`,
+/// `uvx`). A word that is neither (`stdio`, `--port`) is an argument.
+fn is_command(word: &str) -> bool {
+    word.contains('/') || (!word.starts_with('-') && which::which(word).is_ok())
+}
+
 fn executable(entry: &walkdir::DirEntry) -> bool {
     entry
         .metadata()
@@ -429,6 +435,27 @@ async fn prepare(
     files.extend(kept_files(&tb.tools_dir().join(&name), &files)?);
     for f in &files {
         write(&staging, f)?;
+    }
+    // A package with a first word that is not a command (`add-mcp x --npm PKG@VER -- stdio`):
+    // the words are arguments of the package's own command.
+    let server = m.mcp.get_or_insert_with(Default::default);
+    if let (Some(p), Some(first)) = (&package, server.command.clone())
+        && server.url.is_none()
+        && !is_command(&first)
+    {
+        let env = deps::ensure(ctx, tb.root(), &m, &staging).await?;
+        if !package::commands_of(p, &env).contains(&first) {
+            let own = package::command_of(p, &env).ok_or_else(|| AddError::Invalid {
+                name: name.clone(),
+                message: format!(
+                    "`{first}` is not a command of {} and the package installs no single command to start it with (give the command first, after `--`)",
+                    p.name()
+                ),
+            })?;
+            let server = m.mcp.get_or_insert_with(Default::default);
+            server.args.insert(0, first);
+            server.command = Some(own);
+        }
     }
     // A package without a command: the command it installs.
     let server = m.mcp.get_or_insert_with(Default::default);

@@ -167,24 +167,42 @@ pub fn from_launcher(command: &str, args: &[String]) -> Option<(Package, Vec<Str
 /// (a string: the package's own name; one entry: that one; several: the one named like the
 /// package), a wheel's `console_scripts` (likewise).
 pub fn command_of(pkg: &Package, env: &crate::runner::deps::Env) -> Option<String> {
+    let like = match pkg {
+        Package::Npm { name, .. } => name.rsplit('/').next().unwrap_or(name).to_string(),
+        Package::Pip { .. } => pkg.name(),
+    };
+    pick(commands_of(pkg, env), &like)
+}
+
+/// Every command a package installs (npm's `bin`, a wheel's `console_scripts`).
+pub fn commands_of(pkg: &Package, env: &crate::runner::deps::Env) -> Vec<String> {
     match pkg {
         Package::Npm { name, .. } => {
-            let nm = env.node_modules.as_ref()?;
-            let text = std::fs::read_to_string(nm.join(name).join("package.json")).ok()?;
-            let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+            let Some(nm) = env.node_modules.as_ref() else {
+                return Vec::new();
+            };
+            let Some(v) = std::fs::read_to_string(nm.join(name).join("package.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            else {
+                return Vec::new();
+            };
             let plain = name.rsplit('/').next().unwrap_or(name).to_string();
-            match v.get("bin")? {
-                serde_json::Value::String(_) => Some(plain),
-                serde_json::Value::Object(o) => pick(o.keys().cloned().collect(), &plain),
-                _ => None,
+            match v.get("bin") {
+                Some(serde_json::Value::String(_)) => vec![plain],
+                Some(serde_json::Value::Object(o)) => o.keys().cloned().collect(),
+                _ => Vec::new(),
             }
         }
         Package::Pip { .. } => {
-            let py = env.python.as_ref()?;
-            let venv = py.parent()?.parent()?;
+            let Some(venv) = env.python.as_ref().and_then(|p| p.parent()?.parent()) else {
+                return Vec::new();
+            };
             let want = normalize(&pkg.name());
-            let lib = venv.join("lib");
-            for pydir in std::fs::read_dir(&lib).ok()?.flatten() {
+            let Ok(pydirs) = std::fs::read_dir(venv.join("lib")) else {
+                return Vec::new();
+            };
+            for pydir in pydirs.flatten() {
                 let site = pydir.path().join("site-packages");
                 let Ok(entries) = std::fs::read_dir(&site) else {
                     continue;
@@ -198,11 +216,12 @@ pub fn command_of(pkg: &Package, env: &crate::runner::deps::Env) -> Option<Strin
                     if normalize(dist) != want {
                         continue;
                     }
-                    let text = std::fs::read_to_string(e.path().join("entry_points.txt")).ok()?;
-                    return pick(console_scripts(&text), &pkg.name());
+                    return std::fs::read_to_string(e.path().join("entry_points.txt"))
+                        .map(|t| console_scripts(&t))
+                        .unwrap_or_default();
                 }
             }
-            None
+            Vec::new()
         }
     }
 }

@@ -88,9 +88,7 @@ fn is_loopback(registry: &str) -> bool {
 }
 
 fn client_for(reference: &Reference) -> Client {
-    // reqwest is built without a default crypto provider; this build's is ring. Installing
-    // twice is harmless (the first one stays).
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    toolsmith_platform::tls::install();
     let registry = reference.resolve_registry().to_string();
     let protocol = if is_loopback(&registry) {
         ClientProtocol::HttpsExcept(vec![registry])

@@ -99,8 +99,7 @@ pub fn install(settings: Settings) -> Result<bool, PipelineError> {
     if PIPELINE.get().is_some() {
         return Ok(true);
     }
-    // An https endpoint: rustls needs its provider chosen (toolsmith uses ring).
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    toolsmith_platform::tls::install();
     let resource = resource(&settings);
     let tracers = match traces {
         Some(d) => {

@@ -144,6 +144,15 @@ pub fn closest<'a>(word: &str, allowed: impl IntoIterator<Item = &'a str>) -> Op
         .map(|(a, _)| a)
 }
 
+/// The spellings of `language` a meta-tool accepts besides its own names: each meta-tool's
+/// `language` names different things (a script's interpreter, a component's language).
+fn language_aliases(tool: &str) -> &'static [(&'static str, &'static str)] {
+    match tool {
+        "build_tool" => crate::build::LANGUAGE_ALIASES,
+        _ => LANGUAGE_ALIASES,
+    }
+}
+
 /// The subschema at a JSON pointer.
 fn at<'a>(schema: &'a Value, pointer: &str) -> Option<&'a Value> {
     schema.pointer(pointer)
@@ -163,7 +172,8 @@ pub fn check(tool: &str, schema: &JsonObject, args: &mut JsonObject) -> Result<(
     }
     if let Some(Value::String(l)) = args.get_mut("language") {
         let lower = l.to_ascii_lowercase();
-        if let Some((_, canonical)) = LANGUAGE_ALIASES.iter().find(|(a, _)| *a == lower) {
+        let aliases = language_aliases(tool);
+        if let Some((_, canonical)) = aliases.iter().find(|(a, _)| *a == lower) {
             *l = (*canonical).to_string();
         } else {
             *l = lower;

@@ -81,7 +81,7 @@ pub async fn stdio(
                         format!("; its stderr (what it wrote in its sandbox) ends with:\n{tail}")
                     }
                 ),
-                "check [mcp] command and args in its tool.toml: the program must speak MCP over stdin/stdout (some servers need an argument such as `stdio`)",
+                &handshake_hint(&name, &tail),
             ))
         }
         Err(_) => Err(server_err(
@@ -92,6 +92,30 @@ pub async fn stdio(
             ),
             "check that its command starts an MCP server on stdin/stdout",
         )),
+    }
+}
+
+/// What to do when a stdio server ended before its handshake: a file or module it could not
+/// find is most often one outside its sandbox (the entry's directory, its packages and its
+/// read grants are all it sees), not a wrong argument.
+fn handshake_hint(name: &str, stderr: &str) -> String {
+    const NOT_FOUND: &[&str] = &[
+        "Cannot find module",
+        "MODULE_NOT_FOUND",
+        "ModuleNotFoundError",
+        "No such file or directory",
+        "can't open file",
+        "ENOENT",
+        "EACCES",
+        "Permission denied",
+        "cannot open",
+    ];
+    if NOT_FOUND.iter().any(|m| stderr.contains(m)) {
+        format!(
+            "the server runs in a sandbox that sees only tools/{name}, the packages it installs and the paths it may read: a file outside them is not there. Install the server as a package (`toolsmith add-mcp {name} --npm PKG@VERSION` or `--pip REQUIREMENT`), put its files in tools/{name}, or ask to read the path (`--read PATH`, [capabilities] read, approved by a person)"
+        )
+    } else {
+        "check [mcp] command and args in its tool.toml: the program must speak MCP over stdin/stdout (some servers need an argument such as `stdio`)".into()
     }
 }
 
@@ -183,6 +207,8 @@ pub async fn http(entry: &crate::runner::Granted, client: Client) -> Result<Open
         hv.set_sensitive(true);
         headers.insert(hn, hv);
     }
+    // reqwest is built without a crypto provider: choose the process's before building one.
+    toolsmith_platform::tls::install();
     let http_client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
@@ -221,5 +247,16 @@ pub async fn http(entry: &crate::runner::Granted, client: Client) -> Result<Open
             ),
             "check that the server runs and the URL is its MCP endpoint",
         )),
+    }
+}
+
+#[cfg(test)]
+mod hint_tests {
+    #[test]
+    fn a_file_outside_the_sandbox_is_named_as_the_cause() {
+        let h = super::handshake_hint("fs", "Error: Cannot find module '/home/me/server/index.js'");
+        assert!(h.contains("sandbox") && h.contains("--npm"), "{h}");
+        let h = super::handshake_hint("fs", "usage: server [stdio|sse]");
+        assert!(h.contains("stdio") && !h.contains("sandbox"), "{h}");
     }
 }

@@ -209,7 +209,7 @@ async fn send(
     let tcp = tcp.ok_or(Error::ConnectionRefused)?;
     let _ = tcp.set_nodelay(true);
     let stream: Box<dyn Stream> = if https {
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        toolsmith_platform::tls::install();
         let roots = rustls::RootCertStore {
             roots: webpki_roots::TLS_SERVER_ROOTS.into(),
         };
