@@ -123,7 +123,11 @@ impl Gen {
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
         let mut out = Vec::new();
-        for (key, s) in props {
+        // Parameters and record fields in alphabetical order (the documented contract: a
+        // component's `call` takes its parameters so), whatever order the schema lists them in.
+        let mut sorted: Vec<(&String, &Value)> = props.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(b.0));
+        for (key, s) in sorted {
             let here = if at.is_empty() {
                 key.clone()
             } else {
