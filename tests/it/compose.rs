@@ -324,8 +324,24 @@ return { total_words: total, slugs, roman };
     );
 }
 
+/// Run `f` on a thread with the stack the shipped binary's threads have (8 MiB, as
+/// `cli::runtime` gives its workers), not libtest's 2 MiB: nested calls to the depth limit
+/// (execute_code → a tool → the host → another call) poll deep futures in the unoptimised build.
+fn on_binary_stack(f: fn()) {
+    std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(f)
+        .expect("a thread")
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e));
+}
+
 #[test]
 fn execute_code_limits_depth_calls_and_time() {
+    on_binary_stack(execute_code_limits_depth_calls_and_time_here);
+}
+
+fn execute_code_limits_depth_calls_and_time_here() {
     let (_tmp, app) = app();
     let rt = rt();
     // Depth: recurse calls itself through the host until the limit stops it.

@@ -22,7 +22,7 @@ pub struct BuildArgs {
 pub struct BuildTool;
 impl MetaTool for BuildTool {
     const NAME: &'static str = "build_tool";
-    const DESCRIPTION: &'static str = "Build a WASM tool: Rust (module or component), or a Python or JavaScript component; commits once its examples pass.";
+    const DESCRIPTION: &'static str = "Build Rust modules/components or Python/JavaScript components; commits once examples pass.";
     const DETAILS: &'static str = "The Rust source (`source`, src/main.rs; left out: rebuild the stored one; `files`: other files, path → text) reads the JSON arguments on stdin and prints the result on stdout (see *WASM tools*); `crates`: name → version (serde_json by default).";
     const RESULT: &'static [&'static str] = &["name", "action", "commit", "warnings", "similar"];
     const HINTS: Hints = Hints::WRITE.idempotent().open_world();

@@ -116,7 +116,7 @@ pub struct ExecuteCode;
 impl MetaTool for ExecuteCode {
     const NAME: &'static str = "execute_code";
     const DESCRIPTION: &'static str =
-        "Run Python/Node code calling tools as tools.NAME(args); only its result returns.";
+        "Run Python/Node code that calls tools.NAME(args); only its result returns.";
     const DETAILS: &'static str = "`code` is a function body returning the result.";
     const RESULT: &'static [&'static str] = &["result", "tool_calls"];
     const HINTS: Hints = Hints::WRITE.open_world();

@@ -78,7 +78,7 @@ impl MetaTool for ListTools {
 pub struct GetTool;
 impl MetaTool for GetTool {
     const NAME: &'static str = "get_tool";
-    const DESCRIPTION: &'static str = "One tool: manifest, schemas, protocol, version, files.";
+    const DESCRIPTION: &'static str = "One tool: manifest, schemas, version, files.";
     const DETAILS: &'static str =
         "`include_source`: the files' text too; `revision`: as it was at that revision.";
     const RESULT: &'static [&'static str] = &["kind", "protocol", "manifest", "files"];
@@ -93,8 +93,7 @@ impl MetaTool for GetTool {
 pub struct SearchTools;
 impl MetaTool for SearchTools {
     const NAME: &'static str = "search_tools";
-    const DESCRIPTION: &'static str =
-        "Find tools by what they do or by name, ranked by meaning and words; results say why.";
+    const DESCRIPTION: &'static str = "Find tools by what they do or by name; results say why.";
     const RESULT: &'static [&'static str] = &["query", "results", "ranking", "notice"];
     const HINTS: Hints = Hints::READ;
     type Args = SearchArgs;

@@ -15,7 +15,7 @@ use serde_json::json;
 pub struct RegisterScript;
 impl MetaTool for RegisterScript {
     const NAME: &'static str = "register_script";
-    const DESCRIPTION: &'static str = "Store a script tool, any language (simplest: JSON on stdin, JSON out); commits once its examples pass.";
+    const DESCRIPTION: &'static str = "Store a script tool in any language (JSON on stdin, JSON out); commits once examples pass.";
     const DETAILS: &'static str = "Simplest: read the JSON arguments on stdin, print JSON. It runs sandboxed (the result's `sandbox` says how); templates, the jsonrpc protocol and dependencies: *Script tools*. `interpreter`: a command of its own, e.g. [\"lua5.4\"].";
     const RESULT: &'static [&'static str] = &[
         "name", "action", "commit", "protocol", "warnings", "similar",
