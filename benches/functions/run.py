@@ -36,23 +36,31 @@ def text_of(r):
 
 
 def first_line(s, n=200):
-    s = (s or "").strip()
-    line = next((x for x in s.splitlines() if x.strip()), "")
-    return line[:n]
+    """What a failure says in one line: a Python traceback's last line (the exception), else
+    the first line."""
+    lines = [x.strip() for x in (s or "").strip().splitlines() if x.strip()]
+    if not lines:
+        return ""
+    if any("Traceback (most recent call last)" in x for x in lines):
+        # The exception line: the last one that is not a hint of toolsmith's.
+        tail = [x for x in lines if not x.startswith("hint:")]
+        return tail[-1][:n]
+    return lines[0][:n]
 
 
 def decode(r):
-    """The function's return value as the client sees it: the structured content (unwrapped
-    from toolsmith's `{"result": …}` for a value that is not an object), else the text as JSON,
-    else the text."""
-    sc = r.structured_content
-    if isinstance(sc, dict):
-        return sc["result"] if set(sc) == {"result"} else sc
-    text = text_of(r)
+    """The function's return value as the client sees it: the first text block as JSON (a
+    script's stdout; toolsmith sends structured content only for an object, in the text too),
+    else the structured content, else the text. A lone `{"result": …}` is unwrapped (how a
+    component's non-object value may travel; no selected problem returns such a dict)."""
+    text = next((c.text for c in r.content if getattr(c, "text", None) is not None), "")
     try:
-        return json.loads(text)
+        v = json.loads(text)
     except ValueError:
-        return text
+        v = r.structured_content if isinstance(r.structured_content, dict) else text
+    if isinstance(v, dict) and set(v) == {"result"}:
+        return v["result"]
+    return v
 
 
 def register_request(p, form):
@@ -88,8 +96,15 @@ async def check(client, p):
                 break
             if r.is_error:
                 text = text_of(r)
-                cls = "input refused" if "input_schema" in text or "does not match" in text else "runtime error"
-                err = (cls, first_line(text, 400))
+                why = first_line(text, 400)
+                if "input_schema" in text or "does not match" in text:
+                    cls = "input refused"
+                elif "json/encoder.py" in text or "is not JSON serializable" in text:
+                    # The wrapper's json.dumps refused the function's value (a re.Match, …).
+                    cls = "JSON limits"
+                else:
+                    cls = "runtime error"
+                err = (cls, why, text[:2000])
                 break
             results.append(decode(r))
         if err is None:
@@ -108,7 +123,8 @@ async def check(client, p):
             if err is None:
                 loses = P.json_loses(last_args) or P.json_loses(t.expected(p.ns, results))
                 err = ("JSON limits", loses) if loses else ("wrong result", f"got {json.dumps(results)[:160]}")
-        failure = failure or {"class": err[0], "why": err[1], "assert": t.source[:200]}
+        failure = failure or {"class": err[0], "why": err[1], "assert": t.source[:200],
+                              "text": err[2] if len(err) > 2 else None}
     n = len(p.tests)
     if failure:
         status = failure["class"]
@@ -141,7 +157,7 @@ async def run_form(form, probs, toolsmith, keep):
                     text = text_of(r)
                     cls = build_class(text) if form == "component" else "register error"
                     rec.update(status=cls, passed=0, passed_as_json=0, tests=len(p.tests),
-                               failure={"class": cls, "why": first_line(text, 400)})
+                               failure={"class": cls, "why": first_line(text, 400), "text": text[:4000]})
                 else:
                     status, strict, as_json, failure = await check(client, p)
                     rec.update(status=status, passed=strict, passed_as_json=as_json, tests=len(p.tests),
