@@ -21,6 +21,7 @@ import time
 
 from mcp import Client, StdioServerParameters
 
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import problems as P  # noqa: E402
 
