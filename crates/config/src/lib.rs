@@ -362,11 +362,8 @@ impl Config {
                 DEFAULT_SPARE_MEMORY_MB as usize,
                 0,
             )? as u64,
-            wasm_memory_mb: count(
-                "TOOLSMITH_WASM_MEMORY",
-                DEFAULT_WASM_MEMORY_MB as usize,
-                0,
-            )? as u64,
+            wasm_memory_mb: count("TOOLSMITH_WASM_MEMORY", DEFAULT_WASM_MEMORY_MB as usize, 0)?
+                as u64,
             fork_servers: flag_or("TOOLSMITH_FORK_SERVERS", true)?,
             max_workers: count("TOOLSMITH_MAX_WORKERS", DEFAULT_MAX_WORKERS, 1)?,
             cargo: path("TOOLSMITH_CARGO").unwrap_or_else(|| PathBuf::from("cargo")),

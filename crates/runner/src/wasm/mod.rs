@@ -15,8 +15,8 @@ mod http;
 
 use crate::hashing;
 use crate::index::Tool;
-pub use budget::Usage;
 use budget::Resident;
+pub use budget::Usage;
 pub use cache::cache_key_path;
 use cache::{CodeCache, Compiled};
 use serde_json::Value;
@@ -216,6 +216,7 @@ impl WasmRunner {
             tool: "(wasm engine)".into(),
             message,
         };
+        budget::tune_allocator();
         let mut pool = PoolingAllocationConfig::default();
         pool.total_memories(64)
             .total_tables(64)
@@ -317,9 +318,8 @@ impl WasmRunner {
             .clone()
             .ok_or_else(|| RunError::Unverified { tool: name.clone() })?;
         let cached = || {
-            self.resident.get::<L>(&path, |l| {
-                l.verified() == (&stamp, expected.as_str())
-            })
+            self.resident
+                .get::<L>(&path, |l| l.verified() == (&stamp, expected.as_str()))
         };
         if let Some(l) = cached() {
             return Ok(l);
@@ -349,8 +349,7 @@ impl WasmRunner {
         let size = loaded.code_bytes() + data_bytes(&bytes);
         drop(bytes);
         tracing::debug!(tool = %name, size, ?hashed, loaded = ?began.elapsed(), "artifact verified and loaded");
-        self.resident
-            .insert(path, name, Arc::clone(&loaded), size);
+        self.resident.insert(path, name, Arc::clone(&loaded), size);
         budget::give_back();
         Ok(loaded)
     }
