@@ -76,6 +76,7 @@ pub(super) fn run(
     checks.extend(sandbox_checks(&config.sandbox));
     checks.push(builds_check(&config.sandbox));
     checks.push(spares_check(config));
+    checks.push(wasm_memory_check(config));
     checks.push(disk(&config.cache_dir));
     checks.push(search(config));
     checks.push(telemetry::telemetry(config));
@@ -301,6 +302,22 @@ fn spares_check(config: &Config) -> Check {
         Some(format!(
             "a laptop's share is the default ({} MiB); give more or less with TOOLSMITH_SPARE_MEMORY=MiB",
             crate::config::DEFAULT_SPARE_MEMORY_MB
+        )),
+    )
+}
+
+/// How much memory a server's loaded WASM tools may hold.
+fn wasm_memory_check(config: &Config) -> Check {
+    check(
+        "wasm memory",
+        Status::Ok,
+        format!(
+            "loaded WASM tools hold at most {} MiB in a server (TOOLSMITH_WASM_MEMORY); past it, the ones used least recently are unloaded and loaded again at their next call",
+            config.wasm_memory_mb
+        ),
+        Some(format!(
+            "a laptop's share is the default ({} MiB, about four Python components); give more or less with TOOLSMITH_WASM_MEMORY=MiB",
+            crate::config::DEFAULT_WASM_MEMORY_MB
         )),
     )
 }

@@ -16,7 +16,7 @@ use toolsmith::runner::script::NoHost;
 use toolsmith::toolbox::{FileSpec, Toolbox};
 
 /// The fixture component, built once per run (cargo reuses its target directory).
-fn component() -> &'static [u8] {
+pub(crate) fn component() -> &'static [u8] {
     static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
     BYTES.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -49,7 +49,7 @@ fn rt() -> tokio::runtime::Runtime {
         .expect("a runtime")
 }
 
-fn manifest(name: &str, export: &str, extra: &str) -> String {
+pub(crate) fn manifest(name: &str, export: &str, extra: &str) -> String {
     let sha = toolsmith::hashing::sha256_bytes(component());
     format!(
         "format = 1\nname = \"{name}\"\ndescription = \"Component probe: {export}\"\nkind = \"wasm\"\n\n[run]\nworld = \"probe\"\nexport = \"{export}\"\n{extra}\n[hashes]\nartifact = \"{sha}\"\n"

@@ -51,3 +51,4 @@ mod toolbox;
 mod upstream;
 mod verify;
 mod wasm;
+mod wasm_memory;

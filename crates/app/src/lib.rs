@@ -407,6 +407,7 @@ impl App {
                     Some(self.config.cache_dir.join("wasm")),
                     self.config.roots.clone(),
                 )
+                .map(|w| w.with_memory_budget(self.config.wasm_memory_mb))
                 .map_err(|e| e.to_string())
             })
             .as_ref()

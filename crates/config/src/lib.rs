@@ -28,6 +28,9 @@ pub const DEFAULT_MAX_SPARES: usize = 8;
 /// The default bound on the memory of what waits for script calls (MiB): spares and fork
 /// servers together, a laptop's share.
 pub const DEFAULT_SPARE_MEMORY_MB: u64 = 512;
+/// The default bound on the memory of loaded WASM tools (MiB): their compiled code and memory
+/// images, kept so their calls start warm; a laptop's share (about four Python components).
+pub const DEFAULT_WASM_MEMORY_MB: u64 = 256;
 /// The default bound on live warm workers.
 pub const DEFAULT_MAX_WORKERS: usize = 8;
 
@@ -56,6 +59,10 @@ pub struct Config {
     /// `TOOLSMITH_SPARE_MEMORY`: the most resident memory (MiB) spares and fork servers may
     /// hold while they wait; default 512.
     pub spare_memory_mb: u64,
+    /// `TOOLSMITH_WASM_MEMORY`: the most memory (MiB) loaded WASM tools (compiled code and
+    /// memory images) may hold in a server; past it, the ones used least recently are unloaded
+    /// and loaded again at their next call; default 256.
+    pub wasm_memory_mb: u64,
     /// `TOOLSMITH_FORK_SERVERS`: Python tools' calls are forked from a fork server per tool
     /// (yes by default; `0` starts one process per call, through spares).
     pub fork_servers: bool,
@@ -355,6 +362,8 @@ impl Config {
                 DEFAULT_SPARE_MEMORY_MB as usize,
                 0,
             )? as u64,
+            wasm_memory_mb: count("TOOLSMITH_WASM_MEMORY", DEFAULT_WASM_MEMORY_MB as usize, 0)?
+                as u64,
             fork_servers: flag_or("TOOLSMITH_FORK_SERVERS", true)?,
             max_workers: count("TOOLSMITH_MAX_WORKERS", DEFAULT_MAX_WORKERS, 1)?,
             cargo: path("TOOLSMITH_CARGO").unwrap_or_else(|| PathBuf::from("cargo")),
@@ -413,6 +422,7 @@ mod tests {
         let d = Config::default();
         assert_eq!((d.spares, d.max_spares, d.max_workers), (1, 8, 8));
         assert!(d.fork_servers && d.spare_memory_mb == DEFAULT_SPARE_MEMORY_MB);
+        assert_eq!(d.wasm_memory_mb, DEFAULT_WASM_MEMORY_MB);
         assert!(d.roots.is_empty() && !d.sandbox.allow_unsandboxed);
         assert_eq!(d.sandbox.bwrap, PathBuf::from("bwrap"));
         let c = with(&[
@@ -423,9 +433,11 @@ mod tests {
             ("TOOLSMITH_CACHE", ""),
             ("TOOLSMITH_FORK_SERVERS", "0"),
             ("TOOLSMITH_SPARE_MEMORY", "128"),
+            ("TOOLSMITH_WASM_MEMORY", "64"),
         ])
         .unwrap();
         assert_eq!(c.spares, 0);
+        assert_eq!(c.wasm_memory_mb, 64);
         assert!(!c.fork_servers && c.spare_memory_mb == 128);
         assert_eq!(c.data_dir, PathBuf::from("/tmp/p"));
         assert!(c.sandbox.allow_unsandboxed && c.sandbox.no_cgroup);

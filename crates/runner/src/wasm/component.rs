@@ -80,6 +80,9 @@ impl super::Verified for Loaded {
     fn verified(&self) -> (&super::Stamp, &str) {
         (&self.stamp, &self.sha)
     }
+    fn code_bytes(&self) -> u64 {
+        super::span(self.pre.component().image_range())
+    }
 }
 
 /// The MCP schemas a component's function gives a tool.
@@ -224,7 +227,7 @@ impl WasmRunner {
     /// Verify and load a component tool, using the in-memory and on-disk caches.
     pub(super) fn load_component(&self, dir: &Path, tool: &Tool) -> Result<Arc<Loaded>, RunError> {
         let name = &tool.manifest.name;
-        self.load_verified(&self.components, dir, tool, |bytes, sha, stamp| {
+        self.load_verified(dir, tool, |bytes, sha, stamp| {
             let start = |message: String| RunError::Start {
                 tool: name.clone(),
                 message,

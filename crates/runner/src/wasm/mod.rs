@@ -2,17 +2,21 @@
 //! compiled code cached on disk (keyed by artifact sha256 and engine settings), and per-call
 //! limits on time (epoch interruption), memory (store limits) and output (capped pipes).
 //!
-//! The compiled-code cache is verified, never trusted: see `cache`.
+//! The compiled-code cache is verified, never trusted: see `cache`. What stays loaded is
+//! bounded by a memory budget, the tools used least recently unloaded first: see `budget`.
 
 use super::{CallOutput, RunError};
 use crate::sandbox::inside_roots;
 
+mod budget;
 mod cache;
 pub mod component;
 mod http;
 
 use crate::hashing;
 use crate::index::Tool;
+use budget::Resident;
+pub use budget::Usage;
 pub use cache::cache_key_path;
 use cache::{CodeCache, Compiled};
 use serde_json::Value;
@@ -94,8 +98,10 @@ impl ResourceLimiter for Limits {
 type Stamp = (u64, Option<SystemTime>);
 
 /// What a loaded artifact was verified as: the file's stamp then, and its sha256.
-trait Verified {
+trait Verified: Send + Sync + 'static {
     fn verified(&self) -> (&Stamp, &str);
+    /// The size of its compiled code's mapping (bytes).
+    fn code_bytes(&self) -> u64;
 }
 
 /// A verified, compiled module ready to instantiate.
@@ -112,6 +118,9 @@ impl Verified for Loaded {
     fn verified(&self) -> (&Stamp, &str) {
         (&self.stamp, &self.sha)
     }
+    fn code_bytes(&self) -> u64 {
+        span(self.pre.module().image_range())
+    }
 }
 
 /// Runs WASM tools. Cheap to clone; share one per process.
@@ -119,10 +128,10 @@ impl Verified for Loaded {
 pub struct WasmRunner {
     engine: Engine,
     linker: Arc<Linker<Ctx>>,
-    loaded: Arc<Mutex<HashMap<PathBuf, Arc<Loaded>>>>,
-    /// Components (`[run] world`): their own linker (WASI 0.2) and loaded set.
+    /// Components (`[run] world`): their own linker (WASI 0.2).
     component_linker: Arc<wasmtime::component::Linker<component::Ctx>>,
-    components: Arc<Mutex<HashMap<PathBuf, Arc<component::Loaded>>>>,
+    /// The loaded modules and components, within the memory budget.
+    resident: Arc<Resident>,
     /// Compiled code on disk.
     cache: Arc<CodeCache>,
     /// Directories tools may be granted (`Config::roots`).
@@ -207,6 +216,7 @@ impl WasmRunner {
             tool: "(wasm engine)".into(),
             message,
         };
+        budget::tune_allocator();
         let mut pool = PoolingAllocationConfig::default();
         pool.total_memories(64)
             .total_tables(64)
@@ -232,9 +242,10 @@ impl WasmRunner {
         Ok(WasmRunner {
             engine,
             linker: Arc::new(linker),
-            loaded: Arc::default(),
             component_linker: Arc::new(component_linker),
-            components: Arc::default(),
+            resident: Arc::new(Resident::new(
+                crate::config::DEFAULT_WASM_MEMORY_MB.saturating_mul(1 << 20),
+            )),
             cache,
             roots: roots.into(),
             ticking,
@@ -242,10 +253,23 @@ impl WasmRunner {
         })
     }
 
+    /// The same runner keeping what it loads within `mib` MiB (`TOOLSMITH_WASM_MEMORY`;
+    /// see `budget`). Call before its first load: it starts an empty loaded set.
+    pub fn with_memory_budget(mut self, mib: u64) -> WasmRunner {
+        self.resident = Arc::new(Resident::new(mib.saturating_mul(1 << 20)));
+        self
+    }
+
+    /// What is loaded now, its accounted size, and how often tools were unloaded for the
+    /// budget and loaded again.
+    pub fn resident(&self) -> Usage {
+        self.resident.usage()
+    }
+
     /// Verify and load the module of a tool, using the in-memory and on-disk caches.
     fn load(&self, dir: &Path, tool: &Tool) -> Result<Arc<Loaded>, RunError> {
         let name = &tool.manifest.name;
-        self.load_verified(&self.loaded, dir, tool, |bytes, sha, stamp| {
+        self.load_verified(dir, tool, |bytes, sha, stamp| {
             let module = self
                 .compile_cached::<Module>(bytes, &sha)
                 .map_err(|message| RunError::Start {
@@ -270,12 +294,12 @@ impl WasmRunner {
         })
     }
 
-    /// The loaded form of a tool's artifact kept in `set`, when it was verified from the file
-    /// as it is now; else the one `make` builds from the artifact's bytes once their sha256 is
-    /// tool.toml's (one load per artifact at a time: a call arriving meanwhile waits for it).
+    /// The loaded form of a tool's artifact kept in the loaded set, when it was verified from
+    /// the file as it is now; else the one `make` builds from the artifact's bytes once their
+    /// sha256 is tool.toml's (one load per artifact at a time: a call arriving meanwhile waits
+    /// for it), kept in the set within the memory budget.
     fn load_verified<L: Verified>(
         &self,
-        set: &Mutex<HashMap<PathBuf, Arc<L>>>,
         dir: &Path,
         tool: &Tool,
         make: impl FnOnce(&[u8], String, Stamp) -> Result<L, RunError>,
@@ -294,10 +318,8 @@ impl WasmRunner {
             .clone()
             .ok_or_else(|| RunError::Unverified { tool: name.clone() })?;
         let cached = || {
-            set.lock()
-                .ok()
-                .and_then(|m| m.get(&path).cloned())
-                .filter(|l| l.verified() == (&stamp, expected.as_str()))
+            self.resident
+                .get::<L>(&path, |l| l.verified() == (&stamp, expected.as_str()))
         };
         if let Some(l) = cached() {
             return Ok(l);
@@ -322,10 +344,13 @@ impl WasmRunner {
             });
         }
         let loaded = Arc::new(make(&bytes, actual, stamp)?);
-        tracing::debug!(tool = %name, bytes = bytes.len(), ?hashed, loaded = ?began.elapsed(), "artifact verified and loaded");
-        if let Ok(mut m) = set.lock() {
-            m.insert(path, Arc::clone(&loaded));
-        }
+        // What it holds resident: its code's mapping, and the initial data its memory
+        // images hold (a copy of the data segments).
+        let size = loaded.code_bytes() + data_bytes(&bytes);
+        drop(bytes);
+        tracing::debug!(tool = %name, size, ?hashed, loaded = ?began.elapsed(), "artifact verified and loaded");
+        self.resident.insert(path, name, Arc::clone(&loaded), size);
+        budget::give_back();
         Ok(loaded)
     }
 
@@ -523,6 +548,26 @@ fn failure(
         format!("{text}\nstderr: {stderr_text}")
     };
     RunError::Trap { tool, message }
+}
+
+/// The length of a mapping (compiled code's `image_range`), in bytes.
+fn span(r: std::ops::Range<*const u8>) -> u64 {
+    r.end.addr().saturating_sub(r.start.addr()) as u64
+}
+
+/// The bytes of initial data in `bytes`' data segments (a core module's, or those of every
+/// module nested in a component): what its memory images are made of.
+fn data_bytes(bytes: &[u8]) -> u64 {
+    use wasmtime::wasmparser::{Parser, Payload};
+    let mut total = 0u64;
+    for payload in Parser::new(0).parse_all(bytes) {
+        if let Ok(Payload::DataSection(reader)) = payload {
+            for data in reader.into_iter().flatten() {
+                total += data.data.len() as u64;
+            }
+        }
+    }
+    total
 }
 
 /// Whether instantiating `bytes` (a core module or a component, with the modules and
