@@ -29,10 +29,12 @@ ECHO = "import json, sys\nprint(json.dumps({'echo': json.load(sys.stdin).get('te
 FORK_MARK = b"_toolsmith_fork_server"
 
 
-def processes(prefix):
-    """Command lines of the host's processes whose TOOLSMITH_TOOL_DIR starts with `prefix`."""
-    want = b"TOOLSMITH_TOOL_DIR=" + os.fsencode(prefix)
-    out = []
+def processes(prefix, exact=False):
+    """The host's processes whose TOOLSMITH_TOOL_DIR is `prefix` (`exact`) or starts with it:
+    pid -> (command line, executable's name, parent pid)."""
+    key = b"TOOLSMITH_TOOL_DIR="
+    want = os.fsencode(prefix)
+    out = {}
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -41,21 +43,36 @@ def processes(prefix):
                 env = f.read().split(b"\0")
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 cmd = f.read()
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
         except OSError:
             continue
-        if any(e.startswith(want) for e in env):
-            out.append(cmd)
+        dirs = [e[len(key):] for e in env if e.startswith(key)]
+        if any(d == want if exact else d.startswith(want) for d in dirs):
+            comm = stat[stat.index(b"(") + 1:stat.rindex(b")")]
+            ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+            out[int(pid)] = (cmd, comm, ppid)
     return out
 
 
 def fork_server(tools, name):
-    return any(FORK_MARK in c for c in processes(os.path.join(tools, name) + "\0"))
+    """Whether a process of the tool's fork server runs (up or starting)."""
+    procs = processes(os.path.join(tools, name), exact=True)
+    return any(FORK_MARK in cmd for cmd, _, _ in procs.values())
+
+
+def fork_server_up(tools, name):
+    """Whether the tool's fork server is up: it has forked a call's process ahead (a Python
+    process of the fork server's stub whose parent is one too)."""
+    procs = processes(os.path.join(tools, name), exact=True)
+    stub = {pid for pid, (cmd, comm, _) in procs.items() if FORK_MARK in cmd and comm.startswith(b"python")}
+    return any(procs[pid][2] in stub for pid in stub)
 
 
 def wait_for_fork_server(tools, name):
-    """Wait (at most 60 s) until the tool's fork server runs; whether it does."""
+    """Wait (at most 60 s) until the tool's fork server is up; whether it is."""
     for _ in range(600):
-        if fork_server(tools, name):
+        if fork_server_up(tools, name):
             return True
         time.sleep(0.1)
     return False
@@ -86,7 +103,7 @@ async def main():
             expect(not r.is_error, f"register_script {name}: {text_of(r)}")
             # Seen at once, before any call: what the registration left behind.
             summary[f"{name}_staged_left"] = len(processes(os.path.join(tools, ".staging-")))
-            summary[f"{name}_fork_server_at_answer"] = fork_server(tools, name)
+            summary[f"{name}_fork_server_at_answer"] = fork_server_up(tools, name)
         await echo(client, "used", "first")
         await echo(client, "used", "second")
     # The first server stopped everything it kept (its client waits for it to exit).

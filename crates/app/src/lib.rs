@@ -456,7 +456,7 @@ impl App {
     /// processes) or for a tool whose call would wait for a person.
     ///
     /// [`prestart`]: App::prestart
-    pub async fn warm(&self, name: &str, within: std::time::Duration) {
+    pub async fn prestart_new(&self, name: &str, within: std::time::Duration) {
         if self.prestart_tool(name).await {
             let dir = self.toolbox.tools_dir().join(name);
             self.scripts.ready_at(&dir, within).await;

@@ -560,7 +560,7 @@ pub async fn register(
     // What its first call needs (its fork server, a spare), up before the answer: the call
     // that usually follows a registration is forked, not started.
     crate::telemetry::stage("warm")
-        .run(app.warm(&out.name, WARM_WITHIN))
+        .run(app.prestart_new(&out.name, WARM_WITHIN))
         .await;
     Ok(Registered {
         name: out.name,

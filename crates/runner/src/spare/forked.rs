@@ -26,7 +26,9 @@ impl Pool {
         if !r.still_admitted() {
             return Some(Err(replaced(r)));
         }
+        let t0 = Instant::now();
         let ready = self.take_preforked(dir, &server).await;
+        tracing::debug!(tool = %r.name, ahead = ready.is_some(), waited = ?t0.elapsed(), "a forked call's process");
         let got = match ready {
             Some(f) => Ok(f),
             None => server.call(r).await,
