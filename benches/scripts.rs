@@ -11,10 +11,15 @@
 //! - call rates (issue 27): Python, Node and Bash echo calls spaced 300, 150 and 80 ms apart
 //!   and back to back (p50/p90/p95), a burst of 20 concurrent calls, the first call after a
 //!   restart of a server whose toolbox had used the tool, and the memory of what waits
-//!   between calls, under bubblewrap and with it hidden (the in-process sandbox).
+//!   between calls, under bubblewrap and with it hidden (the in-process sandbox);
+//! - first calls (issue 41), Python, beside a bare `python3 -c 'import json,sys'` start measured
+//!   in the same run: the first call right after a restart (the client calls at once, before
+//!   any pre-start), the first call after the pre-start finished, the first call of a tool just
+//!   registered over MCP (and the registration), and 200 calls back to back (after 10), under
+//!   both mechanisms.
 //!
-//! Run with `cargo bench --bench scripts` (both tables), `-- langs` or `-- rates` (one;
-//! `-- rates python node`: those languages only);
+//! Run with `cargo bench --bench scripts` (every table), `-- langs`, `-- rates` or `-- first`
+//! (one; `-- rates python node`: those languages only);
 //! prints tables. `BENCH_TOOLSMITH_BIN=PATH` runs another build of the server (the code
 //! before a change) through the same bench.
 
@@ -391,7 +396,7 @@ fn main() {
     let cache = tmp.path().join("cache");
     let only: Vec<String> = std::env::args()
         .skip(1)
-        .filter(|a| a == "langs" || a == "rates")
+        .filter(|a| a == "langs" || a == "rates" || a == "first")
         .collect();
     let wants = |s: &str| only.is_empty() || only.iter().any(|o| o == s);
     if wants("langs") {
@@ -404,6 +409,100 @@ fn main() {
             .filter(|a| ["python", "node", "bash"].contains(&a.as_str()))
             .collect();
         rates(&root, &cache, &langs);
+    }
+    if wants("first") {
+        first_calls(&root, &cache);
+    }
+}
+
+/// The first calls of a Python tool (issue 41) and back to back, per mechanism, each beside a
+/// bare interpreter start measured right before it.
+fn first_calls(root: &Path, cache: &Path) {
+    let python = toolsmith::sandbox::interp::resolve("python3")
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "python3".into());
+    let bare_cmd = [python, "-c".into(), "import json,sys".into()];
+    let mechanisms: [(&str, &[(&str, &str)]); 2] = [
+        ("bubblewrap", &[]),
+        ("in-process", &[("TOOLSMITH_BWRAP", "/nonexistent/bwrap")]),
+    ];
+    let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+    let py = format!(
+        "def run(args, ctx):\n    return {{\"echo\": args.get(\"text\")}}\n{}",
+        template_helper("python", "main.py", "# --- toolsmith jsonrpc helper")
+    );
+    let mut rows: Vec<(String, Vec<Duration>)> = Vec::new();
+    for (round, (mech, env)) in mechanisms.into_iter().enumerate() {
+        // The tool was used: a restarted server pre-starts it.
+        let mut s = Server::spawn(root, cache, env);
+        s.call("py_echo", 0);
+        s.stop();
+        rows.push((format!("bare python3 -c 'import json,sys' ({mech} rows)"), bare(&bare_cmd, 20)));
+        // A client that starts the server and calls at once (no tools/list first).
+        let mut at_once = Vec::new();
+        for _ in 0..10 {
+            let mut s = Server::spawn(root, cache, env);
+            at_once.push(s.call("py_echo", 0));
+            s.stop();
+        }
+        rows.push((format!("python, {mech}, first call right after a restart"), at_once));
+        // The client lists the tools, pauses, calls: the pre-start is over.
+        let mut after = Vec::new();
+        for _ in 0..10 {
+            let mut s = Server::spawn(root, cache, env);
+            s.request("tools/list", json!({}));
+            std::thread::sleep(Duration::from_millis(1500));
+            after.push(s.call("py_echo", 0));
+            s.stop();
+        }
+        rows.push((format!("python, {mech}, first call after the pre-start"), after));
+        rows.push((format!("bare python3 -c 'import json,sys' ({mech}, again)"), bare(&bare_cmd, 20)));
+        // A tool registered over MCP (one example), then called at once; in a toolbox of its
+        // own, so the tools registered here are not pre-started by the restarts above.
+        let reg = root.with_file_name(format!("box-register-{round}"));
+        Toolbox::init(&reg, &[], "bench").expect("toolbox");
+        let mut s = Server::spawn(&reg, cache, env);
+        let (mut register, mut first, mut second) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..10 {
+            let name = format!("py_new_{round}_{i}");
+            let t = Instant::now();
+            let r = s.request(
+                "tools/call",
+                json!({"name": "register_script", "arguments": {
+                    "name": name, "language": "python", "protocol": "jsonrpc",
+                    "description": "echo", "source": py, "input_schema": schema,
+                    "examples": [{"input": {"text": "hi"}, "output": {"echo": "hi"}}]}}),
+            );
+            register.push(t.elapsed());
+            assert!(r["result"]["isError"] != json!(true), "register {name}: {r}");
+            first.push(s.call(&name, 0));
+            second.push(s.call(&name, 1));
+        }
+        rows.push((format!("python, {mech}, register_script (one example)"), register));
+        rows.push((format!("python, {mech}, first call after register_script"), first));
+        rows.push((format!("python, {mech}, second call after register_script"), second));
+        s.stop();
+        // Back to back: 10 calls, then 200 measured.
+        let mut s = Server::spawn(root, cache, env);
+        s.calls("py_echo", 9, Duration::ZERO);
+        let b2b = s.calls("py_echo", 200, Duration::ZERO);
+        rows.push((format!("python, {mech}, back to back (200, after 10)"), b2b));
+        s.stop();
+    }
+    println!("\nfirst calls and back to back through MCP (stdio, `toolsmith serve`), Python echo");
+    println!(
+        "{:<60} {:>5} {:>8} {:>8} {:>8}",
+        "case", "calls", "p50 ms", "p90 ms", "p95 ms"
+    );
+    for (name, v) in &rows {
+        println!(
+            "{:<60} {:>5} {:>8.2} {:>8.2} {:>8.2}",
+            name,
+            v.len(),
+            pct(v, 0.5),
+            pct(v, 0.9),
+            pct(v, 0.95)
+        );
     }
 }
 

@@ -289,8 +289,13 @@ pub fn audit(app: &App, a: &AuditArgs, as_json: bool) -> Result<i32> {
                 if !e.hosts_refused.is_empty() {
                     hosts += &format!(" refused {}", e.hosts_refused.join(","));
                 }
+                let process = e
+                    .process
+                    .as_deref()
+                    .map(|p| format!(" ({p})"))
+                    .unwrap_or_default();
                 format!(
-                    "{} {}ms in {}B out {}B{hosts}{}",
+                    "{} {}ms{process} in {}B out {}B{hosts}{}",
                     e.outcome,
                     e.ms,
                     e.bytes_in,

@@ -23,6 +23,7 @@ mod contained_builds;
 mod crash;
 mod direct_references;
 mod first_attempt;
+mod first_calls;
 mod forks;
 mod fresh_calls;
 mod health;

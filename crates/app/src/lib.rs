@@ -446,33 +446,51 @@ impl App {
     /// approval of this very content) and whose environment is built (nothing is installed
     /// here). No tool code runs: what starts waits for its call.
     pub async fn prestart(&self) {
-        let root = self.toolbox.root().to_path_buf();
         for name in self.usage().most_used(PRESTART) {
-            let Ok(tool) = self.tool(&name) else {
-                continue;
-            };
-            let dir = self.toolbox.tools_dir().join(&name);
-            let m = &tool.manifest;
-            let allowed = crate::runner::deps::Allowances::new(&self.config.data_dir, &root);
-            let ctx = crate::runner::deps::Ctx {
-                sandbox: &self.config.sandbox,
-                cache: &self.config.cache_dir,
-                allowed: &allowed,
-            };
-            if m.kind != Kind::Script
-                || m.run.worker
-                || !crate::runner::deps::built_already(ctx, &root, m, &dir)
-                || self.verify_stored(&dir, &tool).is_err()
-                || crate::trust::require_trusted(&self.toolbox, &dir, &tool).is_err()
-            {
-                continue;
-            }
-            let Some(tool) = crate::approval::admitted_now(&self.gate(), &dir, tool) else {
-                continue;
-            };
-            let _ = tool.validator.get(&tool.input_schema);
-            tracing::debug!(tool = %name, "pre-starting what its calls need");
-            self.scripts.prestart(&dir, &tool).await;
+            self.prestart_tool(&name).await;
         }
+    }
+
+    /// A tool just registered: start what its first call will find waiting, as [`prestart`]
+    /// would (checked the same way), and wait until it is up — at most `within` — so that call
+    /// is forked, not started. Nothing starts outside a server (one-shot commands keep no
+    /// processes) or for a tool whose call would wait for a person.
+    ///
+    /// [`prestart`]: App::prestart
+    pub async fn prestart_new(&self, name: &str, within: std::time::Duration) {
+        if self.prestart_tool(name).await {
+            let dir = self.toolbox.tools_dir().join(name);
+            self.scripts.ready_at(&dir, within).await;
+        }
+    }
+
+    /// Pre-start one tool (see [`prestart`](App::prestart)); false when nothing was started.
+    async fn prestart_tool(&self, name: &str) -> bool {
+        let root = self.toolbox.root().to_path_buf();
+        let Ok(tool) = self.tool(name) else {
+            return false;
+        };
+        let dir = self.toolbox.tools_dir().join(name);
+        let m = &tool.manifest;
+        let allowed = crate::runner::deps::Allowances::new(&self.config.data_dir, &root);
+        let ctx = crate::runner::deps::Ctx {
+            sandbox: &self.config.sandbox,
+            cache: &self.config.cache_dir,
+            allowed: &allowed,
+        };
+        if m.kind != Kind::Script
+            || m.run.worker
+            || !crate::runner::deps::built_already(ctx, &root, m, &dir)
+            || self.verify_stored(&dir, &tool).is_err()
+            || crate::trust::require_trusted(&self.toolbox, &dir, &tool).is_err()
+        {
+            return false;
+        }
+        let Some(tool) = crate::approval::admitted_now(&self.gate(), &dir, tool) else {
+            return false;
+        };
+        let _ = tool.validator.get(&tool.input_schema);
+        tracing::debug!(tool = %name, "pre-starting what its calls need");
+        self.scripts.prestart(&dir, &tool).await
     }
 }

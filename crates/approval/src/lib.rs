@@ -536,6 +536,7 @@ impl Call {
                 Ok(o) => {
                     entry.outcome = "ok".into();
                     entry.bytes_out = o.text.len() as u64;
+                    entry.process = o.process.map(|p| p.as_str().to_string());
                     if let Some(seen) = &o.network {
                         // A host name can carry a value too (`<hex>.example.com`).
                         entry.hosts_reached = seen.allowed.iter().map(|h| r.text(h)).collect();

@@ -1,6 +1,7 @@
 //! The audit trail: an append-only JSON-lines log in the personal directory (`audit.log`,
 //! mode 0600) of every call of a stored tool (time, toolbox, tool, version commit, actor and
-//! session, duration, outcome, bytes in and out, the grants used — never argument values) and
+//! session, duration, outcome, bytes in and out, the grants used, where a script's process came
+//! from — never argument values) and
 //! of every approval and denial. When the file passes `MAX_BYTES` it is rotated to
 //! `audit.log.1` (one generation kept), so the log stays bounded. `toolsmith audit` reads both.
 
@@ -61,6 +62,11 @@ pub struct Entry {
     /// The hosts its proxy refused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts_refused: Vec<String>,
+    /// For a script call: where its process came from — `forked` (its tool's fork server),
+    /// `spare` (started before the call), `started` (for the call: nothing was ready),
+    /// `worker` (its warm worker). Every one is a fresh process set up the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
     /// For decisions: through what (`cli`, `elicitation`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub via: String,

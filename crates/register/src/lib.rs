@@ -34,6 +34,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
+/// How long a registration waits for what its tool's first call will find waiting (its fork
+/// server, a spare) to come up; it is started in any case.
+const WARM_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Everything `register_script` accepts (the MCP arguments, and the CLI flags). Its JSON
 /// Schema is `register_script`'s input schema.
 // No doc comments on most fields: they would become the schema's descriptions, sent to the
@@ -553,6 +557,11 @@ pub async fn register(
         .await
         .map_err(|e| RegisterError::Invalid(format!("the write task failed: {e}")))??;
     app.refresh();
+    // What its first call needs (its fork server, a spare), up before the answer: the call
+    // that usually follows a registration is forked, not started.
+    crate::telemetry::stage("warm")
+        .run(app.prestart_new(&out.name, WARM_WITHIN))
+        .await;
     Ok(Registered {
         name: out.name,
         action: out.action,

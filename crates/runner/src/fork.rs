@@ -109,6 +109,7 @@ impl Server {
     /// sandbox set up, inside its own pids cgroup). Err: this server cannot serve calls (it
     /// is gone, or a call's set-up fails here); nothing of the tool's ran.
     pub async fn call(self: &std::sync::Arc<Self>, r: &Recipe) -> Result<Forked, Unusable> {
+        let t0 = std::time::Instant::now();
         let (stdin_r, stdin_w) = std::io::pipe().map_err(unusable("pipe"))?;
         let (stdout_r, stdout_w) = std::io::pipe().map_err(unusable("pipe"))?;
         let (stderr_r, stderr_w) = std::io::pipe().map_err(unusable("pipe"))?;
@@ -149,10 +150,12 @@ impl Server {
         let chan = std::os::unix::net::UnixStream::from(chan);
         chan.set_nonblocking(true).map_err(unusable("channel"))?;
         let chan = tokio::net::UnixStream::from_std(chan).map_err(unusable("channel"))?;
+        let t_handed = t0.elapsed();
         let (first, pid) = chan
             .async_io(tokio::io::Interest::READABLE, || first_byte(&chan))
             .await
             .map_err(unusable("reading the call's channel"))?;
+        let t_up = t0.elapsed();
         let mut chan = chan;
         match (first, pid) {
             (Some(b'r'), Some(pid)) => {
@@ -177,6 +180,13 @@ impl Server {
                         .map_err(unusable("moving the call into its cgroup"))?;
                     forked.cgroup = Some(moved);
                 }
+                tracing::debug!(
+                    tool = %r.name,
+                    handed = ?t_handed,
+                    up = ?t_up,
+                    moved = ?t0.elapsed(),
+                    "forked a call's process (elapsed at the end of each)"
+                );
                 Ok(forked)
             }
             (Some(b'e'), _) => {

@@ -118,24 +118,67 @@ impl Scripts {
         // Only a stored tool gets a worker (not a staged copy checking its examples).
         let stored = dir.file_name().is_some_and(|f| f == m.name.as_str());
         if m.run.worker && m.protocol() == crate::manifest::Protocol::Jsonrpc && stored {
-            return self.workers.call(&self.config, dir, tool, args, host).await;
+            let mut out = self.workers.call(&self.config, dir, tool, args, host).await?;
+            out.process = Some(Came::Worker);
+            return Ok(out);
         }
         script::call_fresh(self, dir, tool, args, host).await
     }
 
     /// Before its first call: start what a call of the stored script tool in `dir` will find
     /// waiting (its fork server or spares), as its call would run it (`tool` as admitted).
-    pub async fn prestart(&self, dir: &Path, tool: &Granted) {
+    /// False when its process cannot be made (said in the debug log).
+    pub async fn prestart(&self, dir: &Path, tool: &Granted) -> bool {
         match launch::Recipe::new(dir, tool, false, &self.config).await {
-            Ok(r) => self.spares.prestart(dir, &r),
-            Err(e) => tracing::debug!(tool = %tool.manifest.name, "not pre-started: {e}"),
+            Ok(r) => {
+                self.spares.prestart(dir, &r);
+                true
+            }
+            Err(e) => {
+                tracing::debug!(tool = %tool.manifest.name, "not pre-started: {e}");
+                false
+            }
         }
+    }
+
+    /// Wait until what is being started for the tool in `dir` (its fork server, the call it
+    /// forks ahead, its spares) is up, for at most `within`: a registration leaves its tool's
+    /// first call a process that is ready. True when nothing is starting any more.
+    pub async fn ready_at(&self, dir: &Path, within: std::time::Duration) -> bool {
+        self.spares.settled_at(dir, within).await
     }
 
     /// Stop every warm worker and spare (shutdown; tests).
     pub fn stop_all(&self) {
         self.workers.stop_all();
         self.spares.stop_all();
+    }
+}
+
+/// Where a script call's process came from (the audit log's `process`): every one is a fresh
+/// process set up the same way; this says only what was ready when the call came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Came {
+    /// Forked by its tool's fork server (Python).
+    Forked,
+    /// A spare, started before the call and waiting in its stub.
+    Spare,
+    /// Started for the call: nothing was ready (the first call after a restart or of a new
+    /// version, a burst past what waits), or the tool keeps nothing (a staged copy).
+    Started,
+    /// The tool's warm worker (`worker = true`), which serves call after call.
+    Worker,
+}
+
+impl Came {
+    /// Its name in the audit log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Came::Forked => "forked",
+            Came::Spare => "spare",
+            Came::Started => "started",
+            Came::Worker => "worker",
+        }
     }
 }
 
@@ -156,6 +199,8 @@ pub struct CallOutput {
     /// MCP content blocks beyond the text (images, audio, resources), as JSON: what an MCP
     /// server's tool returned besides text. Empty for toolsmith's own tools.
     pub content: Vec<Value>,
+    /// Where a script call's process came from (None: not a script's process).
+    pub process: Option<Came>,
 }
 
 impl CallOutput {
@@ -172,6 +217,7 @@ impl CallOutput {
             warnings: Vec::new(),
             network: None,
             content: Vec::new(),
+            process: None,
         }
     }
 
@@ -185,6 +231,7 @@ impl CallOutput {
                 warnings: Vec::new(),
                 network: None,
                 content: Vec::new(),
+                process: None,
             },
             other => CallOutput {
                 text: other.to_string(),
@@ -193,6 +240,7 @@ impl CallOutput {
                 warnings: Vec::new(),
                 network: None,
                 content: Vec::new(),
+                process: None,
             },
         }
     }

@@ -38,9 +38,13 @@ pub(crate) async fn call_fresh(
     let t_recipe = t0.elapsed();
     let timeout = Duration::from_millis(m.limits.timeout_ms());
     let started = std::time::Instant::now();
+    // Only a stored tool keeps spares and a fork server (not a staged copy checking its
+    // examples, nor execute_code's throwaway directory).
+    let stored =
+        dir.file_name().is_some_and(|f| f == m.name.as_str()) && toolbox_root(dir).is_some();
     // The time limit counts from the call: waiting for a spare still starting is part of it.
-    let (mut proc, go_pending) =
-        match tokio::time::timeout(timeout, scripts.spares.acquire(dir, &recipe)).await {
+    let (mut proc, go_pending, came) =
+        match tokio::time::timeout(timeout, scripts.spares.acquire(dir, &recipe, stored)).await {
             Ok(l) => l?,
             Err(_) => {
                 start.fail("timeout");
@@ -51,10 +55,6 @@ pub(crate) async fn call_fresh(
             }
         };
     drop(start);
-    // Only a stored tool keeps spares (not a staged copy checking its examples, nor
-    // execute_code's throwaway directory).
-    let stored =
-        dir.file_name().is_some_and(|f| f == m.name.as_str()) && toolbox_root(dir).is_some();
     let cap = m.limits.output_bytes() as usize;
     let timeout = timeout.saturating_sub(started.elapsed());
     let mut stderr = proc.stderr().expect("stderr is piped");
@@ -120,6 +120,7 @@ pub(crate) async fn call_fresh(
         tool = %name,
         recipe = ?t_recipe,
         process = ?t_acquire,
+        came = came.as_str(),
         answered = ?t_work,
         signalled = ?t_reap,
         stderr = ?t0.elapsed(),
@@ -142,6 +143,9 @@ pub(crate) async fn call_fresh(
         Ok(r) => r,
     };
     let mut out = finish(m, outcome, &err_bytes, &stderr_text, err_overflow, host);
+    if let Ok(o) = &mut out {
+        o.process = Some(came);
+    }
     if let (Ok(o), Some(seen)) = (&mut out, network) {
         if !seen.denied.is_empty() {
             o.warnings.push(refused_hosts(m, &seen));

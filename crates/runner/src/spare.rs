@@ -11,6 +11,12 @@
 //!   While calls find their spare still starting, the tool keeps more (up to `HOT_MAX`), until
 //!   its calls slow down (`keep.rs`).
 //!
+//! A call never waits for any of these to start: when its tool has no fork server up (the
+//! first call after a restart or of a new version, before its pre-start is over) it starts its
+//! own process at once, through the same stub, and the fork server starts beside it for the
+//! calls that follow; a registration leaves its tool's ready (`Scripts::ready_at`). A staged
+//! copy checking its examples keeps nothing: its calls start their own processes.
+//!
 //! Every call is still a fresh process — a spare serves exactly one call, a fork server's call
 //! is a new process in new namespaces — and every spare and fork server was started exactly
 //! like a cold process (its own scratch directory, pids cgroup, pid namespace, limits), so only
@@ -28,13 +34,11 @@ mod keep;
 mod slot;
 
 #[cfg(target_os = "linux")]
-use forked::{prefork, start_server};
-#[cfg(target_os = "linux")]
 use slot::Server;
 use slot::{Slot, Spare, discard};
 
-use super::RunError;
 use super::launch::{self, Launched, Recipe};
+use super::{Came, RunError};
 use super::process::CallProcess;
 use crate::config::Config;
 use crate::platform::ProcessTree;
@@ -227,31 +231,39 @@ impl Pool {
             && r.network.domains().is_none()
     }
 
-    /// A process running (or about to run) the recipe's entry for one call: a process forked
-    /// by the tool's fork server, an idle spare when one is there (a dead one is skipped), else
-    /// one started now; without a stub, a direct start. With `Some(ready)`, the stub's "g" is
-    /// still to be read (`read_go`) before its stdout is the tool's: the call's input may be
-    /// written at once, right behind the entry line.
+    /// A process running (or about to run) the recipe's entry for one call, and where it came
+    /// from: forked by the tool's fork server when that is up, an idle spare when one is there
+    /// (a dead one is skipped), else one started now. A call never waits for a fork server to
+    /// start: while its tool has none up, the call starts its own process at once and the
+    /// server starts beside it, for the calls that follow. `keep`: the tool keeps processes
+    /// for its calls (a stored tool; not a staged copy checking its examples, nor
+    /// execute_code's throwaway directory), else the call only starts its own. Without a
+    /// stub, a direct start. With `Some(ready)`, the stub's "g" is still to be read
+    /// (`read_go`) before its stdout is the tool's: the call's input may be written at once,
+    /// right behind the entry line.
     pub(crate) async fn acquire(
         &self,
         dir: &Path,
         r: &Recipe,
-    ) -> Result<(CallProcess, Option<bool>), RunError> {
+        keep: bool,
+    ) -> Result<(CallProcess, Option<bool>, Came), RunError> {
         let Some(stub) = r.stub else {
             // No stub to wait in: checked as late as can be, just before the start.
             if !r.still_admitted() {
                 return Err(replaced(r));
             }
-            return start(r, false).await.map(|l| (CallProcess::Tree(l), None));
+            return start(r, false)
+                .await
+                .map(|l| (CallProcess::Tree(l), None, Came::Started));
         };
-        let key = r.key();
+        let key = if keep { r.key() } else { 0 };
         #[cfg(target_os = "linux")]
-        if self.forks(r)
-            && let Some(out) = self.forked(dir, r, key).await
-        {
-            return out;
+        let forks = keep && self.forks(r);
+        #[cfg(target_os = "linux")]
+        if forks && let Some(out) = self.forked(dir, r, key).await {
+            return out.map(|(p, go)| (p, go, Came::Forked));
         }
-        while let Some(mut s) = self.inner.take(dir, r, key) {
+        while let Some(mut s) = keep.then(|| self.inner.take(dir, r, key)).flatten() {
             if !s.alive() {
                 tracing::info!(tool = %r.name, "a spare had exited (killed from outside?); skipping it");
                 discard(vec![s]);
@@ -266,7 +278,7 @@ impl Pool {
             let mut p = CallProcess::Tree(s.launched);
             let sent = send_entry(&mut p, &r.entry).await;
             let went = match sent {
-                Ok(()) if stub.pipelined() => return Ok((p, Some(ready))),
+                Ok(()) if stub.pipelined() => return Ok((p, Some(ready), Came::Spare)),
                 Ok(()) => match p.channel() {
                     Some(c) => read_go(c, ready).await,
                     None => Err("no channel".into()),
@@ -274,7 +286,7 @@ impl Pool {
                 Err(e) => Err(e),
             };
             match went {
-                Ok(()) => return Ok((p, None)),
+                Ok(()) => return Ok((p, None, Came::Spare)),
                 Err(why) => {
                     tracing::info!(tool = %r.name, why, "a spare could not take the call; skipping it");
                     discard(vec![p]);
@@ -282,6 +294,11 @@ impl Pool {
             }
         }
         let mut l = start(r, true).await?;
+        // The call's process is on its way: the fork server starts beside it.
+        #[cfg(target_os = "linux")]
+        if forks {
+            self.start_server(dir, r, key);
+        }
         let mut ready = false;
         if r.admitted.is_some() {
             // The stub's "r": its sandbox is set up, the directory bound. Still the one the
@@ -296,14 +313,14 @@ impl Pool {
         // through its exit status and stderr, read by the call as for any process.
         let _ = send_entry(&mut p, &r.entry).await;
         if stub.pipelined() {
-            return Ok((p, Some(ready)));
+            return Ok((p, Some(ready), Came::Started));
         }
         if let Some(c) = p.channel()
             && let Err(why) = read_go(c, ready).await
         {
             tracing::debug!(tool = %r.name, why, "the process ended before the tool started");
         }
-        Ok((p, None))
+        Ok((p, None, Came::Started))
     }
 
     /// After a call of a stored tool: keep what its next calls need — its fork server (kept
@@ -357,28 +374,13 @@ impl Pool {
         }
     }
 
-    /// Before any call (a server starting on a toolbox, for the tools it used most): start
-    /// what a call of `r` will find waiting — its fork server, else its spares.
+    /// Before any call (a server starting on a toolbox, for the tools it used most; a tool
+    /// just registered): start what a call of `r` will find waiting — its fork server, else
+    /// its spares.
     pub(crate) fn prestart(&self, dir: &Path, r: &Recipe) {
         #[cfg(target_os = "linux")]
         if self.forks(r) {
-            let key = r.key();
-            let done = {
-                let mut slots = self.inner.slots();
-                let slot = self.inner.slot(&mut slots, dir, r, key);
-                if !matches!(slot.server, Server::None) {
-                    return;
-                }
-                let (tx, rx) = tokio::sync::watch::channel(false);
-                slot.server = Server::Starting(rx);
-                tx
-            };
-            let (inner, dir, r) = (Arc::clone(&self.inner), dir.to_path_buf(), r.clone());
-            tokio::spawn(async move {
-                if let Some(s) = start_server(&inner, &dir, &r, key, done).await {
-                    prefork(&inner, &dir, &r, key, &s);
-                }
-            });
+            self.start_server(dir, r, r.key());
             return;
         }
         self.refill(dir, r);
@@ -388,31 +390,25 @@ impl Pool {
     /// then finds its spare or fork server ready, as a call spaced like an AI's requests does).
     pub async fn settled(&self) {
         for _ in 0..2000 {
-            let done = {
-                let mut slots = self.inner.slots();
-                slots.values_mut().all(|s| {
-                    let (mut live, mut dead) = (Vec::new(), Vec::new());
-                    for mut sp in std::mem::take(&mut s.idle) {
-                        if sp.alive() {
-                            live.push(sp);
-                        } else {
-                            dead.push(sp);
-                        }
-                    }
-                    discard(dead);
-                    let ready = live.iter_mut().all(Spare::poll_ready);
-                    s.idle = live;
-                    #[cfg(target_os = "linux")]
-                    let server = !matches!(s.server, Server::Starting(_)) && !s.preforking;
-                    #[cfg(not(target_os = "linux"))]
-                    let server = true;
-                    s.starting == 0 && ready && server
-                })
-            };
-            if done {
+            if self.inner.slots().values_mut().all(Slot::settled) {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Wait until what is being started for the tool in `dir` is up, for at most `within`;
+    /// true when nothing is starting there any more.
+    pub async fn settled_at(&self, dir: &Path, within: std::time::Duration) -> bool {
+        let until = Instant::now() + within;
+        loop {
+            if self.inner.slots().get_mut(dir).is_none_or(Slot::settled) {
+                return true;
+            }
+            if Instant::now() >= until {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
         }
     }
 

@@ -51,5 +51,6 @@ pub fn output(tool: &str, r: CallToolResult, cap: u64) -> Result<CallOutput, Run
         warnings: Vec::new(),
         network: None,
         content,
+        process: None,
     })
 }

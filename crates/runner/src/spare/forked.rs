@@ -1,6 +1,6 @@
 //! The fork-server side of the pool (Linux): a call's process forked by its tool's fork
-//! server, the server found or started (one per recipe key, a call meanwhile waiting for it),
-//! and the next call's process forked ahead, after this call's result is out.
+//! server when it is up, the server started in the background (one per recipe key; a call
+//! meanwhile starts its own process), and the next call's process forked ahead.
 
 use super::{Inner, PREFORK_WAIT, Pool, Server, discard, keep, replaced, send_entry};
 use crate::RunError;
@@ -11,60 +11,95 @@ use std::sync::Arc;
 use std::time::Instant;
 
 impl Pool {
-    /// A call of `r` forked by the tool's fork server (started now when it has none; a call
-    /// meanwhile waits for it), ready for its input; None when this recipe has no usable fork
-    /// server here (the call starts its process another way; nothing of the tool's ran).
+    /// A call of `r` forked by the tool's fork server, ready for its input; None when the tool
+    /// has no fork server up here (none started yet, one starting, or none can run): the call
+    /// starts its own process (nothing of the tool's ran), and `Pool::acquire` has the server
+    /// started beside it.
     pub(super) async fn forked(
         &self,
         dir: &Path,
         r: &Recipe,
         key: u64,
     ) -> Option<Result<(CallProcess, Option<bool>), RunError>> {
-        // A second try when the first server was found dead.
-        for _ in 0..2 {
-            let server = self.server_for(dir, r, key).await?;
-            // Its sandbox holds the directory it was started with, which its key names.
-            if !r.still_admitted() {
-                return Some(Err(replaced(r)));
+        let server = self.server_up(dir, r, key)?;
+        // Its sandbox holds the directory it was started with, which its key names.
+        if !r.still_admitted() {
+            return Some(Err(replaced(r)));
+        }
+        let t0 = Instant::now();
+        let ready = self.take_preforked(dir, &server).await;
+        tracing::debug!(tool = %r.name, ahead = ready.is_some(), waited = ?t0.elapsed(), "a forked call's process");
+        let got = match ready {
+            Some(f) => Ok(f),
+            None => server.call(r).await,
+        };
+        prefork(&self.inner, dir, r, key, &server);
+        match got {
+            Ok(forked) => {
+                // The call's process is set up: still the approved directory?
+                if !r.still_admitted() {
+                    discard(vec![forked]);
+                    return Some(Err(replaced(r)));
+                }
+                let mut p = CallProcess::Forked(forked);
+                // A failed write means the process died: its status says why.
+                let _ = send_entry(&mut p, &r.entry).await;
+                Some(Ok((p, Some(true))))
             }
-            let ready = self.take_preforked(dir, &server).await;
-            let got = match ready {
-                Some(f) => Ok(f),
-                None => server.call(r).await,
-            };
-            prefork(&self.inner, dir, r, key, &server);
-            match got {
-                Ok(forked) => {
-                    // The call's process is set up: still the approved directory?
-                    if !r.still_admitted() {
-                        discard(vec![forked]);
-                        return Some(Err(replaced(r)));
-                    }
-                    let mut p = CallProcess::Forked(forked);
-                    // A failed write means the process died: its status says why.
-                    let _ = send_entry(&mut p, &r.entry).await;
-                    return Some(Ok((p, Some(true))));
-                }
-                Err(crate::fork::Unusable(why)) => {
-                    let alive = server.alive();
-                    tracing::info!(tool = %r.name, why, alive, "a fork server could not start a call; the call starts its own process");
-                    let mut slots = self.inner.slots();
-                    if let Some(slot) = slots.get_mut(dir)
-                        && let Server::Ready(s) = &slot.server
-                        && Arc::ptr_eq(s, &server)
-                    {
-                        slot.stop_server();
-                        if alive {
-                            slot.server = Server::Unusable;
-                        }
-                    }
+            Err(crate::fork::Unusable(why)) => {
+                let alive = server.alive();
+                tracing::info!(tool = %r.name, why, alive, "a fork server could not start a call; the call starts its own process");
+                let mut slots = self.inner.slots();
+                if let Some(slot) = slots.get_mut(dir)
+                    && let Server::Ready(s) = &slot.server
+                    && Arc::ptr_eq(s, &server)
+                {
+                    slot.stop_server();
+                    // A live server whose calls cannot be set up here: spares instead. A dead
+                    // one is started again beside this call.
                     if alive {
-                        return None;
+                        slot.server = Server::Unusable;
                     }
                 }
+                None
             }
         }
-        None
+    }
+
+    /// The tool's fork server for this key when it is up (a dead one is dropped).
+    fn server_up(&self, dir: &Path, r: &Recipe, key: u64) -> Option<Arc<crate::fork::Server>> {
+        let mut slots = self.inner.slots();
+        let slot = self.inner.slot(&mut slots, dir, r, key);
+        slot.last_call = Instant::now();
+        if let Server::Ready(s) = &slot.server
+            && !s.alive()
+        {
+            tracing::info!(tool = %r.name, "a fork server had exited (killed from outside?); starting another");
+            slot.stop_server();
+        }
+        match &slot.server {
+            Server::Ready(s) => Some(Arc::clone(s)),
+            _ => None,
+        }
+    }
+
+    /// Start the tool's fork server in the background, unless it has one (up or starting) or
+    /// none can run here; once up, it forks the next call's process ahead.
+    pub(super) fn start_server(&self, dir: &Path, r: &Recipe, key: u64) {
+        {
+            let mut slots = self.inner.slots();
+            let slot = self.inner.slot(&mut slots, dir, r, key);
+            if !matches!(slot.server, Server::None) {
+                return;
+            }
+            slot.server = Server::Starting;
+        }
+        let (inner, dir, r) = (Arc::clone(&self.inner), dir.to_path_buf(), r.clone());
+        tokio::spawn(async move {
+            if let Some(s) = start_server(&inner, &dir, &r, key).await {
+                prefork(&inner, &dir, &r, key, &s);
+            }
+        });
     }
 
     /// The call's process `server` forked before the call, when one waits (and still lives),
@@ -100,49 +135,11 @@ impl Pool {
             }
         }
     }
-
-    /// The tool's running fork server for this key: the one there, the one being started
-    /// (waited for), or one started now. None when it cannot have one.
-    async fn server_for(
-        &self,
-        dir: &Path,
-        r: &Recipe,
-        key: u64,
-    ) -> Option<Arc<crate::fork::Server>> {
-        loop {
-            let next = {
-                let mut slots = self.inner.slots();
-                let slot = self.inner.slot(&mut slots, dir, r, key);
-                slot.last_call = Instant::now();
-                if let Server::Ready(s) = &slot.server
-                    && !s.alive()
-                {
-                    tracing::info!(tool = %r.name, "a fork server had exited (killed from outside?); starting another");
-                    slot.stop_server();
-                }
-                match &slot.server {
-                    Server::Ready(s) => return Some(Arc::clone(s)),
-                    Server::Unusable => return None,
-                    Server::Starting(rx) => Err(rx.clone()),
-                    Server::None => {
-                        let (tx, rx) = tokio::sync::watch::channel(false);
-                        slot.server = Server::Starting(rx);
-                        Ok(tx)
-                    }
-                }
-            };
-            let mut wait = match next {
-                Ok(tx) => return start_server(&self.inner, dir, r, key, tx).await,
-                Err(rx) => rx,
-            };
-            let _ = wait.wait_for(|done| *done).await;
-        }
-    }
 }
 
 /// Have `server` fork the next call's process now, in the background (after this call's
 /// result is out), unless one waits or is being forked.
-pub(super) fn prefork(
+fn prefork(
     inner: &Arc<Inner>,
     dir: &Path,
     r: &Recipe,
@@ -190,20 +187,19 @@ pub(super) fn prefork(
     });
 }
 
-/// Start the fork server of `dir` (its slot says Starting, with `done`'s receiver).
-pub(super) async fn start_server(
+/// Start the fork server of `dir` (its slot says Starting).
+async fn start_server(
     inner: &Inner,
     dir: &Path,
     r: &Recipe,
     key: u64,
-    done: tokio::sync::watch::Sender<bool>,
 ) -> Option<Arc<crate::fork::Server>> {
     let started = crate::fork::Server::start(r).await;
     // Its binds hold the directories of when it started: still the ones the key names?
     let current = r.key() == key;
     let mut slots = inner.slots();
     let out = match slots.get_mut(dir) {
-        Some(slot) if slot.key == key && matches!(slot.server, Server::Starting(_)) => {
+        Some(slot) if slot.key == key && matches!(slot.server, Server::Starting) => {
             match started {
                 Ok(s) if current => {
                     let s = Arc::new(s);
@@ -231,7 +227,5 @@ pub(super) async fn start_server(
         }
     };
     keep::evict(&mut slots, inner);
-    drop(slots);
-    let _ = done.send(true);
     out
 }

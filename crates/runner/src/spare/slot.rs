@@ -54,8 +54,9 @@ pub(super) fn discard<T: Send + 'static>(waiting: Vec<T>) {
 #[cfg(target_os = "linux")]
 pub(super) enum Server {
     None,
-    /// Being started by a call or a pre-start; others wait for it.
-    Starting(tokio::sync::watch::Receiver<bool>),
+    /// Being started (by a pre-start, or beside a call that started its own process); calls
+    /// meanwhile start their own.
+    Starting,
     Ready(Arc<crate::fork::Server>),
     /// This recipe cannot have one here (the reason was logged): spares instead.
     Unusable,
@@ -135,9 +136,30 @@ impl Slot {
     /// Whether its fork server is being started.
     pub(super) fn server_starting(&self) -> bool {
         #[cfg(target_os = "linux")]
-        return matches!(self.server, Server::Starting(_));
+        return matches!(self.server, Server::Starting);
         #[cfg(not(target_os = "linux"))]
         false
+    }
+
+    /// Whether nothing is being started here any more (dead spares dropped on the way): no
+    /// spare starting or still coming up, no fork server starting, no call being forked ahead.
+    pub(super) fn settled(&mut self) -> bool {
+        let (mut live, mut dead) = (Vec::new(), Vec::new());
+        for mut sp in std::mem::take(&mut self.idle) {
+            if sp.alive() {
+                live.push(sp);
+            } else {
+                dead.push(sp);
+            }
+        }
+        discard(dead);
+        let ready = live.iter_mut().all(Spare::poll_ready);
+        self.idle = live;
+        #[cfg(target_os = "linux")]
+        let server = !matches!(self.server, Server::Starting) && !self.preforking;
+        #[cfg(not(target_os = "linux"))]
+        let server = true;
+        self.starting == 0 && ready && server
     }
 
     /// A waiting process set's outer process, once up (to measure what it costs).
