@@ -343,7 +343,7 @@ impl WasmRunner {
             None => Reach::Nothing,
         };
         let loaded = self.load_component(dir, tool)?;
-        let params = wit::params(&loaded.params, args).map_err(|e| RunError::Arguments {
+        let params = wit::params_guided(&loaded.params, args, Some(&*tool.input_schema)).map_err(|e| RunError::Arguments {
             tool: name.clone(),
             message: e.to_string(),
         })?;
@@ -396,7 +396,9 @@ impl WasmRunner {
         let value = match results.pop() {
             None => Value::Null,
             Some(Val::Result(r)) if matches!(loaded.result, Some(Type::Result(_))) => match r {
-                Ok(v) => v.as_deref().map_or(Value::Null, wit::to_json),
+                Ok(v) => v.as_deref().map_or(Value::Null, |v| {
+                    wit::to_json_guided(v, tool.output_schema.as_deref())
+                }),
                 Err(e) => {
                     let data = e.as_deref().map_or(Value::Null, wit::to_json);
                     let message = match &data {
@@ -411,7 +413,7 @@ impl WasmRunner {
                     });
                 }
             },
-            Some(v) => wit::to_json(&v),
+            Some(v) => wit::to_json_guided(&v, tool.output_schema.as_deref()),
         };
         let text_len = value.to_string().len();
         if text_len > cap {
