@@ -22,12 +22,13 @@ function dec(s, v) {
       return Number.isSafeInteger(Number(v)) ? Number(v) : BigInt.asUintN(64, BigInt(v));
     case "json":
       return JSON.parse(v);
+    // A list of numbers may arrive as a typed array (BigInt64Array, Float64Array).
     case "list":
-      return v.map((x) => dec(s.of, x));
+      return Array.from(v, (x) => dec(s.of, x));
     case "tuple":
-      return v.map((x, i) => dec(s.of[i], x));
+      return Array.from(v, (x, i) => dec(s.of[i], x));
     case "map":
-      return Object.fromEntries(v.map(([k, x]) => [k, dec(s.of, x)]));
+      return Object.fromEntries(Array.from(v, ([k, x]) => [k, dec(s.of, x)]));
     case "opt":
       return v === undefined || v === null ? undefined : dec(s.of, v);
     case "record": {
@@ -98,9 +99,13 @@ function enc(s, v, where) {
       return Number(v);
     case "opt":
       return v === undefined || v === null ? undefined : enc(s.of, v, where);
-    case "list":
+    case "list": {
       if (!Array.isArray(v)) throw unfit("an array");
-      return v.map((x, i) => enc(s.of, x, `${where}[${i}]`));
+      const items = v.map((x, i) => enc(s.of, x, `${where}[${i}]`));
+      // ComponentizeJS takes a list of numbers as a typed array.
+      const typed = { int: BigInt64Array, uint: BigUint64Array, float: Float64Array }[s.of.t];
+      return typed ? typed.from(items) : items;
+    }
     case "tuple":
       if (!Array.isArray(v) || v.length !== s.of.length) throw unfit(`an array of ${s.of.length} items`);
       return v.map((x, i) => enc(s.of[i], x, `${where}[${i}]`));
@@ -139,17 +144,24 @@ function enc(s, v, where) {
   }
 }
 
+// What was thrown, as text: an error's message (whatever realm made it), a string, or JSON.
+const message = (e) =>
+  typeof e === "string"
+    ? e
+    : e !== null && typeof e === "object" && "message" in e
+      ? String(e.message)
+      : (JSON.stringify(e) ?? String(e));
+
 export async function call(...args) {
   let r;
   try {
     r = await tool(...args.map((a, i) => dec(CONFIG.params[i].shape, a)));
   } catch (e) {
-    const text = e instanceof Error ? e.message : typeof e === "string" ? e : JSON.stringify(e);
-    throw { payload: text ?? String(e) };
+    throw { payload: message(e) };
   }
   try {
     return enc(CONFIG.result, r, "the result");
   } catch (e) {
-    throw { payload: e instanceof Error ? e.message : String(e) };
+    throw { payload: message(e) };
   }
 }
