@@ -399,7 +399,7 @@ mod tests {
         let w = wit_gen::generate("tool", s.as_object(), None).expect("a world");
         assert!(w.wit.contains("%b: tuple<s64, string>"), "{}", w.wit);
         let hashlib = a.imports.iter().find(|i| i.name == "hashlib").expect("found");
-        assert_eq!(hashlib.line, 6);
+        assert_eq!(hashlib.line, 7);
     }
 
     #[test]

@@ -324,13 +324,13 @@ fn untyped(o: &Map<String, Value>) -> Result<Form<'_>, Refused> {
 }
 
 fn array_form(o: &Map<String, Value>) -> Result<Form<'_>, Refused> {
-    let tuple = |items: &[Value]| {
+    fn tuple(items: &[Value]) -> Form<'_> {
         if items.is_empty() {
             Form::Free
         } else {
             Form::Tuple(items.iter().collect())
         }
-    };
+    }
     match (o.get("prefixItems"), o.get("items")) {
         (Some(p), rest) => {
             let p = p
@@ -343,8 +343,9 @@ fn array_form(o: &Map<String, Value>) -> Result<Form<'_>, Refused> {
             })
         }
         (None, Some(Value::Array(items))) => Ok(tuple(items)),
-        (None, Some(items)) => Ok(match classify(items)? {
-            Form::Free => Form::Free,
+        // Free items make a free array; a refused one is reported at its own path.
+        (None, Some(items)) => Ok(match classify(items) {
+            Ok(Form::Free) => Form::Free,
             _ => Form::List(items),
         }),
         (None, None) => Ok(Form::Free),
@@ -369,8 +370,8 @@ fn object_form(o: &Map<String, Value>) -> Result<Form<'_>, Refused> {
         }
     }
     match o.get("additionalProperties") {
-        Some(v @ Value::Object(_)) => Ok(match classify(v)? {
-            Form::Free => Form::Free,
+        Some(v @ Value::Object(_)) => Ok(match classify(v) {
+            Ok(Form::Free) => Form::Free,
             _ => Form::Map(v),
         }),
         _ => Ok(Form::Free),

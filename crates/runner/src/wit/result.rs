@@ -17,22 +17,26 @@ pub fn to_json(v: &Val) -> Value {
 /// without one, by the value alone.
 pub fn to_json_guided(v: &Val, schema: Option<&Map<String, Value>>) -> Value {
     match schema.map(form::classify_map) {
-        Some(Ok(f)) => by_form(v, &f).unwrap_or_else(|| plain(v)),
+        Some(Ok(f)) => with_form(v, &f),
         _ => plain(v),
     }
 }
 
 fn out(v: &Val, schema: Option<&Value>) -> Value {
     match schema.map(form::classify) {
-        Some(Ok(f)) => by_form(v, &f)
-            .or_else(|| match v {
-                // Not required, so an option: the schema is the value's.
-                Val::Option(o) => Some(o.as_deref().map_or(Value::Null, |x| out(x, schema))),
-                _ => None,
-            })
-            .unwrap_or_else(|| plain(v)),
+        Some(Ok(f)) => with_form(v, &f),
         _ => plain(v),
     }
+}
+
+fn with_form(v: &Val, f: &Form<'_>) -> Value {
+    by_form(v, f)
+        .or_else(|| match v {
+            // Not required, so an option: the schema is the value's.
+            Val::Option(o) => Some(o.as_deref().map_or(Value::Null, |x| with_form(x, f))),
+            _ => None,
+        })
+        .unwrap_or_else(|| plain(v))
 }
 
 /// The value as the schema's form says, or None when the form is not the value's.

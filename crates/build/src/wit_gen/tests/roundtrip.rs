@@ -164,7 +164,11 @@ fn back(params: &[(String, Type)], vals: &[wasmtime::component::Val], s: &Value)
     let props = s["properties"].as_object().expect("properties");
     let mut out = Map::new();
     for ((name, _), v) in params.iter().zip(vals) {
-        let key = wit::json_name(name);
+        let key = props
+            .keys()
+            .find(|k| wit::form::wit_name(k).as_deref() == Some(name.as_str()))
+            .cloned()
+            .unwrap_or_else(|| wit::json_name(name));
         let schema = props.get(&key).and_then(Value::as_object);
         out.insert(key, wit::to_json_guided(v, schema));
     }
