@@ -2,7 +2,7 @@
 //! over MCP with the official Python SDK (tests/py/python_components.py), one `toolsmith serve`
 //! per test: a plain function (`def add(a: int, b: int) -> int`) with an input schema or only
 //! its annotations, any JSON value returned, an exception as `isError` with the Python
-//! traceback only, the standard library at call time (`hashlib`, lazily imported modules), a
+//! traceback only (in the class form too), the standard library at call time (`hashlib`, lazily imported modules), a
 //! module a component cannot use refused at build time by name; and the JSON Schema forms an
 //! AI writes (`prefixItems`, `anyOf` with `null`, `additionalProperties`, a union, a free-form
 //! value, an optional result) carried to the function and back, in Python and in JavaScript.
@@ -131,6 +131,13 @@ fn a_plain_python_function_is_a_component() {
         json!({"tool": "probe", "args": {"kind": "lazy", "text": "2024-03-05"}}),
         json!({"tool": "probe", "args": {"kind": "raise", "text": "x"}}),
         json!({"tool": "build_tool", "args": {
+            "name": "twice", "description": "Double a number", "language": "python",
+            "source": "import wit_world\n\n\nclass WitWorld(wit_world.WitWorld):\n    def call(self, n):\n        if n < 0:\n            raise ValueError(\"negative\")\n        return n * 2\n",
+            "input_schema": {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}
+        }}),
+        json!({"tool": "twice", "args": {"n": 21}}),
+        json!({"tool": "twice", "args": {"n": -1}}),
+        json!({"tool": "build_tool", "args": {
             "name": "lookup", "description": "Resolve a host name", "language": "python",
             "source": "def lookup(host: str) -> str:\n    import socket\n    return socket.gethostbyname(host)\n"
         }}),
@@ -189,8 +196,19 @@ fn a_plain_python_function_is_a_component() {
         assert!(!t.contains(unwanted), "{unwanted:?} in {t}");
     }
 
+    // The class form the guide showed, without an output schema: an int is sent as JSON
+    // text, an exception is the tool's error with its traceback.
+    ok(&c[9]);
+    assert_eq!(text(ok(&c[10])), "42");
+    assert_eq!(c[11]["is_error"], true, "{}", text(&c[11]));
+    assert!(
+        text(&c[11]).contains("ValueError: negative") && !text(&c[11]).contains("wasm"),
+        "{}",
+        text(&c[11])
+    );
+
     // A module a component cannot use: refused at build time, by name, with what to do.
-    let refused = &c[9];
+    let refused = &c[12];
     assert_eq!(refused["is_error"], true, "{}", text(refused));
     let t = text(refused);
     for want in ["`socket` (line 2)", "no sockets", "register_script"] {
@@ -219,16 +237,17 @@ fn json_schema_forms_reach_python_and_javascript_functions() {
         "maybe": {"anyOf": [{"type": "string"}, {"type": "null"}]},
         "maxLen": {"type": ["integer", "null"]}
     }});
-    let output = json!({"type": "object", "required": ["kinds", "total", "either", "anything"], "properties": {
+    let output = json!({"type": "object", "required": ["kinds", "values", "total", "either", "anything"], "properties": {
         "kinds": {"type": "array", "items": {"type": "string"}},
+        "values": {"type": "array", "items": {"type": "integer"}},
         "total": {"type": "integer"},
         "either": {"type": "string"},
         "anything": {},
         "result": {"type": "string"},
         "max_len": {"type": ["integer", "null"]}
     }});
-    let py = "def shapes(pair, counts, either, anything, maybe=None, maxLen=None):\n    return {\n        \"kinds\": [type(x).__name__ for x in pair] + sorted(counts),\n        \"total\": sum(counts.values()),\n        \"either\": f\"{type(either).__name__}:{either!r}\",\n        \"anything\": anything,\n        \"result\": maybe,\n        \"max_len\": maxLen,\n    }\n";
-    let js = "export function call(anything, counts, either, maxLen, maybe, pair) {\n  return {\n    kinds: [...pair.map((x) => typeof x), ...Object.keys(counts).sort()],\n    total: Object.values(counts).reduce((a, b) => a + b, 0),\n    either: `${Array.isArray(either) ? \"array\" : typeof either}:${JSON.stringify(either)}`,\n    anything,\n    result: maybe,\n    max_len: maxLen ?? null,\n  };\n}\n";
+    let py = "def shapes(pair, counts, either, anything, maybe=None, maxLen=None):\n    return {\n        \"kinds\": [type(x).__name__ for x in pair] + sorted(counts),\n        \"values\": sorted(counts.values()),\n        \"total\": sum(counts.values()),\n        \"either\": f\"{type(either).__name__}:{either!r}\",\n        \"anything\": anything,\n        \"result\": maybe,\n        \"max_len\": maxLen,\n    }\n";
+    let js = "export function call(anything, counts, either, maxLen, maybe, pair) {\n  return {\n    kinds: [...pair.map((x) => typeof x), ...Object.keys(counts).sort()],\n    values: Object.values(counts).sort((a, b) => a - b),\n    total: Object.values(counts).reduce((a, b) => a + b, 0),\n    either: `${Array.isArray(either) ? \"array\" : typeof either}:${JSON.stringify(either)}`,\n    anything,\n    result: maybe,\n    max_len: maxLen ?? null,\n  };\n}\n";
     let args = [
         json!({"pair": [1, "x"], "counts": {"b": 2, "a": 3}, "either": 5, "anything": {"k": [1, null, "é"]}, "maybe": "m", "maxLen": 7}),
         json!({"pair": [2, "y"], "counts": {}, "either": "five", "anything": null}),
@@ -267,6 +286,7 @@ fn json_schema_forms_reach_python_and_javascript_functions() {
             "{lang}: {first}"
         );
         assert_eq!(s["total"], 5, "{lang}");
+        assert_eq!(s["values"], json!([2, 3]), "{lang}: a list of integers back");
         assert_eq!(
             s["either"],
             if lang == "python" { json!("int:5") } else { json!("number:5") },
