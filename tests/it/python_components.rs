@@ -282,14 +282,27 @@ fn json_schema_forms_reach_python_and_javascript_functions() {
         let s = &first["structured"];
         assert_eq!(
             s["kinds"],
-            json!([int, if lang == "python" { "str" } else { "string" }, "a", "b"]),
+            json!([
+                int,
+                if lang == "python" { "str" } else { "string" },
+                "a",
+                "b"
+            ]),
             "{lang}: {first}"
         );
         assert_eq!(s["total"], 5, "{lang}");
-        assert_eq!(s["values"], json!([2, 3]), "{lang}: a list of integers back");
+        assert_eq!(
+            s["values"],
+            json!([2, 3]),
+            "{lang}: a list of integers back"
+        );
         assert_eq!(
             s["either"],
-            if lang == "python" { json!("int:5") } else { json!("number:5") },
+            if lang == "python" {
+                json!("int:5")
+            } else {
+                json!("number:5")
+            },
             "{lang}"
         );
         assert_eq!(s["anything"], json!({"k": [1, null, "é"]}), "{lang}");

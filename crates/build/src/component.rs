@@ -3,11 +3,11 @@
 //! exported function gives back to tool.toml.
 
 use super::{BuildError, BuildRequest, WIT_FILE, wit_gen};
-use std::path::Path;
 use crate::app::App;
 use crate::manifest::{self, Manifest};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// Settle a component's world: the WIT file among `files` (given as `wit`, kept when a person
 /// wrote it, else generated from the declared or previous schemas) and `[run]`'s `world` and
@@ -109,7 +109,10 @@ fn declared(
 ) -> Option<Map<String, Value>> {
     inline.cloned().or_else(|| {
         let text = std::fs::read_to_string(work.join(file?)).ok()?;
-        serde_json::from_str::<Value>(&text).ok()?.as_object().cloned()
+        serde_json::from_str::<Value>(&text)
+            .ok()?
+            .as_object()
+            .cloned()
     })
 }
 
@@ -126,8 +129,16 @@ pub(super) fn generated_world(
     if !text.starts_with(wit_gen::GENERATED) {
         return Ok(None);
     }
-    let input = declared(m.input_schema.as_deref(), m.input_schema_file.as_ref(), work);
-    let output = declared(m.output_schema.as_deref(), m.output_schema_file.as_ref(), work);
+    let input = declared(
+        m.input_schema.as_deref(),
+        m.input_schema_file.as_ref(),
+        work,
+    );
+    let output = declared(
+        m.output_schema.as_deref(),
+        m.output_schema_file.as_ref(),
+        work,
+    );
     let w = wit_gen::generate(world, input.as_ref(), output.as_ref()).map_err(|e| {
         BuildError::BadRequest {
             message: format!("the schema at {e}"),

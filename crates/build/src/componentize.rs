@@ -279,7 +279,17 @@ pub async fn build(
         }
         Language::JavaScript => super::javascript::prepare(work, manifest, world)?,
     };
-    compile(&chain, tool, world, entry, work, &config.sandbox, host, cancel).await
+    compile(
+        &chain,
+        tool,
+        world,
+        entry,
+        work,
+        &config.sandbox,
+        host,
+        cancel,
+    )
+    .await
 }
 
 /// Build the entry (a Python module, a JavaScript file in `work`) against `work/wit` (world

@@ -306,8 +306,14 @@ pub async fn build(
             .or_insert_with(files::wit_bindgen);
     }
     if language == Some(Language::Python) {
-        python::declare_input(app.config(), &mut req, &files, previous.as_ref(), &opts.cancel)
-            .await?;
+        python::declare_input(
+            app.config(),
+            &mut req,
+            &files,
+            previous.as_ref(),
+            &opts.cancel,
+        )
+        .await?;
     }
     if component {
         component::plan_world(&req, previous.as_ref(), &mut files, &mut run)?;

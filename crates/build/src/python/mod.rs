@@ -133,7 +133,10 @@ pub(super) async fn analyze(
         });
     }
     serde_json::from_str(&out.stdout).map_err(|e| BuildError::Internal {
-        message: format!("reading app.py gave no analysis ({e}): {}", out.stdout.trim()),
+        message: format!(
+            "reading app.py gave no analysis ({e}): {}",
+            out.stdout.trim()
+        ),
     })
 }
 
@@ -310,10 +313,12 @@ fn params(a: &Analysis, world: &[wit_gen::Field], tool: &str) -> Result<Vec<Valu
     let function = a.function.clone().unwrap_or_default();
     let names: Vec<&str> = a.params.iter().map(|p| p.name.as_str()).collect();
     let signature = format!("{function}({})", names.join(", "));
-    let bad = |message: String| BuildError::Python {
+    let bad = |message: String| {
+        BuildError::Python {
         tool: tool.to_string(),
         message,
         hint: "name the input schema's properties after the function's parameters (or leave input_schema out: the annotations give it)".into(),
+    }
     };
     let mut out = Vec::new();
     for f in world {
@@ -347,7 +352,9 @@ fn params(a: &Analysis, world: &[wit_gen::Field], tool: &str) -> Result<Vec<Valu
 }
 
 fn is_identifier(s: &str) -> bool {
-    s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
         && s.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
@@ -364,7 +371,11 @@ mod tests {
             .current_dir(dir.path())
             .output()
             .expect("python3 runs");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice(&out.stdout).expect("an analysis")
     }
 
@@ -374,7 +385,11 @@ mod tests {
             "from typing import Optional, Any\n\ndef _helper():\n    pass\n\ndef pairs(a: int, b: tuple[int, str], c: Optional[dict[str, float]] = None, d: int | str = 1, e: Any = None, *, f: list[bool] = []) -> dict:\n    import hashlib\n    return {}\n",
             "other-name",
         );
-        assert_eq!(a.function.as_deref(), Some("pairs"), "the only public function");
+        assert_eq!(
+            a.function.as_deref(),
+            Some("pairs"),
+            "the only public function"
+        );
         let s = Value::Object(input_schema(&a).expect("a schema"));
         assert_eq!(s["required"], json!(["a", "b"]));
         assert_eq!(s["properties"]["a"], json!({"type": "integer"}));
@@ -398,7 +413,11 @@ mod tests {
         // Every form has WIT: the generator takes what the annotations say.
         let w = wit_gen::generate("tool", s.as_object(), None).expect("a world");
         assert!(w.wit.contains("%b: tuple<s64, string>"), "{}", w.wit);
-        let hashlib = a.imports.iter().find(|i| i.name == "hashlib").expect("found");
+        let hashlib = a
+            .imports
+            .iter()
+            .find(|i| i.name == "hashlib")
+            .expect("found");
         assert_eq!(hashlib.line, 7);
     }
 
@@ -428,7 +447,12 @@ mod tests {
             .find(|l| l.starts_with("CONFIG = "))
             .expect("the line");
         let out = std::process::Command::new("python3")
-            .args(["-I", "-S", "-c", &format!("import json as _json\n{line}\nprint(_json.dumps(CONFIG))")])
+            .args([
+                "-I",
+                "-S",
+                "-c",
+                &format!("import json as _json\n{line}\nprint(_json.dumps(CONFIG))"),
+            ])
             .output()
             .expect("python3 runs");
         let back: Value = serde_json::from_slice(&out.stdout).expect("json");

@@ -83,7 +83,11 @@ const COMPANIONS: &[(&str, &[&str])] = &[
     ("calendar", &["_strptime"]),
     (
         "xml.dom.minidom",
-        &["xml.dom.expatbuilder", "xml.dom.minicompat", "xml.dom.xmlbuilder"],
+        &[
+            "xml.dom.expatbuilder",
+            "xml.dom.minicompat",
+            "xml.dom.xmlbuilder",
+        ],
     ),
 ];
 
@@ -195,7 +199,12 @@ mod tests {
         )
         .unwrap_err();
         let text = e.to_string();
-        for m in ["`socket` (line 3)", "`urllib.request`", "`concurrent.futures`", "`numpy`"] {
+        for m in [
+            "`socket` (line 3)",
+            "`urllib.request`",
+            "`concurrent.futures`",
+            "`numpy`",
+        ] {
             assert!(text.contains(m), "{m}: {text}");
         }
         assert!(!text.contains("hashlib"), "{text}");

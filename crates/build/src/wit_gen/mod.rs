@@ -211,18 +211,29 @@ impl Gen {
             }
             Form::List(items) => {
                 let (t, shape) = self.ty(items, &format!("{name}_item"), &format!("{at}/items"))?;
-                (format!("list<{t}>"), Shape::List { of: Box::new(shape) })
+                (
+                    format!("list<{t}>"),
+                    Shape::List {
+                        of: Box::new(shape),
+                    },
+                )
             }
             Form::Tuple(items) => {
                 let mut types = Vec::new();
                 let mut shapes = Vec::new();
                 for (i, item) in items.iter().enumerate() {
-                    let (t, shape) =
-                        self.ty(item, &format!("{name}_{i}"), &format!("{at}/prefixItems/{i}"))?;
+                    let (t, shape) = self.ty(
+                        item,
+                        &format!("{name}_{i}"),
+                        &format!("{at}/prefixItems/{i}"),
+                    )?;
                     types.push(t);
                     shapes.push(shape);
                 }
-                (format!("tuple<{}>", types.join(", ")), Shape::Tuple { of: shapes })
+                (
+                    format!("tuple<{}>", types.join(", ")),
+                    Shape::Tuple { of: shapes },
+                )
             }
             Form::Map(values) => {
                 let (t, shape) = self.ty(
@@ -232,7 +243,9 @@ impl Gen {
                 )?;
                 (
                     format!("list<tuple<string, {t}>>"),
-                    Shape::Map { of: Box::new(shape) },
+                    Shape::Map {
+                        of: Box::new(shape),
+                    },
                 )
             }
             Form::Record { props, required } => {
@@ -340,7 +353,9 @@ impl Gen {
 
 /// An integer schema whose range is beyond `s64`'s and not negative (a WIT `u64`'s).
 fn unsigned(s: &Value) -> bool {
-    s.get("minimum").and_then(Value::as_f64).is_some_and(|m| m >= 0.0)
+    s.get("minimum")
+        .and_then(Value::as_f64)
+        .is_some_and(|m| m >= 0.0)
         && s.get("maximum")
             .and_then(Value::as_u64)
             .is_some_and(|m| m > i64::MAX as u64)
@@ -350,7 +365,12 @@ fn unsigned(s: &Value) -> bool {
 fn optional(t: String, shape: Shape) -> (String, Shape) {
     match shape {
         Shape::Opt { .. } => (t, shape),
-        other => (format!("option<{t}>"), Shape::Opt { of: Box::new(other) }),
+        other => (
+            format!("option<{t}>"),
+            Shape::Opt {
+                of: Box::new(other),
+            },
+        ),
     }
 }
 

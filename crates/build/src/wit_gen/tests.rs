@@ -7,12 +7,14 @@ fn obj(v: Value) -> Map<String, Value> {
 
 #[test]
 fn schemas_become_a_world() {
-    let input = obj(json!({"type": "object", "required": ["text"], "properties": {
-        "text": {"type": "string"},
-        "max_len": {"type": "integer"},
-        "mode": {"type": "string", "enum": ["loud", "quiet"]},
-        "words": {"type": "array", "items": {"type": "string"}}
-    }}));
+    let input = obj(
+        json!({"type": "object", "required": ["text"], "properties": {
+            "text": {"type": "string"},
+            "max_len": {"type": "integer"},
+            "mode": {"type": "string", "enum": ["loud", "quiet"]},
+            "words": {"type": "array", "items": {"type": "string"}}
+        }}),
+    );
     let output =
         obj(json!({"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}));
     let wit = generate("tool", Some(&input), Some(&output))
@@ -36,15 +38,17 @@ fn schemas_become_a_world() {
 /// The schemas an AI writes for Python's tuples, optionals, dicts, unions and `Any`.
 #[test]
 fn tuples_optionals_maps_unions_and_free_values_have_a_form() {
-    let input = obj(json!({"type": "object", "required": ["pair", "counts", "either", "anything", "maybe"], "properties": {
-        "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]},
-        "maybe": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-        "nullable": {"type": ["number", "null"]},
-        "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
-        "either": {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "array", "items": {"type": "integer"}}]},
-        "anything": {"description": "any JSON"},
-        "maxLen": {"type": "integer"}
-    }}));
+    let input = obj(
+        json!({"type": "object", "required": ["pair", "counts", "either", "anything", "maybe"], "properties": {
+            "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]},
+            "maybe": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "nullable": {"type": ["number", "null"]},
+            "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "either": {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "array", "items": {"type": "integer"}}]},
+            "anything": {"description": "any JSON"},
+            "maxLen": {"type": "integer"}
+        }}),
+    );
     let output = obj(json!({"type": "object", "properties": {"result": {"type": "string"}}}));
     let world = generate("tool", Some(&input), Some(&output)).expect("a world");
     let wit = &world.wit;
@@ -63,7 +67,9 @@ fn tuples_optionals_maps_unions_and_free_values_have_a_form() {
     let keys: Vec<&str> = world.params.iter().map(|p| p.key.as_str()).collect();
     assert_eq!(
         keys,
-        ["anything", "counts", "either", "maxLen", "maybe", "nullable", "pair"]
+        [
+            "anything", "counts", "either", "maxLen", "maybe", "nullable", "pair"
+        ]
     );
     assert_eq!(world.params[0].shape, Shape::Json);
     assert_eq!(
@@ -83,7 +89,9 @@ fn tuples_optionals_maps_unions_and_free_values_have_a_form() {
 
 #[test]
 fn what_has_no_wit_form_is_named_by_keyword_and_path() {
-    let input = obj(json!({"type": "object", "properties": {"x": {"type": "array", "items": {"$ref": "#/$defs/item"}}}}));
+    let input = obj(
+        json!({"type": "object", "properties": {"x": {"type": "array", "items": {"$ref": "#/$defs/item"}}}}),
+    );
     let e = generate("tool", Some(&input), None).unwrap_err();
     assert_eq!(e.at, "input_schema/properties/x/items");
     assert_eq!(e.keyword, "$ref");
@@ -98,7 +106,10 @@ fn what_has_no_wit_form_is_named_by_keyword_and_path() {
     assert!(e.message.contains("same WIT name"), "{e}");
     let output = obj(json!({"allOf": [{"type": "object"}, {"required": ["a"]}]}));
     let e = generate("tool", None, Some(&output)).unwrap_err();
-    assert_eq!((e.at.as_str(), e.keyword.as_str()), ("output_schema", "allOf"));
+    assert_eq!(
+        (e.at.as_str(), e.keyword.as_str()),
+        ("output_schema", "allOf")
+    );
 }
 
 mod roundtrip;

@@ -343,10 +343,13 @@ impl WasmRunner {
             None => Reach::Nothing,
         };
         let loaded = self.load_component(dir, tool)?;
-        let params = wit::params_guided(&loaded.params, args, Some(&*tool.input_schema)).map_err(|e| RunError::Arguments {
-            tool: name.clone(),
-            message: e.to_string(),
-        })?;
+        let params =
+            wit::params_guided(&loaded.params, args, Some(&*tool.input_schema)).map_err(|e| {
+                RunError::Arguments {
+                    tool: name.clone(),
+                    message: e.to_string(),
+                }
+            })?;
         let cap = m.limits.output_bytes() as usize;
         let mem_mb = m.limits.memory_mb().min(MAX_MEMORY_MB);
         let timeout_ms = m.limits.timeout_ms();

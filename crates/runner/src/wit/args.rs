@@ -142,19 +142,19 @@ fn guided(ty: &Type, v: &Value, path: &str, schema: Option<&Value>) -> Result<Va
         // Not required, so an option: the schema is the value's.
         return match v {
             Value::Null => Ok(Val::Option(None)),
-            x => Ok(Val::Option(Some(Box::new(guided(&o.ty(), x, path, schema)?)))),
+            x => Ok(Val::Option(Some(Box::new(guided(
+                &o.ty(),
+                x,
+                path,
+                schema,
+            )?)))),
         };
     }
     unguided(ty, v, path, bad)
 }
 
 /// The value as the schema's form says, or None when the form is not the type's.
-fn by_form(
-    ty: &Type,
-    v: &Value,
-    path: &str,
-    f: &Form<'_>,
-) -> Result<Option<Val>, Mismatch> {
+fn by_form(ty: &Type, v: &Value, path: &str, f: &Form<'_>) -> Result<Option<Val>, Mismatch> {
     let bad = |expected: &str| Mismatch {
         path: path.to_string(),
         message: format!("expected {expected}, got {}", kind_shown(v)),
@@ -476,4 +476,3 @@ fn kind_shown(v: &Value) -> String {
         kind(v).to_string()
     }
 }
-

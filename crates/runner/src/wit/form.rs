@@ -118,10 +118,7 @@ pub fn classify(s: &Value) -> Result<Form<'_>, Refused> {
     match s {
         Value::Bool(true) => Ok(Form::Free),
         Value::Object(o) => classify_map(o),
-        _ => Err(refused(
-            "",
-            "a schema is an object (or `true`, any value)",
-        )),
+        _ => Err(refused("", "a schema is an object (or `true`, any value)")),
     }
 }
 
@@ -174,7 +171,12 @@ pub fn classify_map(o: &Map<String, Value>) -> Result<Form<'_>, Refused> {
                 c.insert("type".into(), Value::String(t.to_string()));
                 Value::Object(c)
             };
-            match names.iter().filter(|t| **t != "null").collect::<Vec<_>>().as_slice() {
+            match names
+                .iter()
+                .filter(|t| **t != "null")
+                .collect::<Vec<_>>()
+                .as_slice()
+            {
                 [] => Ok(Form::Free),
                 [t] if !null => typed(t, o),
                 [t] => Ok(Form::Nullable(Cow::Owned(one(t)))),
@@ -242,7 +244,10 @@ fn union_form(branches: Vec<Cow<'_, Value>>) -> Result<Form<'_>, Refused> {
         .collect();
     let inner: Cow<'_, Value> = match rest.len() {
         0 => return Ok(Form::Free),
-        1 => rest.into_iter().next().unwrap_or(Cow::Owned(Value::Bool(true))),
+        1 => rest
+            .into_iter()
+            .next()
+            .unwrap_or(Cow::Owned(Value::Bool(true))),
         _ => {
             let mut cases: Vec<(Kind, Cow<'_, Value>)> = Vec::new();
             let mut inner_null = false;

@@ -39,7 +39,11 @@ fn component(wit: &str) -> Vec<u8> {
         if let WorldItem::Function(func) = item {
             let sig = resolve.wasm_signature(AbiVariant::GuestExport, func);
             for (kind, params, results) in [
-                (WasmExportKind::Normal, flat(&sig.params), flat(&sig.results)),
+                (
+                    WasmExportKind::Normal,
+                    flat(&sig.params),
+                    flat(&sig.results),
+                ),
                 (WasmExportKind::PostReturn, flat(&sig.results), vec![]),
             ] {
                 let export = WasmExport::Func {
@@ -257,5 +261,8 @@ fn the_schemas_an_ai_writes_carry_their_values() {
     let rec = vec![("o".to_string(), r.ok().expect("ok"))];
     let one = json!({"type": "object", "properties": {"o": output}, "required": ["o"]});
     let v = wit::params_guided(&rec, &json!({"o": {"n": 1}}), one.as_object()).expect("record");
-    assert_eq!(wit::to_json_guided(&v[0], output.as_object()), json!({"n": 1}));
+    assert_eq!(
+        wit::to_json_guided(&v[0], output.as_object()),
+        json!({"n": 1})
+    );
 }
