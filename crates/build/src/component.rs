@@ -7,6 +7,7 @@ use crate::app::App;
 use crate::manifest::{self, Manifest};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// Settle a component's world: the WIT file among `files` (given as `wit`, kept when a person
 /// wrote it, else generated from the declared or previous schemas) and `[run]`'s `world` and
@@ -41,15 +42,13 @@ pub(super) fn plan_world(
                 &req.declared.output_schema,
                 previous.and_then(|m| m.output_schema.as_ref()),
             );
-            let text = wit_gen::generate(&world, input.as_ref(), output.as_ref()).map_err(
-                |e| BuildError::BadRequest {
+            let text = wit_gen::generate(&world, input.as_ref(), output.as_ref())
+                .map_err(|e| BuildError::BadRequest {
                     message: format!(
-                        "no WIT was given and the schema at {} cannot be turned into one: {}; give the WIT as `wit`",
-                        if e.at.is_empty() { "input_schema" } else { e.at.as_str() },
-                        e.message
+                        "no WIT was given and the schema at {e}; fix that part of the schema, or give the WIT as `wit`"
                     ),
-                },
-            )?;
+                })?
+                .wit;
             files.insert(WIT_FILE.to_string(), text.into_bytes());
             run.insert("export".into(), Value::String(wit_gen::EXPORT.into()));
         }
@@ -100,4 +99,53 @@ pub(super) fn with_schemas(
     m.to_toml().map_err(|e| BuildError::Internal {
         message: format!("cannot write tool.toml: {e}"),
     })
+}
+
+/// A declared schema of the tool: inline in tool.toml, or in the file it names (in `work`).
+fn declared(
+    inline: Option<&Map<String, Value>>,
+    file: Option<&String>,
+    work: &Path,
+) -> Option<Map<String, Value>> {
+    inline.cloned().or_else(|| {
+        let text = std::fs::read_to_string(work.join(file?)).ok()?;
+        serde_json::from_str::<Value>(&text)
+            .ok()?
+            .as_object()
+            .cloned()
+    })
+}
+
+/// The world toolsmith generates for the component in `work` from its declared schemas, when
+/// its WIT file is toolsmith's (None: a WIT the AI wrote). The file is rewritten when this
+/// version of the generator writes it otherwise.
+pub(super) fn generated_world(
+    m: &Manifest,
+    world: &str,
+    work: &Path,
+) -> Result<Option<wit_gen::World>, BuildError> {
+    let path = work.join(WIT_FILE);
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    if !text.starts_with(wit_gen::GENERATED) {
+        return Ok(None);
+    }
+    let input = declared(
+        m.input_schema.as_deref(),
+        m.input_schema_file.as_ref(),
+        work,
+    );
+    let output = declared(
+        m.output_schema.as_deref(),
+        m.output_schema_file.as_ref(),
+        work,
+    );
+    let w = wit_gen::generate(world, input.as_ref(), output.as_ref()).map_err(|e| {
+        BuildError::BadRequest {
+            message: format!("the schema at {e}"),
+        }
+    })?;
+    if text != w.wit {
+        std::fs::write(&path, &w.wit).map_err(BuildError::io("write", &path))?;
+    }
+    Ok(Some(w))
 }

@@ -103,24 +103,20 @@ impl Language {
         }
     }
 
-    /// The command line building `entry` (relative to the work directory) against `wit/`
-    /// (world `world`) into `wasm`.
+    /// The command line building `entry` (a module name for Python, a path relative to the
+    /// work directory for JavaScript) against `wit/` (world `world`) into `wasm`.
     fn argv(self, chain: &Chain, entry: &str, world: &str, wasm: &Path) -> Vec<String> {
         let wasm = wasm.to_string_lossy().into_owned();
         let mut argv = chain.argv.clone();
         let rest: Vec<&str> = match self {
-            Language::Python => vec![
-                "-d",
-                "wit",
-                "-w",
-                world,
-                "componentize",
-                entry.trim_end_matches(".py"),
-                "-p",
-                ".",
-                "-o",
-                &wasm,
-            ],
+            Language::Python => {
+                let mut v = vec!["-d", "wit", "-w", world, "componentize", entry];
+                if entry == super::python::MODULE {
+                    v.extend(["-p", ".build"]);
+                }
+                v.extend(["-p", ".", "-o", &wasm]);
+                v
+            }
             Language::JavaScript => vec![entry, "wit", world, &wasm],
         };
         argv.extend(rest.into_iter().map(str::to_string));
@@ -147,6 +143,8 @@ pub struct Chain {
     pub visible: Vec<PathBuf>,
     /// Its version, as it says it.
     pub version: String,
+    /// componentize-py's Python (the venv's, from its first line): what reads app.py first.
+    pub python: Option<PathBuf>,
 }
 
 /// Find the tool chain of `language` (`configured`, a path or a name on PATH) and ask its
@@ -186,9 +184,10 @@ fn python(exe: PathBuf, version: String, sandbox: &SandboxConfig) -> Chain {
         .and_then(Path::parent)
         .map(|venv| vec![venv.to_path_buf()])
         .unwrap_or_default();
-    if let Some(python) = shebang(&exe) {
-        visible.extend(interpreter_prefixes(&python, sandbox));
-        if let Some(real) = crate::sandbox::interp::resolve(&python) {
+    let python = shebang(&exe);
+    if let Some(python) = &python {
+        visible.extend(interpreter_prefixes(python, sandbox));
+        if let Some(real) = crate::sandbox::interp::resolve(python) {
             visible.extend(interpreter_prefixes(&real.to_string_lossy(), sandbox));
         }
     }
@@ -198,6 +197,7 @@ fn python(exe: PathBuf, version: String, sandbox: &SandboxConfig) -> Chain {
         exe,
         visible,
         version,
+        python: python.map(PathBuf::from),
     }
 }
 
@@ -242,6 +242,7 @@ fn javascript(exe: PathBuf, version: String, sandbox: &SandboxConfig) -> Result<
         exe,
         visible,
         version: format!("componentize-js {version}"),
+        python: None,
     })
 }
 
@@ -270,15 +271,35 @@ pub async fn build(
     let sandbox = config.sandbox.clone();
     let chain = super::blocking(move || resolve(language, &exe, &sandbox)).await?;
     let world = manifest.run.world.as_deref().unwrap_or("tool");
-    compile(&chain, tool, world, work, &config.sandbox, host, cancel).await
+    let entry = match language {
+        Language::Python => {
+            host.progress(0.0, None, Some("reading app.py".into()));
+            super::python::prepare(&chain, tool, manifest, world, work, &config.sandbox, cancel)
+                .await?
+        }
+        Language::JavaScript => super::javascript::prepare(work, manifest, world)?,
+    };
+    compile(
+        &chain,
+        tool,
+        world,
+        entry,
+        work,
+        &config.sandbox,
+        host,
+        cancel,
+    )
+    .await
 }
 
-/// Build the entry (`work/app.py`, `work/app.js`) against `work/wit` (world `world`) into
-/// `work/.build/tool.wasm`.
+/// Build the entry (a Python module, a JavaScript file in `work`) against `work/wit` (world
+/// `world`) into `work/.build/tool.wasm`.
+#[allow(clippy::too_many_arguments)]
 pub async fn compile(
     chain: &Chain,
     tool: &str,
     world: &str,
+    entry: &str,
     work: &Path,
     sandbox: &SandboxConfig,
     host: &dyn Host,
@@ -290,10 +311,6 @@ pub async fn compile(
     let wasm = out_dir.join("tool.wasm");
     let _ = std::fs::remove_file(&wasm);
     let name = chain.language.chain();
-    let entry = match chain.language {
-        Language::Python => Language::Python.entry(),
-        Language::JavaScript => super::javascript::prepare(work)?,
-    };
     host.progress(0.0, None, Some(format!("{name}: building the component")));
     let job = Job {
         what: format!("{name} build of {tool}"),

@@ -104,6 +104,16 @@ pub enum BuildError {
         /// What it printed (the end).
         output: String,
     },
+    /// app.py cannot be a Python component as it is (its function, its imports).
+    #[error("tool {tool:?}: {message}")]
+    Python {
+        /// The tool.
+        tool: String,
+        /// What is wrong, and where.
+        message: String,
+        /// What to do.
+        hint: String,
+    },
     /// The Rust source does not compile.
     #[error(
         "tool {tool:?} does not compile ({total} error(s)):\n{}",
@@ -208,6 +218,7 @@ impl toolsmith_error::Hint for BuildError {
             BuildError::NoComponentTarget => format!("run `rustup target add {}`", cargo::COMPONENT_TARGET),
             BuildError::NoComponentizer { language, .. } => format!("install {} with {} (scripts/setup.sh does), or set {} to its executable; `toolsmith doctor` checks it", language.chain(), language.install(), language.var()),
             BuildError::Componentize { .. } => "fix the source at the lines shown (the WIT world's function must be implemented as the guide shows) and build again; the previous version stays active".into(),
+            BuildError::Python { hint, .. } => hint.clone(),
             BuildError::Compile { .. } => "fix the errors at the lines shown and build again; the previous version stays active".into(),
             BuildError::Cargo { .. } => "check the crate names and versions in `crates` (is the network reachable for crates not cached yet?)".into(),
             BuildError::Examples { .. } => "fix the tool or its examples; pass commit_anyway=true (CLI: --force) to commit it anyway".into(),

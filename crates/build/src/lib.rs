@@ -37,6 +37,7 @@ pub mod componentize;
 mod error;
 mod files;
 mod javascript;
+mod python;
 mod toolchain;
 pub mod wit_gen;
 
@@ -207,7 +208,7 @@ struct Plan {
 /// Build a tool from an MCP request (new or update) and commit it.
 pub async fn build(
     app: &App,
-    req: BuildRequest,
+    mut req: BuildRequest,
     opts: &Options<'_>,
 ) -> Result<BuildOutcome, BuildError> {
     names::validate(&req.name)?;
@@ -321,6 +322,16 @@ pub async fn build(
         crates
             .entry("wit-bindgen".to_string())
             .or_insert_with(files::wit_bindgen);
+    }
+    if language == Some(Language::Python) {
+        python::declare_input(
+            app.config(),
+            &mut req,
+            &files,
+            previous.as_ref(),
+            &opts.cancel,
+        )
+        .await?;
     }
     if component {
         component::plan_world(&req, previous.as_ref(), &mut files, &mut run)?;

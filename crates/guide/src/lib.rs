@@ -500,8 +500,10 @@ fn main() {
 with wit-bindgen. Without `wit`, toolsmith writes `wit/world.wit` from `input_schema` and
 `output_schema`: one function `call`, its parameters the input properties in alphabetical order
 (`string`, `integer`→`s64`, `number`→`f64`, `boolean`, `array`→`list`, a string `enum` → an
-enum, not required → `option`), returning `result<output, string>` (`output`: the output
-schema's record). Return `Err` for an error. Or give the WIT as `wit` (and `export` when it
+enum, not required or `null` beside a type → `option`, `prefixItems` → a tuple,
+`additionalProperties` → `list<tuple<string, T>>`, `anyOf` of JSON types → a variant with a case
+per type, a free-form value (no `type`) → a `string` of its JSON), returning
+`result<output, string>` (`output`: the output schema's type). Return `Err` for an error. Or give the WIT as `wit` (and `export` when it
 exports several functions): the WIT types then are the schemas. Arguments are checked against
 them. Network: declare `capabilities.network = ["api.example.com"]` (the person approves it);
 requests go out through `wasi:http` only (e.g. `crates = {"wasip2": "1"}`,
@@ -509,19 +511,22 @@ requests go out through `wasi:http` only (e.g. `crates = {"wasip2": "1"}`,
 `ErrorCode::HttpRequestDenied`. There are no sockets or name lookups in a component.
 
 **Python as a component**: add `language = "python"` (or give `register_script` the same
-source with `component = true`); `source` is `app.py` (standard library only, no pip
-packages), the WIT as above. It needs no OS sandbox. Implement the world as componentize-py names it:
+source with `component = true`); `source` is `app.py`: a plain module-level function (named
+after the tool, or `call`, or the only one), returning any JSON value (dict, list, str, int,
+float, bool, None); raise for the tool's error (its traceback is the message). The input
+schema's properties are its parameters by name; leave `input_schema` out and its annotations
+give it (`int`, `str`, `list[int]`, `tuple[int, str]`, `dict[str, float]`, `Optional[str]`,
+`int | str`, `Any`; a default makes a parameter optional). Standard library only (imported
+anywhere in the file; `socket`, `subprocess`, `threading`, `asyncio` and the like are refused
+at build: use a script), no pip packages. It needs no OS sandbox.
 
 ```python
-import wit_world
-from wit_world import Output
-from componentize_py_types import Err
+import hashlib
 
-class WitWorld(wit_world.WitWorld):
-    def call(self, text, times):          # parameters in alphabetical order
-        if times is not None and times < 0:
-            raise Err("times must not be negative")   # the tool's error
-        return Output(words=len(text.split()) * (times or 1))
+def digest(text: str, times: int = 1) -> dict:
+    if times < 1:
+        raise ValueError("times must be at least 1")      # the tool's error
+    return {"sha256": hashlib.sha256(text.encode()).hexdigest(), "times": times}
 ```
 
 **JavaScript as a component**: `language = "javascript"` (or `register_script` with

@@ -356,8 +356,8 @@ fn write_files(dir: &Path, files: &[FileSpec]) -> Result<(), RegisterError> {
 /// Register (add or update) a script tool. `progress` hears about dependency installs.
 /// A Python or JavaScript script registered with `component = true`, as the `build_tool`
 /// request that makes it a WebAssembly component (`language = "python"` or
-/// `"javascript"`): the source must be the component form (a `WitWorld` class; an ES module
-/// exporting `call`), and nothing a component cannot have may be asked for (packages, an
+/// `"javascript"`): the source must be the component form (a module-level function or a
+/// `WitWorld` class; an ES module exporting `call`), and nothing a component cannot have may be asked for (packages, an
 /// interpreter, a protocol, a worker, a sandbox mode).
 pub fn as_component(spec: &ScriptSpec) -> Result<crate::build::BuildRequest, RegisterError> {
     use crate::build::componentize::Language;
@@ -368,7 +368,7 @@ pub fn as_component(spec: &ScriptSpec) -> Result<crate::build::BuildRequest, Reg
     };
     let form = match language {
         Some(Language::Python) => {
-            "a component's Python defines `class WitWorld(wit_world.WitWorld)` with a method `call` (toolsmith://guide, Python as a component)"
+            "a component's Python is a module-level function (named after the tool, `call`, or the only one) returning any JSON value, or `class WitWorld(wit_world.WitWorld)` with a method `call` (toolsmith://guide, Python as a component)"
         }
         Some(Language::JavaScript) => {
             "a component's JavaScript is an ES module with `export function call(…)` (toolsmith://guide, JavaScript as a component)"
@@ -395,7 +395,13 @@ pub fn as_component(spec: &ScriptSpec) -> Result<crate::build::BuildRequest, Reg
         ));
     }
     let component_form = match language {
-        Language::Python => spec.source.contains("class WitWorld"),
+        Language::Python => {
+            spec.source.contains("class WitWorld")
+                || spec
+                    .source
+                    .lines()
+                    .any(|l| l.starts_with("def ") || l.starts_with("async def "))
+        }
         Language::JavaScript => [
             "export function call",
             "export async function call",

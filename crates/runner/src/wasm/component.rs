@@ -346,10 +346,13 @@ impl WasmRunner {
             None => Reach::Nothing,
         };
         let loaded = self.load_component(dir, tool)?;
-        let params = wit::params(&loaded.params, args).map_err(|e| RunError::Arguments {
-            tool: name.clone(),
-            message: e.to_string(),
-        })?;
+        let params =
+            wit::params_guided(&loaded.params, args, Some(&*tool.input_schema)).map_err(|e| {
+                RunError::Arguments {
+                    tool: name.clone(),
+                    message: e.to_string(),
+                }
+            })?;
         let cap = m.limits.output_bytes() as usize;
         let mem_mb = m.limits.memory_mb().min(MAX_MEMORY_MB);
         let timeout_ms = m.limits.timeout_ms();
@@ -399,7 +402,9 @@ impl WasmRunner {
         let value = match results.pop() {
             None => Value::Null,
             Some(Val::Result(r)) if matches!(loaded.result, Some(Type::Result(_))) => match r {
-                Ok(v) => v.as_deref().map_or(Value::Null, wit::to_json),
+                Ok(v) => v.as_deref().map_or(Value::Null, |v| {
+                    wit::to_json_guided(v, tool.output_schema.as_deref())
+                }),
                 Err(e) => {
                     let data = e.as_deref().map_or(Value::Null, wit::to_json);
                     let message = match &data {
@@ -414,7 +419,7 @@ impl WasmRunner {
                     });
                 }
             },
-            Some(v) => wit::to_json(&v),
+            Some(v) => wit::to_json_guided(&v, tool.output_schema.as_deref()),
         };
         let text_len = value.to_string().len();
         if text_len > cap {

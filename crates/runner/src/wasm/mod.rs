@@ -541,6 +541,14 @@ fn failure(
     if let Some(mb) = memory_refused_mb {
         return RunError::Memory { tool, mb };
     }
+    // A Python component's uncaught exception: its traceback says it all, not the wasm frames
+    // of the interpreter that printed it.
+    if let Some(at) = stderr_text.find(crate::TRACEBACK) {
+        return RunError::Trap {
+            tool,
+            message: stderr_text[at..].trim().to_string(),
+        };
+    }
     let text = format!("{e:#}");
     let message = if stderr_text.is_empty() {
         text

@@ -1,133 +1,10 @@
-//! A component function's WIT types as JSON: the JSON Schema of its parameters and result
-//! (what MCP lists), MCP arguments converted to typed `Val`s (checked, an error naming the
-//! field), and a returned `Val` as JSON.
-//!
-//! The mapping, one way for each type: records are objects (a field's JSON name is its WIT
-//! name with `-` as `_`: WIT `max-len` is `max_len`; parameters likewise),
-//! `list` and tuples arrays, `option` a value or `null` (an optional field may be left out),
-//! enums a string, flags an array of strings, a variant case without a payload its name and
-//! one with a payload `{"case": payload}`, a nested `result` `{"ok": …}` or `{"err": …}`.
-//! The function's own `result<T, E>` is not a value: `ok` is the tool's result, `err` its
-//! error (MCP `isError`). Resources, futures, streams and maps cannot be carried by JSON and
-//! are refused when the component is loaded.
+//! MCP arguments to a component function's typed parameters, checked: an error names the
+//! argument. Guided by the declared input schema where it has one (`form`).
 
-use serde_json::{Map, Value, json};
+use super::form::{self, Form};
+use super::json_name;
+use serde_json::{Map, Value};
 use wasmtime::component::{Type, Val};
-
-/// Why a type cannot be a tool's parameter or result.
-pub fn unsupported(ty: &Type) -> Option<String> {
-    match ty {
-        Type::Own(_) | Type::Borrow(_) => Some("a resource handle".into()),
-        Type::Future(_) | Type::Stream(_) | Type::ErrorContext => {
-            Some("an asynchronous value (future, stream or error-context)".into())
-        }
-        Type::Map(_) => Some("a map (use a list of records)".into()),
-        Type::List(l) => unsupported(&l.ty()),
-        Type::FixedLengthList(l) => unsupported(&l.ty()),
-        Type::Option(o) => unsupported(&o.ty()),
-        Type::Record(r) => r.fields().find_map(|f| unsupported(&f.ty)),
-        Type::Tuple(t) => t.types().find_map(|t| unsupported(&t)),
-        Type::Variant(v) => v.cases().find_map(|c| c.ty.as_ref().and_then(unsupported)),
-        Type::Result(r) => r
-            .ok()
-            .as_ref()
-            .and_then(unsupported)
-            .or_else(|| r.err().as_ref().and_then(unsupported)),
-        _ => None,
-    }
-}
-
-/// The JSON Schema of a value of `ty`.
-pub fn schema(ty: &Type) -> Value {
-    let int = |min: i64, max: u64| json!({"type": "integer", "minimum": min, "maximum": max});
-    match ty {
-        Type::Bool => json!({"type": "boolean"}),
-        Type::S8 => int(i8::MIN.into(), i8::MAX as u64),
-        Type::U8 => int(0, u8::MAX.into()),
-        Type::S16 => int(i16::MIN.into(), i16::MAX as u64),
-        Type::U16 => int(0, u16::MAX.into()),
-        Type::S32 => int(i32::MIN.into(), i32::MAX as u64),
-        Type::U32 => int(0, u32::MAX.into()),
-        Type::S64 => int(i64::MIN, i64::MAX as u64),
-        Type::U64 => int(0, u64::MAX),
-        Type::Float32 | Type::Float64 => json!({"type": "number"}),
-        Type::Char => json!({"type": "string", "minLength": 1, "maxLength": 1}),
-        Type::String => json!({"type": "string"}),
-        Type::List(l) => json!({"type": "array", "items": schema(&l.ty())}),
-        Type::FixedLengthList(l) => {
-            json!({"type": "array", "items": schema(&l.ty()), "minItems": l.len(), "maxItems": l.len()})
-        }
-        Type::Record(r) => object(r.fields().map(|f| (f.name.to_string(), f.ty))),
-        Type::Tuple(t) => {
-            let items: Vec<Value> = t.types().map(|t| schema(&t)).collect();
-            let n = items.len();
-            json!({"type": "array", "prefixItems": items, "items": false, "minItems": n, "maxItems": n})
-        }
-        Type::Variant(v) => {
-            let cases: Vec<Value> = v
-                .cases()
-                .map(|c| match &c.ty {
-                    None => json!({"const": c.name}),
-                    Some(t) => single(c.name, schema(t)),
-                })
-                .collect();
-            json!({"oneOf": cases})
-        }
-        Type::Enum(e) => json!({"type": "string", "enum": e.names().collect::<Vec<_>>()}),
-        Type::Option(o) => json!({"anyOf": [schema(&o.ty()), {"type": "null"}]}),
-        Type::Result(r) => {
-            let side = |t: Option<Type>| t.map_or(json!({"type": "null"}), |t| schema(&t));
-            json!({"oneOf": [single("ok", side(r.ok())), single("err", side(r.err()))]})
-        }
-        Type::Flags(f) => json!({
-            "type": "array",
-            "items": {"type": "string", "enum": f.names().collect::<Vec<_>>()},
-            "uniqueItems": true
-        }),
-        // Refused at load (`unsupported`); never listed.
-        Type::Own(_)
-        | Type::Borrow(_)
-        | Type::Future(_)
-        | Type::Stream(_)
-        | Type::ErrorContext
-        | Type::Map(_) => json!(false),
-    }
-}
-
-/// `{"name": value}` with exactly that key.
-fn single(name: &str, value: Value) -> Value {
-    json!({"type": "object", "properties": {name: value}, "required": [name], "additionalProperties": false})
-}
-
-/// The JSON name of a WIT field or parameter: `-` written `_` (WIT identifiers are kebab-case,
-/// MCP arguments conventionally snake_case).
-pub fn json_name(wit: &str) -> String {
-    wit.replace('-', "_")
-}
-
-/// The schema of an object whose fields are `fields` (option fields may be left out).
-pub fn object(fields: impl Iterator<Item = (String, Type)>) -> Value {
-    let mut props = Map::new();
-    let mut required = Vec::new();
-    for (name, ty) in fields {
-        if !matches!(ty, Type::Option(_)) {
-            required.push(Value::String(json_name(&name)));
-        }
-        props.insert(json_name(&name), schema(&ty));
-    }
-    json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
-}
-
-/// The MCP output schema of a function returning `ty` (the `ok` side of a result): only an
-/// object can be MCP structured content, so other types have none.
-pub fn output_schema(ty: Option<&Type>) -> Option<Value> {
-    let ty = match ty {
-        Some(Type::Result(r)) => r.ok()?,
-        Some(t) => t.clone(),
-        None => return None,
-    };
-    matches!(ty, Type::Record(_)).then(|| schema(&ty))
-}
 
 /// A JSON value that does not fit a WIT type: where and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -169,6 +46,17 @@ fn kind(v: &Value) -> &'static str {
 
 /// Convert the MCP arguments (an object) to the function's parameters, in order.
 pub fn params(params: &[(String, Type)], args: &Value) -> Result<Vec<Val>, Mismatch> {
+    params_guided(params, args, None)
+}
+
+/// Convert the MCP arguments to the function's parameters as the declared input schema
+/// `schema` says (its properties by their JSON names, free-form values as JSON text, …);
+/// without one (or one that is no object of properties), by the WIT types alone.
+pub fn params_guided(
+    params: &[(String, Type)],
+    args: &Value,
+    schema: Option<&Map<String, Value>>,
+) -> Result<Vec<Val>, Mismatch> {
     let empty = Map::new();
     let obj = match args {
         Value::Object(o) => o,
@@ -180,8 +68,22 @@ pub fn params(params: &[(String, Type)], args: &Value) -> Result<Vec<Val>, Misma
             });
         }
     };
-    fields(params.iter().map(|(n, t)| (n.as_str(), t)), obj, "")
+    let props = match schema.map(form::classify_map) {
+        Some(Ok(Form::Record { props, .. })) => props,
+        _ => Vec::new(),
+    };
+    fields(params.iter().map(|(n, t)| (n.as_str(), t)), obj, "", &props)
         .map(|v| v.into_iter().map(|(_, v)| v).collect())
+}
+
+/// The JSON name of the WIT field `name` and its schema: the declared property whose WIT name
+/// it is, else its own JSON name.
+fn property<'s>(name: &str, props: &[(&'s str, &'s Value)]) -> (String, Option<&'s Value>) {
+    props
+        .iter()
+        .find(|(k, _)| form::wit_name(k).as_deref() == Some(name))
+        .map(|(k, s)| (k.to_string(), Some(*s)))
+        .unwrap_or_else(|| (json_name(name), None))
 }
 
 /// An object's fields by name: each present or optional, nothing unknown.
@@ -189,41 +91,194 @@ fn fields<'a>(
     decl: impl Iterator<Item = (&'a str, &'a Type)> + Clone,
     obj: &Map<String, Value>,
     path: &str,
+    props: &[(&str, &Value)],
 ) -> Result<Vec<(String, Val)>, Mismatch> {
-    if let Some(k) = obj
-        .keys()
-        .find(|k| !decl.clone().any(|(n, _)| json_name(n) == k.as_str()))
-    {
-        let known: Vec<String> = decl.clone().map(|(n, _)| json_name(n)).collect();
+    let keys: Vec<(String, Option<&Value>)> =
+        decl.clone().map(|(n, _)| property(n, props)).collect();
+    if let Some(k) = obj.keys().find(|k| !keys.iter().any(|(j, _)| j == *k)) {
+        let known: Vec<&str> = keys.iter().map(|(k, _)| k.as_str()).collect();
         return Err(Mismatch {
             path: join(path, k),
             message: format!("no such field (expected: {})", known.join(", ")),
         });
     }
-    decl.map(|(name, ty)| {
-        let key = json_name(name);
-        let at = join(path, &key);
-        let v = match obj.get(&key) {
-            Some(v) => value(ty, v, &at)?,
-            None if matches!(ty, Type::Option(_)) => Val::Option(None),
-            None => {
-                return Err(Mismatch {
-                    path: at,
-                    message: "missing (it is required)".into(),
-                });
-            }
-        };
-        Ok((name.to_string(), v))
-    })
-    .collect()
+    decl.zip(keys)
+        .map(|((name, ty), (key, schema))| {
+            let at = join(path, &key);
+            let v = match obj.get(&key) {
+                Some(v) => guided(ty, v, &at, schema)?,
+                None if matches!(ty, Type::Option(_)) => Val::Option(None),
+                None => {
+                    return Err(Mismatch {
+                        path: at,
+                        message: "missing (it is required)".into(),
+                    });
+                }
+            };
+            Ok((name.to_string(), v))
+        })
+        .collect()
 }
 
 /// Convert one JSON value to a `Val` of `ty`.
 pub fn value(ty: &Type, v: &Value, path: &str) -> Result<Val, Mismatch> {
+    guided(ty, v, path, None)
+}
+
+/// Convert one JSON value to a `Val` of `ty` as its declared schema says, where the schema has
+/// a form the type is (see `form`); else by the type alone.
+fn guided(ty: &Type, v: &Value, path: &str, schema: Option<&Value>) -> Result<Val, Mismatch> {
+    if let Some(s) = schema
+        && let Ok(f) = form::classify(s)
+        && let Some(val) = by_form(ty, v, path, &f)?
+    {
+        return Ok(val);
+    }
     let bad = |expected: String| Mismatch {
         path: path.to_string(),
         message: format!("expected {expected}, got {}", kind_shown(v)),
     };
+    if let (Type::Option(o), Some(_)) = (ty, schema) {
+        // Not required, so an option: the schema is the value's.
+        return match v {
+            Value::Null => Ok(Val::Option(None)),
+            x => Ok(Val::Option(Some(Box::new(guided(
+                &o.ty(),
+                x,
+                path,
+                schema,
+            )?)))),
+        };
+    }
+    unguided(ty, v, path, bad)
+}
+
+/// The value as the schema's form says, or None when the form is not the type's.
+fn by_form(ty: &Type, v: &Value, path: &str, f: &Form<'_>) -> Result<Option<Val>, Mismatch> {
+    let bad = |expected: &str| Mismatch {
+        path: path.to_string(),
+        message: format!("expected {expected}, got {}", kind_shown(v)),
+    };
+    let at = |i: usize| join(path, &i.to_string());
+    Ok(Some(match (ty, f) {
+        (Type::String, Form::Free) => Val::String(v.to_string()),
+        (Type::Option(o), Form::Nullable(inner)) => match v {
+            Value::Null => Val::Option(None),
+            x => Val::Option(Some(Box::new(guided(&o.ty(), x, path, Some(inner))?))),
+        },
+        (Type::List(l), Form::List(items)) => {
+            let a = v.as_array().ok_or_else(|| bad("an array"))?;
+            let t = l.ty();
+            Val::List(
+                a.iter()
+                    .enumerate()
+                    .map(|(i, x)| guided(&t, x, &at(i), Some(items)))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+        (Type::List(l), Form::Map(values)) => {
+            let Type::Tuple(pair) = l.ty() else {
+                return Ok(None);
+            };
+            let Some(t) = pair.types().nth(1) else {
+                return Ok(None);
+            };
+            let o = v.as_object().ok_or_else(|| bad("an object"))?;
+            Val::List(
+                o.iter()
+                    .map(|(k, x)| {
+                        let val = guided(&t, x, &join(path, k), Some(values))?;
+                        Ok(Val::Tuple(vec![Val::String(k.clone()), val]))
+                    })
+                    .collect::<Result<_, Mismatch>>()?,
+            )
+        }
+        (Type::Tuple(t), Form::Tuple(items)) => {
+            let types: Vec<Type> = t.types().collect();
+            let a = v
+                .as_array()
+                .filter(|a| a.len() == types.len())
+                .ok_or_else(|| bad(&format!("an array of {} items", types.len())))?;
+            Val::Tuple(
+                types
+                    .iter()
+                    .zip(a)
+                    .enumerate()
+                    .map(|(i, (t, x))| guided(t, x, &at(i), items.get(i).copied()))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+        (Type::Record(r), Form::Record { props, .. }) => {
+            let o = v.as_object().ok_or_else(|| bad("an object"))?;
+            let decl: Vec<(String, Type)> =
+                r.fields().map(|f| (f.name.to_string(), f.ty)).collect();
+            Val::Record(fields(
+                decl.iter().map(|(n, t)| (n.as_str(), t)),
+                o,
+                path,
+                props,
+            )?)
+        }
+        (Type::Variant(var), Form::Union(cases)) => {
+            let names: Vec<&str> = var.cases().map(|c| c.name).collect();
+            if names.len() != cases.len()
+                || names.iter().zip(cases).any(|(n, (k, _))| *n != k.case())
+            {
+                return Ok(None);
+            }
+            let kinds: Vec<&str> = cases.iter().map(|(k, _)| k.case()).collect();
+            let i = cases
+                .iter()
+                .position(|(k, _)| k.holds(v))
+                .or_else(|| {
+                    // An integer where only a number is, or a whole number where only an
+                    // integer is.
+                    let want = match v {
+                        Value::Number(n) if n.is_f64() => form::Kind::Integer,
+                        Value::Number(_) => form::Kind::Number,
+                        _ => return None,
+                    };
+                    let whole = v.as_f64().is_some_and(|f| f.fract() == 0.0);
+                    cases
+                        .iter()
+                        .position(|(k, _)| *k == want && (want == form::Kind::Number || whole))
+                })
+                .ok_or_else(|| bad(&format!("one of: {}", kinds.join(", "))))?;
+            let case = var.cases().nth(i).ok_or_else(|| bad("a case"))?;
+            let payload = match case.ty {
+                Some(t) => {
+                    let x = if cases[i].0 == form::Kind::Integer && v.is_f64() {
+                        serde_json::json!(v.as_f64().unwrap_or_default() as i64)
+                    } else {
+                        v.clone()
+                    };
+                    Some(Box::new(guided(&t, &x, path, Some(&cases[i].1))?))
+                }
+                None => None,
+            };
+            Val::Variant(case.name.to_string(), payload)
+        }
+        (Type::Enum(e), Form::Enum(values)) => {
+            let names: Vec<&str> = e.names().collect();
+            let case = v
+                .as_str()
+                .filter(|x| values.contains(x))
+                .and_then(form::wit_name)
+                .filter(|c| names.contains(&c.as_str()))
+                .ok_or_else(|| bad(&format!("one of {}", values.join(", "))))?;
+            Val::Enum(case)
+        }
+        _ => return Ok(None),
+    }))
+}
+
+/// Convert one JSON value to a `Val` of `ty` by its WIT type alone.
+fn unguided(
+    ty: &Type,
+    v: &Value,
+    path: &str,
+    bad: impl Fn(String) -> Mismatch,
+) -> Result<Val, Mismatch> {
     macro_rules! int {
         ($variant:ident, $t:ty, $name:literal) => {{
             let n = match v {
@@ -302,7 +357,7 @@ pub fn value(ty: &Type, v: &Value, path: &str) -> Result<Val, Mismatch> {
             let obj = v.as_object().ok_or_else(|| bad("an object".into()))?;
             let decl: Vec<(String, Type)> =
                 r.fields().map(|f| (f.name.to_string(), f.ty)).collect();
-            fields(decl.iter().map(|(n, t)| (n.as_str(), t)), obj, path).map(Val::Record)
+            fields(decl.iter().map(|(n, t)| (n.as_str(), t)), obj, path, &[]).map(Val::Record)
         }
         Type::Tuple(t) => {
             let types: Vec<Type> = t.types().collect();
@@ -419,48 +474,5 @@ fn kind_shown(v: &Value) -> String {
         format!("{} {text}", kind(v))
     } else {
         kind(v).to_string()
-    }
-}
-
-/// A returned value as JSON.
-pub fn to_json(v: &Val) -> Value {
-    match v {
-        Val::Bool(b) => json!(b),
-        Val::S8(n) => json!(n),
-        Val::U8(n) => json!(n),
-        Val::S16(n) => json!(n),
-        Val::U16(n) => json!(n),
-        Val::S32(n) => json!(n),
-        Val::U32(n) => json!(n),
-        Val::S64(n) => json!(n),
-        Val::U64(n) => json!(n),
-        Val::Float32(f) => json!(f),
-        Val::Float64(f) => json!(f),
-        Val::Char(c) => json!(c.to_string()),
-        Val::String(s) => json!(s),
-        Val::List(items) | Val::Tuple(items) | Val::FixedLengthList(items) => {
-            Value::Array(items.iter().map(to_json).collect())
-        }
-        Val::Record(fields) => Value::Object(
-            fields
-                .iter()
-                .map(|(k, v)| (json_name(k), to_json(v)))
-                .collect(),
-        ),
-        Val::Variant(name, None) | Val::Enum(name) => json!(name),
-        Val::Variant(name, Some(p)) => json!({ name: to_json(p) }),
-        Val::Option(o) => o.as_deref().map_or(Value::Null, to_json),
-        Val::Result(r) => {
-            let (name, inner) = match r {
-                Ok(i) => ("ok", i),
-                Err(i) => ("err", i),
-            };
-            json!({ name: inner.as_deref().map_or(Value::Null, to_json) })
-        }
-        Val::Flags(f) => json!(f),
-        // Refused at load; a host never receives one.
-        Val::Map(_) | Val::Resource(_) | Val::Future(_) | Val::Stream(_) | Val::ErrorContext(_) => {
-            Value::Null
-        }
     }
 }
