@@ -437,7 +437,10 @@ fn first_calls(root: &Path, cache: &Path) {
         let mut s = Server::spawn(root, cache, env);
         s.call("py_echo", 0);
         s.stop();
-        rows.push((format!("bare python3 -c 'import json,sys' ({mech} rows)"), bare(&bare_cmd, 20)));
+        rows.push((
+            format!("bare python3 -c 'import json,sys' ({mech} rows)"),
+            bare(&bare_cmd, 20),
+        ));
         // A client that starts the server and calls at once (no tools/list first).
         let mut at_once = Vec::new();
         for _ in 0..10 {
@@ -445,7 +448,10 @@ fn first_calls(root: &Path, cache: &Path) {
             at_once.push(s.call("py_echo", 0));
             s.stop();
         }
-        rows.push((format!("python, {mech}, first call right after a restart"), at_once));
+        rows.push((
+            format!("python, {mech}, first call right after a restart"),
+            at_once,
+        ));
         // The client lists the tools, pauses, calls: the pre-start is over.
         let mut after = Vec::new();
         for _ in 0..10 {
@@ -455,8 +461,14 @@ fn first_calls(root: &Path, cache: &Path) {
             after.push(s.call("py_echo", 0));
             s.stop();
         }
-        rows.push((format!("python, {mech}, first call after the pre-start"), after));
-        rows.push((format!("bare python3 -c 'import json,sys' ({mech}, again)"), bare(&bare_cmd, 20)));
+        rows.push((
+            format!("python, {mech}, first call after the pre-start"),
+            after,
+        ));
+        rows.push((
+            format!("bare python3 -c 'import json,sys' ({mech}, again)"),
+            bare(&bare_cmd, 20),
+        ));
         // A tool registered over MCP (one example), then called at once; in a toolbox of its
         // own, so the tools registered here are not pre-started by the restarts above.
         let reg = root.with_file_name(format!("box-register-{round}"));
@@ -474,13 +486,25 @@ fn first_calls(root: &Path, cache: &Path) {
                     "examples": [{"input": {"text": "hi"}, "output": {"echo": "hi"}}]}}),
             );
             register.push(t.elapsed());
-            assert!(r["result"]["isError"] != json!(true), "register {name}: {r}");
+            assert!(
+                r["result"]["isError"] != json!(true),
+                "register {name}: {r}"
+            );
             first.push(s.call(&name, 0));
             second.push(s.call(&name, 1));
         }
-        rows.push((format!("python, {mech}, register_script (one example)"), register));
-        rows.push((format!("python, {mech}, first call after register_script"), first));
-        rows.push((format!("python, {mech}, second call after register_script"), second));
+        rows.push((
+            format!("python, {mech}, register_script (one example)"),
+            register,
+        ));
+        rows.push((
+            format!("python, {mech}, first call after register_script"),
+            first,
+        ));
+        rows.push((
+            format!("python, {mech}, second call after register_script"),
+            second,
+        ));
         s.stop();
         // Back to back: 10 calls, then 200 measured.
         let mut s = Server::spawn(root, cache, env);

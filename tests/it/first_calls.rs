@@ -57,7 +57,9 @@ fn run(mech: &str) -> (Value, Vec<(String, String)>) {
         .as_array()
         .expect("entries")
         .iter()
-        .filter(|e| e["event"] == "call" && ["used", "unused"].contains(&e["tool"].as_str().unwrap_or("")))
+        .filter(|e| {
+            e["event"] == "call" && ["used", "unused"].contains(&e["tool"].as_str().unwrap_or(""))
+        })
         .map(|e| {
             (
                 e["tool"].as_str().unwrap_or_default().to_string(),
@@ -101,6 +103,9 @@ fn no_first_call_waits_for_a_fork_server_to_start() {
         .iter()
         .map(|(t, p)| (t.to_string(), p.to_string()))
         .collect();
-        assert_eq!(calls, want, "{mech}: how each call's process came (audit log)");
+        assert_eq!(
+            calls, want,
+            "{mech}: how each call's process came (audit log)"
+        );
     }
 }

@@ -118,7 +118,10 @@ impl Scripts {
         // Only a stored tool gets a worker (not a staged copy checking its examples).
         let stored = dir.file_name().is_some_and(|f| f == m.name.as_str());
         if m.run.worker && m.protocol() == crate::manifest::Protocol::Jsonrpc && stored {
-            let mut out = self.workers.call(&self.config, dir, tool, args, host).await?;
+            let mut out = self
+                .workers
+                .call(&self.config, dir, tool, args, host)
+                .await?;
             out.process = Some(Came::Worker);
             return Ok(out);
         }

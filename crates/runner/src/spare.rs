@@ -38,8 +38,8 @@ use slot::Server;
 use slot::{Slot, Spare, discard};
 
 use super::launch::{self, Launched, Recipe};
-use super::{Came, RunError};
 use super::process::CallProcess;
+use super::{Came, RunError};
 use crate::config::Config;
 use crate::platform::ProcessTree;
 use std::collections::HashMap;

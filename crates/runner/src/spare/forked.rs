@@ -199,25 +199,23 @@ async fn start_server(
     let current = r.key() == key;
     let mut slots = inner.slots();
     let out = match slots.get_mut(dir) {
-        Some(slot) if slot.key == key && matches!(slot.server, Server::Starting) => {
-            match started {
-                Ok(s) if current => {
-                    let s = Arc::new(s);
-                    slot.server = Server::Ready(Arc::clone(&s));
-                    Some(s)
-                }
-                Ok(s) => {
-                    discard(vec![s]);
-                    slot.server = Server::None;
-                    None
-                }
-                Err(crate::fork::Unusable(why)) => {
-                    tracing::info!(tool = %r.name, why, "no fork server for this tool: its calls start their own processes");
-                    slot.server = Server::Unusable;
-                    None
-                }
+        Some(slot) if slot.key == key && matches!(slot.server, Server::Starting) => match started {
+            Ok(s) if current => {
+                let s = Arc::new(s);
+                slot.server = Server::Ready(Arc::clone(&s));
+                Some(s)
             }
-        }
+            Ok(s) => {
+                discard(vec![s]);
+                slot.server = Server::None;
+                None
+            }
+            Err(crate::fork::Unusable(why)) => {
+                tracing::info!(tool = %r.name, why, "no fork server for this tool: its calls start their own processes");
+                slot.server = Server::Unusable;
+                None
+            }
+        },
         // Stopped or changed meanwhile.
         _ => {
             if let Ok(s) = started {
