@@ -36,8 +36,6 @@ mod component;
 pub mod componentize;
 mod error;
 mod files;
-mod javascript;
-mod python;
 mod toolchain;
 pub mod wit_gen;
 
@@ -324,7 +322,7 @@ pub async fn build(
             .or_insert_with(files::wit_bindgen);
     }
     if language == Some(Language::Python) {
-        python::declare_input(
+        componentize::python::declare_input(
             app.config(),
             &mut req,
             &files,

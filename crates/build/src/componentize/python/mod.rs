@@ -14,12 +14,12 @@
 //! that cannot work in a component (sockets, processes, threads, native libraries it lacks) or
 //! that is not in the standard library is refused by name before anything is built.
 
-use super::BuildError;
-use super::componentize::Chain;
-use super::wit_gen;
+use super::Chain;
+use crate::BuildError;
 use crate::config::SandboxConfig;
 use crate::manifest::Manifest;
 use crate::sandbox::contained::{self, Job, Network};
+use crate::wit_gen;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -185,15 +185,15 @@ pub(super) fn input_schema(a: &Analysis) -> Option<Map<String, Value>> {
 /// generates: the input schema its parameters' annotations say, into the request (so
 /// tool.toml lists it and the WIT is generated from it). The previous version's schema is kept
 /// when it names the same properties (its descriptions stay).
-pub(super) async fn declare_input(
+pub(crate) async fn declare_input(
     config: &crate::config::Config,
-    req: &mut super::BuildRequest,
+    req: &mut crate::BuildRequest,
     files: &std::collections::BTreeMap<String, Vec<u8>>,
     previous: Option<&Manifest>,
     cancel: &CancellationToken,
 ) -> Result<(), BuildError> {
     let generated = files
-        .get(super::WIT_FILE)
+        .get(crate::WIT_FILE)
         .is_none_or(|w| w.starts_with(wit_gen::GENERATED.as_bytes()));
     let Some(source) = req.source.as_deref() else {
         return Ok(());
@@ -203,10 +203,8 @@ pub(super) async fn declare_input(
     }
     let exe = config.componentize_py.clone();
     let sandbox = config.sandbox.clone();
-    let chain = super::blocking(move || {
-        super::componentize::resolve(super::Language::Python, &exe, &sandbox)
-    })
-    .await?;
+    let chain =
+        crate::blocking(move || super::resolve(super::Language::Python, &exe, &sandbox)).await?;
     let a = analyze_source(&chain, &req.name, source, &config.sandbox, cancel).await?;
     let Some(derived) = input_schema(&a) else {
         return Ok(());
@@ -263,7 +261,7 @@ pub(super) async fn prepare(
         "params": [],
         "result": {"t": "text"},
     });
-    if let Some(w) = super::component::generated_world(manifest, world, work)? {
+    if let Some(w) = crate::component::generated_world(manifest, world, work)? {
         config["result"] = serde_json::to_value(&w.result).unwrap_or_default();
         match a.form.as_deref() {
             Some("class") => config["form"] = json!("class"),

@@ -3,7 +3,7 @@
 //! numbers, plain objects and arrays, any thrown value as the tool's error), and a located
 //! message for a syntax error (ComponentizeJS only counts them).
 
-use super::BuildError;
+use crate::BuildError;
 use crate::sandbox::contained::{self, Job};
 use std::path::Path;
 use std::time::Duration;
@@ -66,7 +66,7 @@ pub(super) fn prepare(
         std::fs::create_dir_all(dir).map_err(BuildError::io("create", dir))?;
     }
     std::fs::write(&driver, DRIVER_SOURCE).map_err(BuildError::io("write", &driver))?;
-    let Some(w) = super::component::generated_world(manifest, world, work)? else {
+    let Some(w) = crate::component::generated_world(manifest, world, work)? else {
         return Ok(ENTRY);
     };
     let config = serde_json::json!({"params": w.params, "result": w.result});

@@ -12,7 +12,7 @@
 //! `zlib`, `unicodedata`, `random`, `uuid` and the rest of the pure-Python library work once
 //! loaded.
 
-use super::super::BuildError;
+use crate::BuildError;
 use serde::Deserialize;
 
 /// An import of app.py.

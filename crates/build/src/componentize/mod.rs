@@ -6,6 +6,9 @@
 //! directory writable. The result embeds the interpreter (CPython, or SpiderMonkey through
 //! StarlingMonkey); no native modules (a component has no way to load them).
 
+mod javascript;
+pub(crate) mod python;
+
 use super::BuildError;
 use super::cargo::Report;
 use crate::config::{Config, SandboxConfig};
@@ -65,7 +68,7 @@ impl Language {
     pub fn entry(self) -> &'static str {
         match self {
             Language::Python => "app.py",
-            Language::JavaScript => super::javascript::ENTRY,
+            Language::JavaScript => javascript::ENTRY,
         }
     }
 
@@ -111,7 +114,7 @@ impl Language {
         let rest: Vec<&str> = match self {
             Language::Python => {
                 let mut v = vec!["-d", "wit", "-w", world, "componentize", entry];
-                if entry == super::python::MODULE {
+                if entry == python::MODULE {
                     v.extend(["-p", ".build"]);
                 }
                 v.extend(["-p", ".", "-o", &wasm]);
@@ -236,7 +239,7 @@ fn javascript(exe: PathBuf, version: String, sandbox: &SandboxConfig) -> Result<
         language: Language::JavaScript,
         argv: vec![
             node.to_string_lossy().into_owned(),
-            super::javascript::DRIVER.into(),
+            javascript::DRIVER.into(),
             api.to_string_lossy().into_owned(),
         ],
         exe,
@@ -274,10 +277,9 @@ pub async fn build(
     let entry = match language {
         Language::Python => {
             host.progress(0.0, None, Some("reading app.py".into()));
-            super::python::prepare(&chain, tool, manifest, world, work, &config.sandbox, cancel)
-                .await?
+            python::prepare(&chain, tool, manifest, world, work, &config.sandbox, cancel).await?
         }
-        Language::JavaScript => super::javascript::prepare(work, manifest, world)?,
+        Language::JavaScript => javascript::prepare(work, manifest, world)?,
     };
     compile(
         &chain,
@@ -337,8 +339,7 @@ pub async fn compile(
         let mut text = format!("{}\n{}", out.stdout.trim(), out.stderr.trim());
         if chain.language == Language::JavaScript
             && text.contains("failed to parse JS source")
-            && let Some(details) =
-                super::javascript::syntax_details(&job, &chain.argv[0], work).await
+            && let Some(details) = javascript::syntax_details(&job, &chain.argv[0], work).await
         {
             text = format!("{details}\n\n{}", text.trim());
         }
