@@ -345,6 +345,18 @@ async fn exit_statuses_and_output_through_a_fork_server() {
     }
 }
 
+/// The pid of the fork server of `dir` once it is up (a call never waits for one to start:
+/// it starts beside the call), or None after a minute.
+async fn server_up(app: &App, dir: &std::path::Path) -> Option<u32> {
+    for _ in 0..600 {
+        if let Some(pid) = app.scripts().spares.server_pid(dir) {
+            return Some(pid);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    None
+}
+
 /// A fork server killed from outside is replaced; a changed environment gets a new server;
 /// an approved tool's directory replaced after its approval was checked runs nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -363,7 +375,8 @@ async fn a_killed_server_is_replaced_and_a_replaced_directory_runs_nothing() {
             call(&app, "envy", json!({})).await.unwrap(),
             json!({"v": "one"})
         );
-        let first = app.scripts().spares.server_pid(&d).expect("a fork server");
+        // A call no fork server was ready for ran at once; the server started beside it.
+        let first = server_up(&app, &d).await.expect("a fork server");
         // SAFETY: kill(2) on the server this test's app started.
         unsafe { libc::kill(first as i32, libc::SIGKILL) };
         std::thread::sleep(std::time::Duration::from_millis(200));
@@ -372,11 +385,7 @@ async fn a_killed_server_is_replaced_and_a_replaced_directory_runs_nothing() {
             json!({"v": "one"}),
             "{mech}: after the kill"
         );
-        let second = app
-            .scripts()
-            .spares
-            .server_pid(&d)
-            .expect("a new fork server");
+        let second = server_up(&app, &d).await.expect("a new fork server");
         assert_ne!(first, second);
         unsafe { std::env::set_var("FORK_TEST_VALUE", "two") };
         assert_eq!(
