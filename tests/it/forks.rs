@@ -359,10 +359,13 @@ async fn a_killed_server_is_replaced_and_a_replaced_directory_runs_nothing() {
             "code": "import os, json\nprint(json.dumps({'v': os.environ.get('FORK_TEST_VALUE')}))\n"})).await;
         approve(&app, "envy");
         let d = dir(&app, "envy");
+        // Approved after its registration: its first call starts its own process, and its
+        // fork server starts beside it.
         assert_eq!(
             call(&app, "envy", json!({})).await.unwrap(),
             json!({"v": "one"})
         );
+        app.scripts().spares.settled().await;
         let first = app.scripts().spares.server_pid(&d).expect("a fork server");
         // SAFETY: kill(2) on the server this test's app started.
         unsafe { libc::kill(first as i32, libc::SIGKILL) };
@@ -372,6 +375,7 @@ async fn a_killed_server_is_replaced_and_a_replaced_directory_runs_nothing() {
             json!({"v": "one"}),
             "{mech}: after the kill"
         );
+        app.scripts().spares.settled().await;
         let second = app
             .scripts()
             .spares

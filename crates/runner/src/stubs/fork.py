@@ -184,6 +184,10 @@ def _toolsmith_fork_server():
     poll.register(ctl_fd, select.POLLIN)
     live = {}
     space = socket.CMSG_SPACE(8 * array.array("i").itemsize)
+    if cfg.get("gc_freeze"):
+        import gc
+        gc.collect()
+        gc.freeze()
     os.write(1, b"r")
     while True:
         for fd, _ in poll.poll():
