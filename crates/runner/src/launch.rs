@@ -524,11 +524,6 @@ pub(crate) fn spawn_fork_server(
         })?;
     let config = setup
         .config()
-        .map(|mut c| {
-            // EXPERIMENT (removed before commit)
-            c["gc_freeze"] = serde_json::Value::Bool(std::env::var_os("EXP_GCFREEZE").is_some());
-            c
-        })
         .map_err(|e| start_err(e.to_string()))
         .and_then(|c| {
             sandbox::memfd("toolsmith-fork-server", c.to_string().as_bytes())

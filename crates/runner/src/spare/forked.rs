@@ -12,11 +12,10 @@ use std::time::{Duration, Instant};
 
 /// Calls of a tool less than this apart come back to back.
 const BACK_TO_BACK: Duration = Duration::from_millis(50);
-
-// EXPERIMENT (removed before commit): how many processes are forked ahead back to back.
-fn ahead_fast() -> usize {
-    std::env::var("EXP_AHEAD").ok().and_then(|v| v.parse().ok()).unwrap_or(2)
-}
+/// How many calls' processes a fork server keeps forked ahead while its calls come back to
+/// back: a call takes one while the next is being set up (fork, namespaces, mounts, Landlock,
+/// seccomp: about 5 ms here, longer than the call itself) and moved into its cgroup.
+const AHEAD_BACK_TO_BACK: usize = 2;
 
 impl Pool {
     /// A call of `r` forked by the tool's fork server, ready for its input; None when the tool
@@ -81,11 +80,11 @@ impl Pool {
         // Calls coming back to back keep two processes forked ahead: one's move into its
         // cgroup may wait for an RCU grace period longer than a call takes.
         let now = Instant::now();
-        slot.ahead = if now.saturating_duration_since(slot.last_call) < BACK_TO_BACK {
-            ahead_fast()
-        } else {
-            1
+        slot.ahead = match slot.last_fork {
+            Some(t) if now.saturating_duration_since(t) < BACK_TO_BACK => AHEAD_BACK_TO_BACK,
+            _ => 1,
         };
+        slot.last_fork = Some(now);
         slot.last_call = now;
         if let Server::Ready(s) = &slot.server
             && !s.alive()

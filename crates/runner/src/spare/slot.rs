@@ -90,6 +90,9 @@ pub(super) struct Slot {
     /// to back.
     #[cfg(target_os = "linux")]
     pub(super) ahead: usize,
+    /// When a call last asked the fork server for its process.
+    #[cfg(target_os = "linux")]
+    pub(super) last_fork: Option<Instant>,
     /// Resident memory of one waiting process set (KiB): measured, an estimate until then.
     pub(super) kib: u64,
     pub(super) measured: bool,
@@ -114,6 +117,8 @@ impl Slot {
             claimed: 0,
             #[cfg(target_os = "linux")]
             ahead: 1,
+            #[cfg(target_os = "linux")]
+            last_fork: None,
             kib: keep::estimate_kib(r.stub),
             measured: false,
         }
