@@ -56,6 +56,15 @@ impl Server {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
+        // BENCH_SERVER_LOG=FILE: the servers' stderr appended there (with TOOLSMITH_LOG).
+        if let Some(f) = std::env::var_os("BENCH_SERVER_LOG") {
+            let log = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(f)
+                .expect("the server log");
+            cmd.stderr(log);
+        }
         for (k, v) in env {
             cmd.env(k, v);
         }

@@ -106,6 +106,9 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
         // start-up line follows as soon as the tool count is known, then WASM modules are
         // loaded from the compiled-code cache so a first call only instantiates.
         crate::sandbox::log_status(&config.sandbox);
+        // Interpreters found behind version managers' shims are not asked for again at every
+        // start (the first call after a restart would wait for it).
+        crate::sandbox::interp::keep_in(&config.cache_dir);
         let app = crate::app::App::new_deferred(tb, config);
         // A server keeps spares for its script tools; one-shot commands do not.
         app.scripts().spares.set_enabled(true);

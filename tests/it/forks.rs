@@ -371,6 +371,8 @@ async fn a_killed_server_is_replaced_and_a_replaced_directory_runs_nothing() {
             "code": "import os, json\nprint(json.dumps({'v': os.environ.get('FORK_TEST_VALUE')}))\n"})).await;
         approve(&app, "envy");
         let d = dir(&app, "envy");
+        // Approved after its registration: its first call starts its own process, and its
+        // fork server starts beside it.
         assert_eq!(
             call(&app, "envy", json!({})).await.unwrap(),
             json!({"v": "one"})

@@ -7,7 +7,11 @@
 //! directory) inside the sandbox. So a shim is asked once for the real executable
 //! (`sys.executable`, `process.execPath`, ...), which then runs directly. The answer is cached
 //! per (command, PATH) and asked again when PATH changes or the cached file disappears (a
-//! version uninstalled). A real binary — including a tool's own venv interpreter, given by its
+//! version uninstalled). A server also keeps its shims' answers across restarts (`keep_in`: a
+//! file in its cache directory, which no sandboxed process can reach): after a restart the
+//! answer kept is used at once — asking a pyenv shim takes about 150 ms — and the shim is asked
+//! again in the background; a version switched meanwhile is used from the next start on. A
+//! real binary — including a tool's own venv interpreter, given by its
 //! path — is used as found, never canonicalised (a venv's python finds its venv through the path
 //! it was started by).
 
@@ -107,11 +111,62 @@ pub fn resolve_uncached(argv0: &str, path: Option<&OsStr>) -> Option<PathBuf> {
     }
 }
 
-type Cache = Mutex<HashMap<(String, Option<OsString>), PathBuf>>;
+type Key = (String, Option<OsString>);
+type Cache = Mutex<HashMap<Key, PathBuf>>;
 
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
     CACHE.get_or_init(Mutex::default)
+}
+
+/// The file a server keeps its shims' answers in (`keep_in`).
+static KEPT: OnceLock<PathBuf> = OnceLock::new();
+
+/// Keep the answers of version managers' shims across restarts in `cache_dir` (a server's
+/// cache directory; set once).
+pub fn keep_in(cache_dir: &Path) {
+    let _ = KEPT.set(cache_dir.join("interpreters.json"));
+}
+
+/// A key as text: the command and PATH (None when PATH is not Unicode: not kept).
+fn key_text(key: &Key) -> Option<String> {
+    let path = match &key.1 {
+        Some(p) => p.to_str()?,
+        None => "",
+    };
+    Some(format!("{}\0{path}", key.0))
+}
+
+fn read_kept(file: &Path) -> HashMap<String, PathBuf> {
+    std::fs::read(file)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// The answer kept for `key`, when it still names an interpreter (an absolute path to a file
+/// that is no shim).
+fn kept(file: &Path, key: &Key) -> Option<PathBuf> {
+    let p = read_kept(file).remove(&key_text(key)?)?;
+    (p.is_absolute() && p.is_file() && !is_shim(&p)).then_some(p)
+}
+
+fn keep(file: &Path, key: &Key, real: &Path) {
+    let Some(k) = key_text(key) else {
+        return;
+    };
+    let mut all = read_kept(file);
+    if all.get(&k).map(PathBuf::as_path) == Some(real) {
+        return;
+    }
+    all.insert(k, real.to_path_buf());
+    if let Ok(bytes) = serde_json::to_vec_pretty(&all) {
+        let _ = std::fs::create_dir_all(file.parent().unwrap_or(Path::new(".")));
+        if let Err(e) = crate::platform::write_atomic(file, &bytes, crate::platform::Atomic::CACHE)
+        {
+            tracing::debug!(file = %file.display(), "cannot keep an interpreter's path: {e}");
+        }
+    }
 }
 
 /// The executable to run for the interpreter command `argv0` under the server's PATH, cached;
@@ -123,6 +178,11 @@ pub fn resolve(argv0: &str) -> Option<PathBuf> {
 /// `resolve` for a given PATH (cached per command and PATH; re-resolved when the cached file
 /// is gone).
 pub fn resolve_on(argv0: &str, path: Option<OsString>) -> Option<PathBuf> {
+    resolve_kept(argv0, path, KEPT.get().map(PathBuf::as_path))
+}
+
+/// `resolve_on`, keeping shims' answers across restarts in `kept_in` (when given).
+fn resolve_kept(argv0: &str, path: Option<OsString>, kept_in: Option<&Path>) -> Option<PathBuf> {
     let key = (argv0.to_string(), path);
     if let Some(p) = cache()
         .lock()
@@ -132,11 +192,41 @@ pub fn resolve_on(argv0: &str, path: Option<OsString>) -> Option<PathBuf> {
     {
         return Some(p.clone());
     }
+    let remember = |found: &PathBuf| {
+        cache()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.clone(), found.clone());
+    };
+    // Only a bare command found as a shim has an answer kept (a path is used as given).
+    let shim = !argv0.contains('/')
+        && which_in(argv0, key.1.as_deref()).is_some_and(|found| is_shim(&found));
+    if let Some(file) = kept_in.filter(|_| shim)
+        && let Some(p) = kept(file, &key)
+    {
+        remember(&p);
+        // Asked again in the background: a version switched since the answer was kept is
+        // used from then on (the processes kept for the old one are keyed by it).
+        let (file, key, was) = (file.to_path_buf(), key.clone(), p.clone());
+        std::thread::spawn(move || {
+            if let Some(now) = resolve_uncached(&key.0, key.1.as_deref())
+                && now != was
+                && !is_shim(&now)
+            {
+                cache()
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(key.clone(), now.clone());
+                keep(&file, &key, &now);
+            }
+        });
+        return Some(p);
+    }
     let found = resolve_uncached(argv0, key.1.as_deref())?;
-    cache()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(key, found.clone());
+    remember(&found);
+    if let Some(file) = kept_in.filter(|_| shim && !is_shim(&found)) {
+        keep(file, &key, &found);
+    }
     Some(found)
 }
 
@@ -178,6 +268,81 @@ mod tests {
         let other = tmp.path().join("other");
         std::fs::create_dir_all(&other).unwrap();
         assert_eq!(resolve_on("perl", Some(OsString::from(&other))), None);
+    }
+
+    #[test]
+    fn a_shims_answer_is_kept_across_restarts_and_asked_again_behind_it() {
+        let real_perl = which_in("perl", std::env::var_os("PATH").as_deref()).expect("perl");
+        let tmp = tempfile::tempdir().unwrap();
+        let (shims, v1, v2) = (
+            tmp.path().join("shims"),
+            tmp.path().join("v1/bin"),
+            tmp.path().join("v2/bin"),
+        );
+        for d in [&shims, &v1, &v2] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::copy(&real_perl, v1.join("perl")).unwrap();
+        std::fs::copy(&real_perl, v2.join("perl")).unwrap();
+        let target = tmp.path().join("version");
+        std::fs::write(&target, v1.join("perl").to_str().unwrap()).unwrap();
+        let asked = tmp.path().join("asked");
+        script(
+            &shims.join("perl"),
+            &format!(
+                "#!/bin/sh\necho >> {}\nexec \"$(cat {})\" \"$@\"\n",
+                asked.display(),
+                target.display()
+            ),
+        );
+        let kept_in = tmp.path().join("cache/interpreters.json");
+        let path = Some(OsString::from(&shims));
+        let times = || std::fs::read_to_string(&asked).unwrap_or_default().len();
+        assert_eq!(
+            resolve_kept("perl", path.clone(), Some(&kept_in)),
+            Some(v1.join("perl"))
+        );
+        assert_eq!(times(), 1, "the shim was asked once");
+        assert_eq!(
+            kept(&kept_in, &("perl".into(), path.clone())),
+            Some(v1.join("perl"))
+        );
+        // A restart (the process's memory is gone) after a switch to v2: the answer kept is
+        // used at once, the shim asked again behind it, and its new answer kept.
+        cache()
+            .lock()
+            .unwrap()
+            .remove(&("perl".to_string(), path.clone()));
+        std::fs::write(&target, v2.join("perl").to_str().unwrap()).unwrap();
+        assert_eq!(
+            resolve_kept("perl", path.clone(), Some(&kept_in)),
+            Some(v1.join("perl"))
+        );
+        for _ in 0..500 {
+            if kept(&kept_in, &("perl".into(), path.clone())) == Some(v2.join("perl")) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(
+            resolve_kept("perl", path.clone(), Some(&kept_in)),
+            Some(v2.join("perl"))
+        );
+        assert_eq!(
+            kept(&kept_in, &("perl".into(), path.clone())),
+            Some(v2.join("perl"))
+        );
+        // A kept answer that names a shim (or nothing) is not used.
+        std::fs::write(
+            &kept_in,
+            serde_json::to_vec(&HashMap::from([(
+                key_text(&("perl".into(), path.clone())).unwrap(),
+                shims.join("perl"),
+            )]))
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(kept(&kept_in, &("perl".into(), path)), None);
     }
 
     #[test]

@@ -8,7 +8,14 @@ use crate::launch::Recipe;
 use crate::process::CallProcess;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// Calls of a tool less than this apart come back to back.
+const BACK_TO_BACK: Duration = Duration::from_millis(50);
+/// How many calls' processes a fork server keeps forked ahead while its calls come back to
+/// back: a call takes one while the next is being set up (fork, namespaces, mounts, Landlock,
+/// seccomp: about 5 ms here, longer than the call itself) and moved into its cgroup.
+const AHEAD_BACK_TO_BACK: usize = 2;
 
 impl Pool {
     /// A call of `r` forked by the tool's fork server, ready for its input; None when the tool
@@ -70,7 +77,15 @@ impl Pool {
     fn server_up(&self, dir: &Path, r: &Recipe, key: u64) -> Option<Arc<crate::fork::Server>> {
         let mut slots = self.inner.slots();
         let slot = self.inner.slot(&mut slots, dir, r, key);
-        slot.last_call = Instant::now();
+        // Calls coming back to back keep two processes forked ahead: one's move into its
+        // cgroup may wait for an RCU grace period longer than a call takes.
+        let now = Instant::now();
+        slot.ahead = match slot.last_fork {
+            Some(t) if now.saturating_duration_since(t) < BACK_TO_BACK => AHEAD_BACK_TO_BACK,
+            _ => 1,
+        };
+        slot.last_fork = Some(now);
+        slot.last_call = now;
         if let Server::Ready(s) = &slot.server
             && !s.alive()
         {
@@ -102,9 +117,9 @@ impl Pool {
         });
     }
 
-    /// The call's process `server` forked before the call, when one waits (and still lives),
-    /// or is being forked and no other call waits for it (then it is waited for, briefly: a
-    /// process forked now would wait for its own move into a cgroup).
+    /// A call's process `server` forked before the call, when one waits (and still lives), or
+    /// is being forked and fewer calls wait for those than are being forked (then it is waited
+    /// for, briefly: a process forked now would wait for its own move into a cgroup).
     async fn take_preforked(
         &self,
         dir: &Path,
@@ -116,13 +131,15 @@ impl Pool {
         let take = |claim: bool| {
             let mut slots = self.inner.slots();
             let slot = slots.get_mut(dir)?;
-            match slot.preforked.take() {
-                Some(f) if f.of(server) && f.alive() => return Some(Ok(f)),
-                Some(f) => discard(vec![f]),
-                None => {}
+            while !slot.preforked.is_empty() {
+                let f = slot.preforked.remove(0);
+                if f.of(server) && f.alive() {
+                    return Some(Ok(f));
+                }
+                discard(vec![f]);
             }
-            if claim && slot.preforking && !slot.prefork_claimed {
-                slot.prefork_claimed = true;
+            if claim && slot.claimed < slot.preforking {
+                slot.claimed += 1;
                 return Some(Err(()));
             }
             None
@@ -137,8 +154,8 @@ impl Pool {
     }
 }
 
-/// Have `server` fork the next call's process now, in the background (after this call's
-/// result is out), unless one waits or is being forked.
+/// Have `server` fork the next calls' processes now, in the background, up to what the tool
+/// keeps forked ahead (`Slot::ahead`), counting those waiting and being forked.
 fn prefork(
     inner: &Arc<Inner>,
     dir: &Path,
@@ -146,45 +163,51 @@ fn prefork(
     key: u64,
     server: &Arc<crate::fork::Server>,
 ) {
-    {
+    let n = {
         let mut slots = inner.slots();
         let Some(slot) = slots.get_mut(dir) else {
             return;
         };
-        if slot.key != key || slot.preforking || slot.preforked.is_some() {
+        if slot.key != key {
             return;
         }
-        slot.preforking = true;
+        let n = slot
+            .ahead
+            .saturating_sub(slot.preforked.len() + slot.preforking);
+        slot.preforking += n;
+        n
+    };
+    for _ in 0..n {
+        let (inner, dir, r, server) = (
+            Arc::clone(inner),
+            dir.to_path_buf(),
+            r.clone(),
+            Arc::clone(server),
+        );
+        tokio::spawn(async move {
+            let got = server.call(&r).await;
+            let mut slots = inner.slots();
+            let Some(slot) = slots.get_mut(&dir) else {
+                if let Ok(f) = got {
+                    discard(vec![f]);
+                }
+                return;
+            };
+            slot.preforking = slot.preforking.saturating_sub(1);
+            slot.claimed = slot.claimed.saturating_sub(1);
+            let current = slot.key == key
+                && matches!(&slot.server, Server::Ready(s) if Arc::ptr_eq(s, &server));
+            match got {
+                Ok(f) if current && slot.preforked.len() < slot.ahead => slot.preforked.push(f),
+                Ok(f) => discard(vec![f]),
+                Err(crate::fork::Unusable(why)) => {
+                    tracing::debug!(tool = %r.name, why, "could not fork a call's process ahead");
+                }
+            }
+            drop(slots);
+            inner.preforked_ready.notify_waiters();
+        });
     }
-    let (inner, dir, r, server) = (
-        Arc::clone(inner),
-        dir.to_path_buf(),
-        r.clone(),
-        Arc::clone(server),
-    );
-    tokio::spawn(async move {
-        let got = server.call(&r).await;
-        let mut slots = inner.slots();
-        let Some(slot) = slots.get_mut(&dir) else {
-            if let Ok(f) = got {
-                discard(vec![f]);
-            }
-            return;
-        };
-        slot.preforking = false;
-        slot.prefork_claimed = false;
-        let current =
-            slot.key == key && matches!(&slot.server, Server::Ready(s) if Arc::ptr_eq(s, &server));
-        match got {
-            Ok(f) if current && slot.preforked.is_none() => slot.preforked = Some(f),
-            Ok(f) => discard(vec![f]),
-            Err(crate::fork::Unusable(why)) => {
-                tracing::debug!(tool = %r.name, why, "could not fork a call's process ahead");
-            }
-        }
-        drop(slots);
-        inner.preforked_ready.notify_waiters();
-    });
 }
 
 /// Start the fork server of `dir` (its slot says Starting).

@@ -74,17 +74,25 @@ pub(super) struct Slot {
     pub(super) want: usize,
     #[cfg(target_os = "linux")]
     pub(super) server: Server,
-    /// A call's process the fork server forked before the call (its namespaces set up, in
-    /// its pids cgroup: moving a process into a cgroup waits for an RCU grace period, about
-    /// 10 ms on an idle machine), waiting for its entry line; at most one.
+    /// Calls' processes the fork server forked before their calls (their namespaces set up,
+    /// in their pids cgroups: moving a process into a cgroup waits for an RCU grace period,
+    /// about 10 ms on an idle machine), waiting for their entry line, oldest first.
     #[cfg(target_os = "linux")]
-    pub(super) preforked: Option<crate::fork::Forked>,
-    /// A process is being forked for `preforked`.
+    pub(super) preforked: Vec<crate::fork::Forked>,
+    /// How many processes are being forked for `preforked`.
     #[cfg(target_os = "linux")]
-    pub(super) preforking: bool,
-    /// A call waits for the process being forked ahead (later calls fork their own).
+    pub(super) preforking: usize,
+    /// How many calls wait for a process being forked ahead (at most `preforking`; later
+    /// calls fork their own).
     #[cfg(target_os = "linux")]
-    pub(super) prefork_claimed: bool,
+    pub(super) claimed: usize,
+    /// How many processes the fork server keeps forked ahead: one, two while calls come back
+    /// to back.
+    #[cfg(target_os = "linux")]
+    pub(super) ahead: usize,
+    /// When a call last asked the fork server for its process.
+    #[cfg(target_os = "linux")]
+    pub(super) last_fork: Option<Instant>,
     /// Resident memory of one waiting process set (KiB): measured, an estimate until then.
     pub(super) kib: u64,
     pub(super) measured: bool,
@@ -102,11 +110,15 @@ impl Slot {
             #[cfg(target_os = "linux")]
             server: Server::None,
             #[cfg(target_os = "linux")]
-            preforked: None,
+            preforked: Vec::new(),
             #[cfg(target_os = "linux")]
-            preforking: false,
+            preforking: 0,
             #[cfg(target_os = "linux")]
-            prefork_claimed: false,
+            claimed: 0,
+            #[cfg(target_os = "linux")]
+            ahead: 1,
+            #[cfg(target_os = "linux")]
+            last_fork: None,
             kib: keep::estimate_kib(r.stub),
             measured: false,
         }
@@ -126,8 +138,8 @@ impl Slot {
 
     #[cfg(target_os = "linux")]
     pub(super) fn stop_server(&mut self) {
-        // Its pre-forked call first (it holds the server).
-        discard(self.preforked.take().into_iter().collect());
+        // Its pre-forked calls first (they hold the server).
+        discard(std::mem::take(&mut self.preforked));
         if let Server::Ready(s) = std::mem::replace(&mut self.server, Server::None) {
             discard(vec![s]);
         }
@@ -156,7 +168,7 @@ impl Slot {
         let ready = live.iter_mut().all(Spare::poll_ready);
         self.idle = live;
         #[cfg(target_os = "linux")]
-        let server = !matches!(self.server, Server::Starting) && !self.preforking;
+        let server = !matches!(self.server, Server::Starting) && self.preforking == 0;
         #[cfg(not(target_os = "linux"))]
         let server = true;
         self.starting == 0 && ready && server

@@ -58,6 +58,12 @@ def _toolsmith_fork_server():
     landlock = cfg["landlock"]
     unshare_flags = cfg["unshare"]
     own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY)
+    # The highest capability this kernel has (dropping one past it is refused anyway).
+    try:
+        with open("/proc/sys/kernel/cap_last_cap", "rb") as f:
+            last_cap = min(int(f.read()), 63)
+    except (OSError, ValueError):
+        last_cap = 63
     # Descriptors 3 to 9 taken: what arrives lands at 10 or above, clear of 0-2 and 9.
     null = os.open("/dev/null", os.O_RDWR)
     for n in range(3, 10):
@@ -94,23 +100,32 @@ def _toolsmith_fork_server():
                 out += field[i:i + 1]
                 i += 1
         return bytes(out)
-    def fresh_tmp():
-        # A fresh /tmp (bubblewrap's is the server's), with what the sandbox bound beneath
-        # the old one (the tool's directory when it lives there, declared paths) moved in:
-        # each of those mounts is cloned first (open_tree), then attached (move_mount).
+    def tmp_binds():
+        # What the sandbox bound beneath bubblewrap's /tmp (the tool's directory when it lives
+        # there, declared paths): read once, as the server's mounts never change (each call
+        # mounts in a namespace of its own).
         with open("/proc/self/mountinfo", "rb") as f:
             rows = [l.split(b" ") for l in f.read().splitlines()]
         tmp_ids = [r[0] for r in rows if unescape(r[4]) == b"/tmp"]
-        kept = []
+        binds = []
         for r in rows:
             at = unescape(r[4])
             if tmp_ids and r[1] == tmp_ids[-1] and not (at == scratch or at.startswith(scratch + b"/")):
-                buf, addr = path(at)
-                # open_tree(AT_FDCWD, at, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE)
-                fd = syscall(428, -100, addr, 1 | 0o2000000 | 0x8000)
-                if fd < 0:
-                    check(-1, "open_tree " + os.fsdecode(at))
-                kept.append((at, fd, os.path.isdir(at)))
+                binds.append((at, os.path.isdir(at)))
+        return binds
+    binds = tmp_binds() if tmp_opts else []
+    def fresh_tmp():
+        # A fresh /tmp (bubblewrap's is the server's), with what the sandbox bound beneath
+        # the old one moved in: each of those mounts is cloned first (open_tree), then
+        # attached (move_mount).
+        kept = []
+        for at, is_dir in binds:
+            buf, addr = path(at)
+            # open_tree(AT_FDCWD, at, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE)
+            fd = syscall(428, -100, addr, 1 | 0o2000000 | 0x8000)
+            if fd < 0:
+                check(-1, "open_tree " + os.fsdecode(at))
+            kept.append((at, fd, is_dir))
         check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, tmp_opts), "mounting /tmp")
         for at, fd, is_dir in kept:
             if is_dir:
@@ -149,7 +164,7 @@ def _toolsmith_fork_server():
         for fd, at in ((stdin, 0), (stdout, 1), (stderr, 2), (chan, 9)):
             os.dup2(fd, at)
         # No capability, for good: the bounding set, the ambient set, then every set.
-        for cap in range(64):
+        for cap in range(last_cap + 1):
             libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP
         libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
         header = (ctypes.c_uint32 * 2)(0x20080522, 0)

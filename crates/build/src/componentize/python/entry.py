@@ -181,6 +181,10 @@ else:
             cls = _classes[s["wit"]]
             if isinstance(v, cls):
                 return v
+            if hasattr(v, "__dataclass_fields__"):
+                v = {k: getattr(v, k) for k in v.__dataclass_fields__}
+            elif hasattr(v, "_asdict"):
+                v = v._asdict()
             if not isinstance(v, dict):
                 if len(s["fields"]) != 1:
                     raise unfit("a dict with the keys %s" % ", ".join(f["key"] for f in s["fields"]))

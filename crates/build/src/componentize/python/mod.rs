@@ -86,7 +86,7 @@ fn interpreter(chain: &Chain, tool: &str) -> Result<String, BuildError> {
         })
 }
 
-/// Read `dir/app.py` (contained, as the build runs: no network, only `dir` writable).
+/// Read `dir/app.py` (contained, as the build runs: no network, nothing writable).
 pub(super) async fn analyze(
     chain: &Chain,
     tool: &str,
@@ -111,8 +111,13 @@ pub(super) async fn analyze(
             ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
         ],
         cwd: dir.to_path_buf(),
-        read: chain.visible.clone(),
-        write: vec![dir.to_path_buf()],
+        read: chain
+            .visible
+            .iter()
+            .cloned()
+            .chain([dir.to_path_buf()])
+            .collect(),
+        write: Vec::new(),
         network: Network::None,
         config: sandbox,
     };
