@@ -5,8 +5,9 @@ Python SDK, each case in this one fresh server process:
   `import_mcp`, approved by a person in the terminal (`toolsmith approve`): its tools are listed
   once the approval is made (the server watches the person's decisions), then called: it
   answers (no TLS provider panic, no call left without an answer);
-- `build_tool` with `language: "javascript"` (and the spelling "js") builds a component; the
-  schema lists the languages as an enum and the description names what it makes;
+- `build_tool` with `language: "javascript"` (and the spelling "js") builds a component, one
+  returning an object under its output schema, one the natural form (a plain number, no output
+  schema); the schema lists the languages as an enum and the description names what it makes;
 - JSON objects keep their key order from the client to a script tool and back, in the text and
   in `structuredContent`, and through the HTTP entry.
 
@@ -126,13 +127,19 @@ async def main():
             # A JavaScript component over MCP, by its name and by a spelling of it.
             for name, spelling in [("js_add", "javascript"), ("js_sub", "js")]:
                 op = "+" if name == "js_add" else "-"
-                r = await client.call_tool("build_tool", {
+                args = {
                     "name": name, "language": spelling, "description": f"a {op} b",
-                    "source": f"export function call(a, b) {{\n  return {{ value: a {op} b }};\n}}\n",
                     "input_schema": {"type": "object", "required": ["a", "b"],
-                                     "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
-                    "output_schema": {"type": "object", "required": ["value"],
-                                      "properties": {"value": {"type": "integer"}}}})
+                                     "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}}
+                if name == "js_add":
+                    # An object result with its output schema.
+                    args["source"] = f"export function call(a, b) {{\n  return {{ value: a {op} b }};\n}}\n"
+                    args["output_schema"] = {"type": "object", "required": ["value"],
+                                             "properties": {"value": {"type": "integer"}}}
+                else:
+                    # The natural form: a plain number, no output schema.
+                    args["source"] = f"export function call(a, b) {{\n  return a {op} b;\n}}\n"
+                r = await client.call_tool("build_tool", args)
                 summary[f"build_{name}"] = {"is_error": r.is_error, "text": text_of(r)[:600]}
                 if not r.is_error:
                     r = await client.call_tool(name, {"a": 7, "b": 2})
