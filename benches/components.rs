@@ -9,6 +9,8 @@
 //! tool in Python (`language = "python"`, componentize-py from `TOOLSMITH_COMPONENTIZE_PY` or
 //! scripts/setup.sh's target/componentize-py), a fourth in JavaScript (`language =
 //! "javascript"`, ComponentizeJS from `TOOLSMITH_COMPONENTIZE_JS` or target/componentize-js).
+//! Then a second Python and a second JavaScript component (other functions): their builds
+//! after the first show what a build re-does.
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -51,6 +53,15 @@ from wit_world import Output
 class WitWorld(wit_world.WitWorld):
     def call(self, text):
         return Output(message=f"Hello, {text}!")
+"#;
+
+const PYTHON_SECOND_SRC: &str = r#"def call(text: str) -> dict:
+    return {"message": text.upper() + "!"}
+"#;
+
+const JS_SECOND_SRC: &str = r#"export function call(text) {
+  return { message: text.toUpperCase() + "!" };
+}
 "#;
 
 const JS_SRC: &str = r#"export function call(text) {
@@ -234,6 +245,28 @@ fn main() {
                 out.artifact_bytes,
                 out.compiled_crates.join(", ")
             ),
+        ));
+    }
+    // A second Python and JavaScript component (another function): what is the tool's own
+    // and what the interpreter's, which the first build compiled (issue 41).
+    for (name, language, source) in [
+        ("python_second", "python", PYTHON_SECOND_SRC),
+        ("javascript_second", "javascript", JS_SECOND_SRC),
+    ] {
+        let mut opts = build::Options::new(&NoHost, "bench");
+        opts.cache = Some(cache.clone());
+        let mut r = request(language, true);
+        r["name"] = json!(name);
+        r["source"] = json!(source);
+        let req = serde_json::from_value(r).expect("a request");
+        let t = Instant::now();
+        let out = rt
+            .block_on(build::build(&app, req, &opts))
+            .unwrap_or_else(|e| panic!("build of {name}: {e}"));
+        rows.push((
+            format!("build: {name} (after the first)"),
+            ms(t.elapsed()),
+            format!("{} bytes", out.artifact_bytes),
         ));
     }
     let n = 2000;

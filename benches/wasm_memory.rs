@@ -46,7 +46,17 @@ impl Server {
             .env_remove("TOOLSMITH_WASM_MEMORY")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+            // TOOLSMITH_BENCH_STDERR=FILE keeps the servers' logs (with TOOLSMITH_LOG=debug,
+            // the phases of each load).
+            .stderr(match std::env::var_os("TOOLSMITH_BENCH_STDERR") {
+                Some(f) => std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(f)
+                    .map(Stdio::from)
+                    .unwrap_or_else(|_| Stdio::null()),
+                None => Stdio::null(),
+            });
         if let Some(b) = budget {
             c.env("TOOLSMITH_WASM_MEMORY", b);
         }

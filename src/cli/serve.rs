@@ -13,6 +13,8 @@ use std::time::Duration;
 /// How long the start-up waits for the client's first `tools/list` before it starts the
 /// processes the tools used most will need anyway.
 const PRESTART_AFTER: Duration = Duration::from_secs(2);
+/// How long after the client's first list the pre-start waits for a call made at once.
+const PRESTART_SETTLE: Duration = Duration::from_millis(50);
 
 /// Flags of `toolsmith serve`.
 #[derive(Debug, clap::Args)]
@@ -156,6 +158,9 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
             let _ = tokio::task::spawn_blocking(move || drop(idx.app.index())).await;
             let mut listed = pre.listed.subscribe();
             let _ = tokio::time::timeout(PRESTART_AFTER, listed.wait_for(|l| *l)).await;
+            // A client that calls right after its list: the call comes first and runs alone
+            // (what starts for it then waits until it is over).
+            tokio::time::sleep(PRESTART_SETTLE).await;
             pre.app.prestart().await;
         });
         let served = match http {

@@ -105,6 +105,17 @@ fn http_entries_javascript_builds_and_key_order_work_from_the_binary() {
     assert_eq!(s["build_cobol"]["is_error"], true, "{s}");
     let t = s["build_cobol"]["text"].as_str().unwrap_or_default();
     assert!(t.contains("javascript") && t.contains("python"), "{t}");
+    // The history family, from the binary: rolled back to the first version, deleted and
+    // restored, the session undone.
+    let h = &s["history"];
+    assert_eq!(h["versions"], 2, "{s}");
+    for step in ["rollback", "delete", "restore", "undo"] {
+        assert_eq!(h[step]["is_error"], false, "{step}: {s}");
+    }
+    assert_eq!(h["after_rollback"], json!({"v": 1}), "{s}");
+    assert_eq!(h["listed_after_delete"], false, "{s}");
+    assert_eq!(h["after_restore"], json!({"v": 1}), "{s}");
+    assert_eq!(h["listed_after_undo"], false, "{s}");
 }
 
 #[test]

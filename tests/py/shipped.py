@@ -9,7 +9,9 @@ Python SDK, each case in this one fresh server process:
   returning an object under its output schema, one the natural form (a plain number, no output
   schema); the schema lists the languages as an enum and the description names what it makes;
 - JSON objects keep their key order from the client to a script tool and back, in the text and
-  in `structuredContent`, and through the HTTP entry.
+  in `structuredContent`, and through the HTTP entry;
+- the history family: `tool_history`, `rollback_tool` (the first version answers again),
+  `delete_tool` and `restore_tool`, `undo_session` (the session's tools are gone).
 
 Usage: shipped.py --toolsmith BIN --toolbox DIR --server PY
 Prints one JSON summary line on stdout; exits non-zero when an expectation fails.
@@ -147,6 +149,33 @@ async def main():
             r = await client.call_tool("build_tool", {"name": "cobol_x", "language": "cobol", "description": "x", "source": "x"})
             summary["build_cobol"] = {"is_error": r.is_error, "text": text_of(r)[:600]}
     finally:
+            # The history family, each meta-tool as an AI calls it: a change rolled back, a
+            # deletion restored, the session's changes undone.
+            def src(v):
+                return f"import json\nprint(json.dumps({{'v': {v}}}))\n"
+            for v in (1, 2):
+                r = await client.call_tool("register_script", {
+                    "name": "hist", "description": "Says its version", "language": "python",
+                    "protocol": "plain", "source": src(v)})
+                expect(not r.is_error, f"register_script hist v{v}: {text_of(r)}")
+            r = await client.call_tool("tool_history", {"name": "hist"})
+            versions = (r.structured_content or {}).get("versions") or []
+            expect(len(versions) == 2, f"tool_history: {text_of(r)}")
+            history = {"versions": len(versions)}
+            r = await client.call_tool("rollback_tool", {"name": "hist", "revision": versions[-1]["commit"]})
+            history["rollback"] = {"is_error": r.is_error, "text": text_of(r)[:300]}
+            history["after_rollback"] = (await client.call_tool("hist", {})).structured_content
+            r = await client.call_tool("delete_tool", {"name": "hist"})
+            history["delete"] = {"is_error": r.is_error, "text": text_of(r)[:300]}
+            history["listed_after_delete"] = "hist" in [t.name for t in (await client.list_tools()).tools]
+            r = await client.call_tool("restore_tool", {"name": "hist"})
+            history["restore"] = {"is_error": r.is_error, "text": text_of(r)[:300]}
+            history["after_restore"] = (await client.call_tool("hist", {})).structured_content
+            r = await client.call_tool("undo_session", {"session": versions[0]["session"]})
+            history["undo"] = {"is_error": r.is_error, "text": text_of(r)[:300]}
+            history["listed_after_undo"] = "hist" in [t.name for t in (await client.list_tools()).tools]
+            summary["history"] = history
+
         http.kill()
         http.wait()
     print(json.dumps(summary))

@@ -83,6 +83,14 @@ struct Inner {
     /// Woken when a process forked ahead is ready (`prefork`).
     #[cfg(target_os = "linux")]
     preforked_ready: tokio::sync::Notify,
+    /// Calls running in a process started for them (no fork server was up): fork servers
+    /// wait to start until these are over (`forked::yield_to_cold`), so a cold call has the
+    /// processor to itself.
+    #[cfg(target_os = "linux")]
+    cold: std::sync::atomic::AtomicUsize,
+    /// Woken when one of those ends.
+    #[cfg(target_os = "linux")]
+    cold_done: tokio::sync::Notify,
 }
 
 impl Inner {
@@ -204,6 +212,10 @@ impl Pool {
                 sweeping: AtomicBool::new(false),
                 #[cfg(target_os = "linux")]
                 preforked_ready: tokio::sync::Notify::new(),
+                #[cfg(target_os = "linux")]
+                cold: std::sync::atomic::AtomicUsize::new(0),
+                #[cfg(target_os = "linux")]
+                cold_done: tokio::sync::Notify::new(),
             }),
         }
     }
@@ -294,9 +306,13 @@ impl Pool {
             }
         }
         let mut l = start(r, true).await?;
-        // The call's process is on its way: the fork server starts beside it.
+        // The call's process is on its way: the fork server starts beside it, once this call
+        // is over (they would share the processor while both start their interpreters).
         #[cfg(target_os = "linux")]
         if forks {
+            if let Some(pid) = l.pid {
+                forked::track_cold(&self.inner, pid);
+            }
             self.start_server(dir, r, key);
         }
         let mut ready = false;

@@ -10,7 +10,9 @@ use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
-use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+use opentelemetry_sdk::trace::{
+    BatchConfig, BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider,
+};
 use std::sync::OnceLock;
 use thiserror::Error;
 
@@ -90,6 +92,26 @@ fn resource(settings: &Settings) -> Resource {
     b.build()
 }
 
+/// Spans are exported in batches of [`BATCH`] (the SDK's default is 512) from a queue of
+/// [`QUEUE`]: a call makes about six spans, and each export is a burst of work on a 2-core
+/// machine's other core (measured: p95 overhead of a warm WASM call +12–13 % with 512, +6.5–7 %
+/// with 2,048). A person's `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` / `OTEL_BSP_MAX_QUEUE_SIZE` win.
+const BATCH: usize = 2048;
+const QUEUE: usize = 8192;
+
+/// The batch configuration: the SDK's (which reads the `OTEL_BSP_*` variables), with
+/// toolsmith's batch and queue sizes where `is_set` says the person gave none.
+fn batch_config(is_set: impl Fn(&str) -> bool) -> BatchConfig {
+    let mut b = BatchConfigBuilder::default();
+    if !is_set("OTEL_BSP_MAX_QUEUE_SIZE") {
+        b = b.with_max_queue_size(QUEUE);
+    }
+    if !is_set("OTEL_BSP_MAX_EXPORT_BATCH_SIZE") {
+        b = b.with_max_export_batch_size(BATCH);
+    }
+    b.build()
+}
+
 /// Install the pipeline the settings ask for (once per process; later calls change
 /// nothing). Ok(false): nothing to export.
 pub fn install(settings: Settings) -> Result<bool, PipelineError> {
@@ -112,9 +134,12 @@ pub fn install(settings: Settings) -> Result<bool, PipelineError> {
                     signal: "traces",
                     message: e.to_string(),
                 })?;
+            let processor = BatchSpanProcessor::builder(exporter)
+                .with_batch_config(batch_config(|k| std::env::var_os(k).is_some()))
+                .build();
             Some(
                 SdkTracerProvider::builder()
-                    .with_batch_exporter(exporter)
+                    .with_span_processor(processor)
                     .with_resource(resource.clone())
                     .build(),
             )

@@ -38,12 +38,18 @@ pub(super) struct CodeCache {
     /// The engine's compatibility hash, in every entry's name and MAC.
     engine: String,
     max_bytes: u64,
+    /// The engine's store of compiled functions (counted in the log of each compilation).
+    functions: Arc<super::functions::Functions>,
 }
 
 impl CodeCache {
     /// The cache in `dir` for `engine`, keyed by the secret at [`cache_key_path`] (made on
     /// first use); without a key nothing is cached.
-    pub(super) fn new(engine: &Engine, dir: Option<PathBuf>) -> CodeCache {
+    pub(super) fn new(
+        engine: &Engine,
+        dir: Option<PathBuf>,
+        functions: Arc<super::functions::Functions>,
+    ) -> CodeCache {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut h);
         let key = match &dir {
@@ -64,6 +70,7 @@ impl CodeCache {
             key,
             engine: format!("{:016x}", h.finish()),
             max_bytes: MAX_BYTES,
+            functions,
         }
     }
 
@@ -127,7 +134,15 @@ impl CodeCache {
                 ),
             }
         }
+        let (began, before) = (std::time::Instant::now(), self.functions.counts());
         let module = C::compile(engine, bytes)?;
+        let after = self.functions.counts();
+        tracing::debug!(
+            took = ?began.elapsed(),
+            reused = after.reused - before.reused,
+            compiled = after.compiled - before.compiled,
+            "compiled (functions reused from earlier compilations, and compiled now)"
+        );
         if let (Some(f), Some(key), Ok(data)) = (&file, &self.key, module.serialize()) {
             if let Some(parent) = f.parent() {
                 let _ = std::fs::create_dir_all(parent);
@@ -308,6 +323,7 @@ mod tests {
             key: None,
             engine: "e".into(),
             max_bytes: 250,
+            functions: Arc::new(super::super::functions::Functions::new(0)),
         };
         let now = SystemTime::now();
         let write = |name: &str, age_s: u64| {

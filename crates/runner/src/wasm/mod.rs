@@ -11,6 +11,7 @@ use crate::sandbox::inside_roots;
 mod budget;
 mod cache;
 pub mod component;
+mod functions;
 mod http;
 
 use crate::hashing;
@@ -226,6 +227,12 @@ impl WasmRunner {
         config
             .epoch_interruption(true)
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        // Functions compiled once are reused by every later compilation in this server: a
+        // second component embedding the same interpreter compiles only its own code.
+        let functions = Arc::new(functions::Functions::new(functions::MAX_BYTES));
+        config
+            .enable_incremental_compilation(Arc::clone(&functions) as Arc<dyn wasmtime::CacheStore>)
+            .map_err(|e| start(e.to_string()))?;
         let engine = Engine::new(&config).map_err(|e| start(e.to_string()))?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |c: &mut Ctx| &mut c.wasi)
@@ -238,7 +245,7 @@ impl WasmRunner {
             .name("wasm-epoch".into())
             .spawn(move || ticker.run(weak))
             .map_err(|e| start(e.to_string()))?;
-        let cache = Arc::new(CodeCache::new(&engine, cache_dir));
+        let cache = Arc::new(CodeCache::new(&engine, cache_dir, functions));
         Ok(WasmRunner {
             engine,
             linker: Arc::new(linker),
