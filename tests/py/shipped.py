@@ -148,7 +148,7 @@ async def main():
                     summary[f"call_{name}"] = {"is_error": r.is_error, "text": text_of(r)[:300]}
             r = await client.call_tool("build_tool", {"name": "cobol_x", "language": "cobol", "description": "x", "source": "x"})
             summary["build_cobol"] = {"is_error": r.is_error, "text": text_of(r)[:600]}
-    finally:
+
             # The history family, each meta-tool as an AI calls it: a change rolled back, a
             # deletion restored, the session's changes undone.
             def src(v):
@@ -175,7 +175,7 @@ async def main():
             history["undo"] = {"is_error": r.is_error, "text": text_of(r)[:300]}
             history["listed_after_undo"] = "hist" in [t.name for t in (await client.list_tools()).tools]
             summary["history"] = history
-
+    finally:
         http.kill()
         http.wait()
     print(json.dumps(summary))
