@@ -24,7 +24,9 @@
 //! A build's tool chain (`contained`) gets its environment the same way; its values are
 //! toolsmith's and the person's own, never a build input's.
 
-use crate::{Mechanism, Net, Prepared, SandboxError};
+#[cfg(target_os = "linux")]
+use crate::Mechanism;
+use crate::{Net, Prepared, SandboxError};
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
