@@ -13,6 +13,8 @@ use std::time::Duration;
 /// How long the start-up waits for the client's first `tools/list` before it starts the
 /// processes the tools used most will need anyway.
 const PRESTART_AFTER: Duration = Duration::from_secs(2);
+/// The longest a start-up step waits for the calls running to end.
+const START_YIELD: Duration = Duration::from_secs(2);
 /// How long after the client's first list the pre-start waits for a call made at once.
 const PRESTART_SETTLE: Duration = Duration::from_millis(50);
 
@@ -130,12 +132,18 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
                 env!("CARGO_PKG_VERSION"),
                 root.display()
             );
+            // Each step waits while calls run (a client that calls at once has the
+            // processor first; at most START_YIELD a step).
+            warm.app.wait_no_calls(START_YIELD);
             warm.app.prepare_wasm();
             // The search tokens, so the first search_tools does not pay for them; then the
             // tools' embeddings, in the background (lexical search answers meanwhile).
+            warm.app.wait_no_calls(START_YIELD);
             idx.search_index();
             drop(idx);
+            warm.app.wait_no_calls(START_YIELD);
             warm.app.start_search();
+            warm.app.wait_no_calls(START_YIELD);
             // The history memo, so the first tool_history does not read the whole history
             // (a fresh clone of a long history takes seconds; a call meanwhile waits for it).
             // A long build runs in a child process first: the memory it takes (readers'

@@ -88,6 +88,21 @@ pub struct App {
     semantic: Arc<crate::search::Semantic>,
     /// The client of MCP entries' servers (`set_upstream`).
     upstream: RwLock<Option<Arc<dyn Upstream>>>,
+    /// How many calls (from a client, not nested) run now: a server's start-up work waits
+    /// for none (`wait_no_calls`), so a first call has the processor to itself.
+    running: Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>,
+}
+
+/// A call running (`App::running`): counted until dropped.
+pub(crate) struct Running(Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let (n, ended) = &*self.0;
+        let mut n = n.lock().unwrap_or_else(|p| p.into_inner());
+        *n = n.saturating_sub(1);
+        ended.notify_all();
+    }
 }
 
 impl App {
@@ -118,7 +133,24 @@ impl App {
             scripts: Scripts::new(Arc::clone(&config)),
             config,
             upstream: RwLock::new(None),
+            running: Arc::default(),
         }
+    }
+
+    /// Count a call as running until the value is dropped.
+    pub(crate) fn running(&self) -> Running {
+        let (n, _) = &*self.running;
+        *n.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        Running(Arc::clone(&self.running))
+    }
+
+    /// Block until no call runs, for at most `at_most` (a server's start-up steps: loading
+    /// WASM tools, search, the history memo). On a small machine a first call that came at
+    /// once otherwise shares the processor with all of them.
+    pub fn wait_no_calls(&self, at_most: std::time::Duration) {
+        let (n, ended) = &*self.running;
+        let n = n.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = ended.wait_timeout_while(n, at_most, |n| *n > 0);
     }
 
     /// Install what runs MCP entries' servers (the MCP layer's `mcp::upstream::install`).

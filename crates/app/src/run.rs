@@ -46,6 +46,7 @@ impl App {
         args: Value,
         host: &dyn Host,
     ) -> Result<CallOutput, CallError> {
+        let _running = self.running();
         self.call_at(name, args, host, 0).await
     }
 
