@@ -81,7 +81,7 @@ impl super::Verified for Loaded {
         (&self.stamp, &self.sha)
     }
     fn code_bytes(&self) -> u64 {
-        super::span(self.pre.component().image_range())
+        super::artifact::span(self.pre.component().image_range())
     }
 }
 
@@ -265,7 +265,7 @@ impl WasmRunner {
             })?;
             Ok(Loaded {
                 pre,
-                inert: !super::runs_at_instantiation(bytes),
+                inert: !super::artifact::runs_at_instantiation(bytes),
                 func,
                 export,
                 params,
