@@ -431,6 +431,8 @@ pub(super) fn call(app: App, name: &str, args: &str, as_json: bool) -> Result<i3
         app.stop_all();
         out
     });
+    // The call counts for ranking (`usage.json`), as a call over MCP does.
+    app.usage().flush();
     match out {
         Ok(o) => {
             if as_json {

@@ -691,3 +691,49 @@ fn readers_of_tools_go_through_the_view() {
         "the scan reads the sources"
     );
 }
+
+/// A call's origin (a stored tool, a staged candidate, scratch code) is said by its entry
+/// point (`index::Callee`) and read by every gate and runner: no code decides it by comparing
+/// a directory with `tools/<name>` or a directory's last name with the tool's name (issue
+/// 42: five such guesses, three different tests, once decided the trust gate).
+#[test]
+fn no_path_decides_a_calls_origin() {
+    let comparison = |l: &str| l.contains("==") || l.contains("!=");
+    let guesses = |l: &str| {
+        l.contains("tools_dir()")
+            || l.contains("toolbox_root(")
+            || (l.contains("file_name()")
+                && ["m.name", "manifest.name", "name.as_str()"]
+                    .iter()
+                    .any(|n| l.contains(n)))
+    };
+    let bad: Vec<String> = sources()
+        .into_iter()
+        // The sandbox compares an executable's file name with the interpreter's (no tool).
+        .filter(|(p, _)| !p.starts_with("crates/sandbox/"))
+        .flat_map(|(p, t)| {
+            code_only(&t)
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| comparison(l) && guesses(l))
+                .map(|(i, l)| format!("{p}:{}: {}", i + 1, l.trim()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "ARCHITECTURE: a call's origin comes from its entry point (index::Callee), never a path; found: {bad:?}"
+    );
+    // And the gates take it: trust, approval and the runners' warm processes.
+    let all: String = sources().into_iter().map(|(_, t)| t).collect();
+    for needle in [
+        "pub fn require_trusted(\n    tb: &Toolbox,\n    origin: crate::index::Origin,",
+        "pub async fn admit(\n    gate: &Gate<'_>,\n    origin: Origin,",
+        "pub origin: Origin,",
+    ] {
+        assert!(
+            all.contains(needle),
+            "the gates read the origin: {needle:?}"
+        );
+    }
+}

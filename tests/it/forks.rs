@@ -398,7 +398,10 @@ async fn a_killed_server_is_replaced_and_a_replaced_directory_runs_nothing() {
         assert_ne!(app.scripts().spares.server_pid(&d), Some(second));
 
         let admitted = |app: &App| {
-            let mut t = toolsmith::runner::Granted::defaults(app.tool("envy").unwrap());
+            let mut t = toolsmith::runner::Granted::defaults(
+                app.tool("envy").unwrap(),
+                toolsmith::index::Origin::Stored,
+            );
             t.admitted = toolsmith::platform::dir_id(&d);
             t
         };

@@ -38,6 +38,7 @@ mod mcp_python;
 mod mcp_scripts;
 mod network;
 mod oci;
+mod origin;
 mod python_components;
 mod sandbox;
 mod scripts;

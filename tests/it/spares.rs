@@ -452,7 +452,10 @@ async fn an_approved_call_whose_directory_was_replaced_meanwhile_runs_nothing() 
     approve(&app, "swapped");
     let d = dir(&app, "swapped");
     let admitted = |app: &App| {
-        let mut t = toolsmith::runner::Granted::defaults(app.tool("swapped").unwrap());
+        let mut t = toolsmith::runner::Granted::defaults(
+            app.tool("swapped").unwrap(),
+            toolsmith::index::Origin::Stored,
+        );
         t.admitted = toolsmith::platform::dir_id(&d);
         t
     };

@@ -17,7 +17,7 @@ use toolsmith_toolbox as toolbox;
 use toolsmith_trust as trust;
 
 use crate::config::Config;
-use crate::index::{Index, Tool};
+use crate::index::{Index, Origin, Tool};
 use crate::manifest::Kind;
 use crate::runner::host::Host;
 use crate::runner::wasm::WasmRunner;
@@ -348,7 +348,7 @@ impl App {
                 continue;
             }
             let began = std::time::Instant::now();
-            self.warm(&dir, t);
+            self.warm(t);
             let warmed = began.elapsed();
             match runner.prepare(&dir, t) {
                 Ok(how) => {
@@ -363,10 +363,10 @@ impl App {
     /// running tool code: compile its input schema's validator, compare its files with git
     /// (remembered until a file or HEAD changes; a file git's index vouches for by its stat
     /// data is not read), read the trust policy for it.
-    fn warm(&self, dir: &std::path::Path, tool: &Tool) {
+    fn warm(&self, tool: &Tool) {
         let _ = tool.validator.get(&tool.input_schema);
-        let _ = self.verify_stored(dir, tool);
-        let _ = crate::trust::require_trusted(&self.toolbox, dir, tool);
+        let _ = self.verify_stored(Origin::Stored, tool);
+        let _ = crate::trust::require_trusted(&self.toolbox, Origin::Stored, tool);
     }
 
     /// The index if it is built within `timeout`, else None (it goes on building).
@@ -513,8 +513,8 @@ impl App {
         if m.kind != Kind::Script
             || m.run.worker
             || !crate::runner::deps::built_already(ctx, &root, m, &dir)
-            || self.verify_stored(&dir, &tool).is_err()
-            || crate::trust::require_trusted(&self.toolbox, &dir, &tool).is_err()
+            || self.verify_stored(Origin::Stored, &tool).is_err()
+            || crate::trust::require_trusted(&self.toolbox, Origin::Stored, &tool).is_err()
         {
             return false;
         }

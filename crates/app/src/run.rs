@@ -5,7 +5,7 @@
 use super::{App, CallError, MAX_PIPELINE_DEPTH, check_arguments};
 use crate::error::Hint;
 use crate::error::{HostCode, HostError};
-use crate::index::Tool;
+use crate::index::{Callee, Origin, Tool};
 use crate::manifest::{Kind, OnError};
 use crate::runner::host::Host;
 use crate::runner::pipeline;
@@ -67,38 +67,37 @@ impl App {
         host: &dyn Host,
         depth: usize,
     ) -> Result<CallOutput, CallError> {
-        let tool = self.tool(name)?;
-        // A tool of an MCP entry's server lives in its entry's directory.
-        let dir = match &tool.upstream {
-            Some(u) => self.toolbox.tools_dir().join(&u.entry),
-            None => self.toolbox.tools_dir().join(name),
-        };
-        self.run_tool_at(&dir, tool, args, host, depth).await
+        let callee = Callee::stored(&self.toolbox.tools_dir(), self.tool(name)?);
+        // Every call of a stored tool by name counts for ranking, whatever its entry point
+        // (MCP, `call_tool`, the CLI, a pipeline's step, a tool's nested call).
+        self.usage().record(name);
+        self.run_callee(callee, args, host, depth).await
     }
 
-    /// Run a tool from a given directory and parsed manifest — also one that is not in the
-    /// index yet (a build or registration checking its examples before the commit).
-    pub async fn run_tool(
+    /// Run what `callee` says: a stored tool (as the index read it), a staged candidate
+    /// (a build or registration checking its examples before the commit, an MCP entry's
+    /// staged copy) or scratch code. The gates read its origin, never its directory's path.
+    pub async fn run(
         &self,
-        dir: &std::path::Path,
-        tool: &Tool,
+        callee: Callee,
         args: Value,
         host: &dyn Host,
     ) -> Result<CallOutput, CallError> {
-        self.run_tool_at(dir, tool.clone(), args, host, 0).await
+        self.run_callee(callee, args, host, 0).await
     }
 
-    async fn run_tool_at(
+    /// The gates in order — files against git, trust, arguments, approval — then the run and
+    /// its after-care (redaction, audit).
+    async fn run_callee(
         &self,
-        dir: &std::path::Path,
-        tool: Tool,
+        callee: Callee,
         args: Value,
         host: &dyn Host,
         depth: usize,
     ) -> Result<CallOutput, CallError> {
+        let Callee { tool, dir, origin } = callee;
         let name = tool.manifest.name.clone();
         let name = name.as_str();
-        let dir = dir.to_path_buf();
         let t0 = std::time::Instant::now();
         // A tool of an MCP entry's server runs as its entry: the entry's files are verified,
         // its version trusted and its grants approved (the tool itself has no files).
@@ -107,9 +106,9 @@ impl App {
             Some(u) => (self.tool(&u.entry)?, Some(tool)),
             None => (tool, None),
         };
-        let warning = self.verify_stored(&dir, &tool)?;
+        let warning = self.verify_stored(origin, &tool)?;
         let t_verify = t0.elapsed();
-        crate::trust::require_trusted(&self.toolbox, &dir, &tool)?;
+        crate::trust::require_trusted(&self.toolbox, origin, &tool)?;
         let t_trust = t0.elapsed();
         // Only then the arguments: a held tool's schema is not told, not even by a refusal.
         crate::telemetry::stage("argument check").enter_checked(
@@ -123,7 +122,7 @@ impl App {
         }
         let (tool, call) = crate::telemetry::stage("approval wait")
             .run_checked(
-                crate::approval::admit(&self.gate(), &dir, tool, &args, host),
+                crate::approval::admit(&self.gate(), origin, &dir, tool, &args, host),
                 |_| "refused",
             )
             .await?;
@@ -165,15 +164,15 @@ impl App {
         })
     }
 
-    /// For a stored tool (not a build's work directory): refuse or flag a tool whose files
-    /// differ from HEAD or from the source hash its tool.toml records.
+    /// For a stored tool (not a staged candidate nor scratch code): refuse or flag a tool
+    /// whose files differ from HEAD or from the source hash its tool.toml records.
     pub(super) fn verify_stored(
         &self,
-        dir: &std::path::Path,
+        origin: Origin,
         tool: &Tool,
     ) -> Result<Option<String>, CallError> {
         let name = &tool.manifest.name;
-        if tool.manifest.kind == Kind::Pipeline || dir != self.toolbox.tools_dir().join(name) {
+        if tool.manifest.kind == Kind::Pipeline || !origin.is_stored() {
             return Ok(None);
         }
         let details = match self.toolbox.drift(name, &tool.manifest) {

@@ -48,7 +48,7 @@ pub use request::{Item, requested};
 pub use status::{DecideError, Status};
 pub use store::{Decision, Record, Store};
 
-use crate::index::Tool;
+use crate::index::{Origin, Tool};
 use crate::runner::script::Host;
 use crate::runner::{CallOutput, Granted};
 use crate::secrets::{Redactor, SecretEnv};
@@ -255,18 +255,21 @@ pub struct Call {
     note: Option<String>,
 }
 
-/// Decide what the call of `tool` (from `dir`) may use; ask the person when the client can.
+/// Decide what the call of `tool` (from `dir`; what it is: `origin`, as the call's entry point
+/// said) may use; ask the person when the client can. Only a stored tool's call is audited and
+/// may be granted more than the defaults.
 /// Returns the tool as the call runs it (its manifest holding only the granted capabilities,
 /// its secrets and approved directory beside it) and the call's after-care.
 pub async fn admit(
     gate: &Gate<'_>,
+    origin: Origin,
     dir: &Path,
     mut tool: Tool,
     args: &Value,
     host: &dyn Host,
 ) -> Result<(Granted, Call), GateError> {
     let name = tool.manifest.name.clone();
-    let stored = dir == gate.toolbox.tools_dir().join(&name);
+    let stored = origin.is_stored();
     let unreadable = |e: &dyn std::fmt::Display| GateError::Unreadable {
         name: name.clone(),
         message: e.to_string(),
@@ -294,7 +297,7 @@ pub async fn admit(
     }
     let items = requested(&tool.manifest);
     if items.is_empty() {
-        return Ok((Granted::defaults(tool), call));
+        return Ok((Granted::defaults(tool, origin), call));
     }
     // Read before the content is: a directory replaced from here on (a commit swaps in a new
     // one) is not what was hashed, and the runner stops its process before the code runs.
@@ -358,7 +361,7 @@ pub async fn admit(
             request::lines(&items).join("; ")
         ));
         tool.manifest = request::defaults_only(&tool.manifest);
-        return Ok((Granted::defaults(tool), call));
+        return Ok((Granted::defaults(tool, origin), call));
     }
     if let Err(e) = outside_private(gate.personal, gate.roots, &tool) {
         call.record_refusal(&e);
@@ -395,6 +398,7 @@ pub async fn admit(
     call.grants = request::lines(&items);
     let granted = Granted {
         tool,
+        origin,
         secrets: SecretEnv::new(env),
         admitted: identity,
     };
@@ -408,7 +412,7 @@ pub async fn admit(
 pub fn admitted_now(gate: &Gate<'_>, dir: &Path, mut tool: Tool) -> Option<Granted> {
     let items = requested(&tool.manifest);
     if items.is_empty() {
-        return Some(Granted::defaults(tool));
+        return Some(Granted::defaults(tool, Origin::Stored));
     }
     let identity = crate::platform::dir_id(dir);
     let content = content_hash(dir, &tool, &items).ok()?;
@@ -419,7 +423,7 @@ pub fn admitted_now(gate: &Gate<'_>, dir: &Path, mut tool: Tool) -> Option<Grant
     match record.decision {
         Decision::Denied => {
             tool.manifest = request::defaults_only(&tool.manifest);
-            Some(Granted::defaults(tool))
+            Some(Granted::defaults(tool, Origin::Stored))
         }
         Decision::Approved => {
             outside_private(gate.personal, gate.roots, &tool).ok()?;
@@ -432,6 +436,7 @@ pub fn admitted_now(gate: &Gate<'_>, dir: &Path, mut tool: Tool) -> Option<Grant
                 .collect::<Option<Vec<_>>>()?;
             Some(Granted {
                 tool,
+                origin: Origin::Stored,
                 secrets: SecretEnv::new(env),
                 admitted: identity,
             })

@@ -287,7 +287,7 @@ pub async fn run(
         .scripts()
         .call(
             scratch.path(),
-            &crate::runner::Granted::defaults(tool),
+            &crate::runner::Granted::defaults(tool, crate::index::Origin::Scratch),
             &json!({ "args": args }),
             &counting,
         )

@@ -132,11 +132,13 @@ fn diff_at(want: &Value, got: &Value, path: &str) -> Option<String> {
     }
 }
 
-/// Run every example of `tool` (living in `dir`) and report the ones that fail.
+/// Run every example of the candidate `tool` (staged in `dir`, not stored yet) and report the
+/// ones that fail.
 pub async fn check(app: &App, dir: &Path, tool: &Tool, host: &dyn Host) -> Vec<ExampleFailure> {
     let mut failures = Vec::new();
     for (i, ex) in tool.manifest.examples.iter().enumerate() {
-        let out = app.run_tool(dir, tool, ex.input.clone(), host).await;
+        let callee = crate::index::Callee::staged(dir, tool.clone());
+        let out = app.run(callee, ex.input.clone(), host).await;
         let fail = |expected: Option<Value>, actual: Value| ExampleFailure {
             index: i + 1,
             description: ex.description.clone(),

@@ -13,11 +13,13 @@
 
 #![deny(missing_docs)]
 
+mod callee;
 pub mod rank;
 pub mod schema;
 mod search;
 pub mod upstream;
 
+pub use callee::{Callee, Origin};
 pub use search::{
     Doc, FIELDS, LexicalHit, SearchIndex, embedding_text, field_names, name_words, text_key,
     tokens, words,

@@ -238,7 +238,6 @@ impl ServerHandler for Server {
                 // The model asked for a tool by name: tell it (isError), with likely names.
                 return Ok(tools::core::unknown_tool(&shared, &name).into());
             }
-            shared.app.usage().record(&name);
             let out = tokio::select! {
                 out = shared.app.call(&name, Value::Object(args), &host) => out,
                 // A cancelled task: dropping the call kills the tool's process.

@@ -38,7 +38,7 @@ pub mod wit;
 pub mod worker;
 
 use crate::config::Config;
-use crate::index::Tool;
+use crate::index::{Origin, Tool};
 use crate::secrets::SecretEnv;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -54,6 +54,9 @@ use thiserror::Error;
 pub struct Granted {
     /// The tool as the call runs it.
     pub tool: Tool,
+    /// What the call is for, as its entry point said: only a stored tool keeps warm
+    /// processes (a worker, spares, a fork server).
+    pub origin: Origin,
     /// Secret values for the call's environment: set only for a tool a person approved.
     pub secrets: SecretEnv,
     /// The identity of the tool's directory whose content a person approved: set only when
@@ -63,10 +66,11 @@ pub struct Granted {
 }
 
 impl Granted {
-    /// `tool` with the default grants only: no secrets, no approved directory.
-    pub fn defaults(tool: Tool) -> Granted {
+    /// `tool` (of `origin`) with the default grants only: no secrets, no approved directory.
+    pub fn defaults(tool: Tool, origin: Origin) -> Granted {
         Granted {
             tool,
+            origin,
             secrets: SecretEnv::default(),
             admitted: None,
         }
@@ -116,8 +120,10 @@ impl Scripts {
     ) -> Result<CallOutput, RunError> {
         let m = &tool.manifest;
         // Only a stored tool gets a worker (not a staged copy checking its examples).
-        let stored = dir.file_name().is_some_and(|f| f == m.name.as_str());
-        if m.run.worker && m.protocol() == crate::manifest::Protocol::Jsonrpc && stored {
+        if m.run.worker
+            && m.protocol() == crate::manifest::Protocol::Jsonrpc
+            && tool.origin.is_stored()
+        {
             let mut out = self
                 .workers
                 .call(&self.config, dir, tool, args, host)

@@ -40,8 +40,7 @@ pub(crate) async fn call_fresh(
     let started = std::time::Instant::now();
     // Only a stored tool keeps spares and a fork server (not a staged copy checking its
     // examples, nor execute_code's throwaway directory).
-    let stored =
-        dir.file_name().is_some_and(|f| f == m.name.as_str()) && toolbox_root(dir).is_some();
+    let stored = tool.origin.is_stored();
     // The time limit counts from the call: waiting for a spare still starting is part of it.
     let (mut proc, go_pending, came) =
         match tokio::time::timeout(timeout, scripts.spares.acquire(dir, &recipe, stored)).await {

@@ -505,7 +505,11 @@ async fn prepare(
     // Its server, started from the staged copy with the default grants (or those a person
     // approved for exactly this content), lists its tools.
     let listed = app
-        .run_tool(&staging, &tool, Value::Object(Default::default()), host)
+        .run(
+            crate::index::Callee::staged(&staging, tool.clone()),
+            Value::Object(Default::default()),
+            host,
+        )
         .await;
     if let Some(u) = app.upstream() {
         u.stop(&name);

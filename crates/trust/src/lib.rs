@@ -269,19 +269,20 @@ pub fn held_at(tb: &Toolbox, name: &str, rev: &str) -> Result<Option<Held>, Trus
     })
 }
 
-/// The trust check of a call (`App::run_tool_at`; the approval gate is `approval::Gate`): Ok
-/// for a trusted stored tool (or anything that is not a stored tool, e.g. a build's work
-/// directory); the reason when the tool is held. When the standing cannot be judged, the call
-/// is refused (fail closed).
+/// The trust check of a call (`App::run_callee`; the approval gate is `approval::admit`):
+/// Ok for a trusted stored tool; the reason when it is held. When the standing cannot be
+/// judged, the call is refused (fail closed). A staged candidate or scratch code (`origin`, as
+/// the call's entry point said — never a path) is this request's own making: nothing of it
+/// arrived from elsewhere, and it runs with the default grants only.
 pub fn require_trusted(
     tb: &Toolbox,
-    dir: &std::path::Path,
+    origin: crate::index::Origin,
     tool: &crate::index::Tool,
 ) -> Result<(), Box<Held>> {
-    let name = &tool.manifest.name;
-    if dir != tb.tools_dir().join(name) {
+    if !origin.is_stored() {
         return Ok(());
     }
+    let name = &tool.manifest.name;
     match standing(tb, name) {
         Ok(Standing::Trusted(_)) => Ok(()),
         Ok(Standing::Held(h)) => Err(Box::new(h)),

@@ -330,7 +330,6 @@ async fn call_tool(ctx: &Ctx, a: CallArgs) -> Result<CallToolResult, CallToolRes
     if ctx.shared.app.index().get(name).is_none() {
         return Err(unknown_tool(&ctx.shared, name));
     }
-    ctx.shared.app.usage().record(name);
     let arguments = Value::Object(a.arguments.unwrap_or_default());
     let mut r = call_result(ctx.shared.app.call(name, arguments, &ctx.host).await);
     // call_tool has an output schema (an object), so a result always carries one: the tool's

@@ -459,12 +459,10 @@ pub fn list_stale(
         drop(idx);
         for t in stale {
             let name = t.manifest.name.clone();
-            let dir = shared.app.toolbox.tools_dir().join(&name);
             let out = shared
                 .app
-                .run_tool(
-                    &dir,
-                    &t,
+                .run(
+                    crate::index::Callee::stored(&shared.app.toolbox.tools_dir(), t),
                     Value::Object(Default::default()),
                     &crate::runner::host::NoHost,
                 )
