@@ -2,6 +2,8 @@
 //!
 //! See ARCHITECTURE.md for the map of modules and the invariants each keeps.
 
+#![forbid(unsafe_code)]
+
 pub use toolsmith_app as app;
 pub use toolsmith_approval as approval;
 pub use toolsmith_audit as audit;

@@ -1,5 +1,7 @@
 //! The `toolsmith` binary: parse the command line, set up logging on stderr, run.
 
+#![forbid(unsafe_code)]
+
 use clap::Parser;
 use toolsmith::cli::{self, Cli};
 use toolsmith::config::Config;

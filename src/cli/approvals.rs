@@ -6,7 +6,6 @@ use super::output::{self, UserError};
 use crate::app::App;
 use crate::approval::{self, Decision, Status};
 use crate::audit;
-use crate::error::Hint;
 use crate::index::Tool;
 use crate::secrets;
 use anyhow::Result;
@@ -51,10 +50,7 @@ pub struct ConsoleArgs {
 
 impl From<secrets::SecretError> for UserError {
     fn from(e: secrets::SecretError) -> Self {
-        UserError {
-            hint: e.hint(),
-            message: e.to_string(),
-        }
+        UserError::of(&e)
     }
 }
 
@@ -73,8 +69,7 @@ fn diff_since(app: &App, s: &Status) -> String {
 }
 
 fn tool(app: &App, name: &str) -> Result<Tool> {
-    app.tool(name)
-        .map_err(|e| UserError::new(e.to_string(), e.hint().unwrap_or_default()))
+    app.tool(name).map_err(|e| UserError::wrap(&e))
 }
 
 /// `toolsmith pending`
@@ -139,7 +134,7 @@ pub fn pending(app: &App, as_json: bool) -> Result<i32> {
 pub fn decide(app: &App, name: &str, decision: Decision, as_json: bool) -> Result<i32> {
     let t = tool(app, name)?;
     let s = approval::status::decide(&app.gate(), &t, None, decision, "cli")
-        .map_err(|e| UserError::new(e.to_string(), e.hint().unwrap_or_default()))?;
+        .map_err(|e| UserError::wrap(&e))?;
     let word = match decision {
         Decision::Approved => "approved",
         Decision::Denied => "denied",

@@ -4,7 +4,6 @@ use super::CLI_ACTOR;
 use super::output::{self, UserError};
 use crate::app::App;
 use crate::build::{self, BuildError};
-use crate::error::Hint;
 use crate::error::{HostCode, HostError};
 use crate::runner::script::Host;
 use anyhow::Result;
@@ -76,9 +75,6 @@ pub(super) fn run(app: App, name: &str, force: bool, as_json: bool) -> Result<i3
             }
             Ok(0)
         }
-        Err(e) => Err(anyhow::Error::new(UserError {
-            hint: e.hint(),
-            message: crate::error::chain(&e),
-        })),
+        Err(e) => Err(UserError::wrap(&e)),
     }
 }

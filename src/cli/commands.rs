@@ -4,7 +4,6 @@ use super::output::{self, UserError};
 use super::{CLI_ACTOR, Cli, Command};
 use crate::app::App;
 use crate::config::Config;
-use crate::error::Hint;
 use crate::index::{Index, Status};
 use crate::manifest::Severity;
 use crate::scaffold;
@@ -450,9 +449,6 @@ pub(super) fn call(app: App, name: &str, args: &str, as_json: bool) -> Result<i3
             }
             Ok(0)
         }
-        Err(e) => Err(anyhow::Error::new(UserError {
-            hint: e.hint(),
-            message: crate::error::chain(&e),
-        })),
+        Err(e) => Err(UserError::wrap(&e)),
     }
 }

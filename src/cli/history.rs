@@ -3,17 +3,13 @@
 
 use super::CLI_ACTOR;
 use super::output::{self, UserError};
-use crate::error::Hint;
 use crate::history::{self, HistoryError};
 use crate::toolbox::Toolbox;
 use anyhow::Result;
 
 impl From<HistoryError> for UserError {
     fn from(e: HistoryError) -> Self {
-        UserError {
-            hint: e.hint(),
-            message: crate::error::chain(&e),
-        }
+        UserError::of(&e)
     }
 }
 

@@ -27,14 +27,33 @@ impl UserError {
             hint: Some(hint.into()),
         })
     }
+
+    /// The one bridge from a library error to what the CLI prints: the error with its cause
+    /// chain, and its hint when it has one (no `hint:` line when it has none).
+    pub fn of<E: std::error::Error + Hint + 'static>(e: &E) -> UserError {
+        UserError {
+            message: crate::error::chain(e),
+            hint: e.hint().filter(|h| !h.trim().is_empty()),
+        }
+    }
+
+    /// The hint of `e` for a log line: ` (hint: …)`, or nothing when it has none.
+    pub fn hint_suffix(e: &dyn Hint) -> String {
+        e.hint()
+            .filter(|h| !h.trim().is_empty())
+            .map(|h| format!(" (hint: {h})"))
+            .unwrap_or_default()
+    }
+
+    /// [`of`](UserError::of), as the `anyhow::Error` a command returns.
+    pub fn wrap<E: std::error::Error + Hint + 'static>(e: &E) -> anyhow::Error {
+        anyhow::Error::new(UserError::of(e))
+    }
 }
 
 impl From<crate::toolbox::ToolboxError> for UserError {
     fn from(e: crate::toolbox::ToolboxError) -> Self {
-        UserError {
-            hint: e.hint(),
-            message: crate::error::chain(&e),
-        }
+        UserError::of(&e)
     }
 }
 

@@ -5,7 +5,6 @@
 use super::output::{self, UserError};
 use crate::app::App;
 use crate::approval::references;
-use crate::error::Hint;
 use crate::runner::deps::Ecosystem;
 use anyhow::Result;
 use serde_json::{Value, json};
@@ -44,7 +43,7 @@ pub struct AllowArgs {
 pub fn allow(app: &App, a: &AllowArgs, as_json: bool) -> Result<i32> {
     let gate = app.gate();
     let allowed = references::allow(&gate, &a.tool, a.ecosystem.into(), &a.spec, "cli")
-        .map_err(|e| UserError::new(e.to_string(), e.hint().unwrap_or_default()))?;
+        .map_err(|e| UserError::wrap(&e))?;
     if as_json {
         output::json(&serde_json::to_value(&allowed)?);
         return Ok(0);
@@ -71,7 +70,7 @@ pub fn allow(app: &App, a: &AllowArgs, as_json: bool) -> Result<i32> {
 /// `toolsmith disallow TOOL ECOSYSTEM SPEC`
 pub fn disallow(app: &App, a: &AllowArgs, as_json: bool) -> Result<i32> {
     let removed = references::disallow(&app.gate(), &a.tool, a.ecosystem.into(), &a.spec, "cli")
-        .map_err(|e| UserError::new(e.to_string(), e.hint().unwrap_or_default()))?;
+        .map_err(|e| UserError::wrap(&e))?;
     if as_json {
         output::json(&json!({"tool": a.tool, "spec": a.spec, "removed": removed}));
         return Ok(0);

@@ -2,7 +2,6 @@
 //! (the same fields as the MCP `register_script` tool).
 
 use super::output::{self, UserError};
-use crate::error::Hint;
 use crate::error::{HostCode, HostError};
 use crate::manifest::{Example, Protocol, SandboxMode};
 use crate::register::{self, ScriptSpec};
@@ -262,9 +261,6 @@ pub fn register(app: crate::app::App, args: &RegisterArgs, as_json: bool) -> Res
             }
             Ok(0)
         }
-        Err(e) => Err(anyhow::Error::new(UserError {
-            hint: e.hint(),
-            message: crate::error::chain(&e),
-        })),
+        Err(e) => Err(UserError::wrap(&e)),
     }
 }

@@ -3,7 +3,6 @@
 
 use super::output::UserError;
 use crate::config::Config;
-use crate::error::Hint;
 use crate::toolbox::Toolbox;
 use anyhow::Result;
 use std::path::PathBuf;
@@ -88,8 +87,8 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
     match &telemetry.export {
         crate::telemetry::settings::Export::Invalid(e) => {
             tracing::warn!(
-                "telemetry: {e}; nothing is exported (hint: {})",
-                crate::error::Hint::hint(e).unwrap_or_default()
+                "telemetry: {e}; nothing is exported{}",
+                UserError::hint_suffix(e)
             );
         }
         crate::telemetry::settings::Export::To { .. } => {
@@ -97,8 +96,8 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
             match crate::telemetry::install(telemetry) {
                 Ok(_) => tracing::info!("telemetry {line}"),
                 Err(e) => tracing::warn!(
-                    "telemetry: {e}; nothing is exported (hint: {})",
-                    crate::error::Hint::hint(&e).unwrap_or_default()
+                    "telemetry: {e}; nothing is exported{}",
+                    UserError::hint_suffix(&e)
                 ),
             }
         }
@@ -233,8 +232,7 @@ fn auth_dir() -> PathBuf {
 /// Authentication: OAuth, a token, or (loopback only) none.
 fn http_auth(addr: std::net::SocketAddr, args: &ServeArgs) -> Result<crate::mcp::http::auth::Auth> {
     use crate::mcp::http::auth::{self, Auth};
-    let user =
-        |e: auth::AuthError| UserError::new(crate::error::chain(&e), e.hint().unwrap_or_default());
+    let user = |e: auth::AuthError| UserError::wrap(&e);
     if let Some(issuer) = &args.oauth_issuer {
         if addr.ip().is_unspecified() && args.public_url.is_none() {
             return Err(UserError::new(

@@ -3,7 +3,6 @@
 
 use super::output::{self, UserError};
 use super::scripts::StderrHost;
-use crate::error::Hint;
 use crate::manifest::{Capabilities, Network, SecretsSpec};
 use crate::servers::{self, ServerSpec};
 use crate::toolbox::Actor;
@@ -110,12 +109,7 @@ fn run(
         app.stop_all();
         out
     });
-    out.map_err(|e| {
-        anyhow::Error::new(UserError {
-            hint: e.hint(),
-            message: crate::error::chain(&e),
-        })
-    })
+    out.map_err(|e| UserError::wrap(&e))
 }
 
 fn report(o: &servers::Outcome, as_json: bool, notes: &[String]) {
@@ -165,12 +159,7 @@ pub fn import_config(
     only: Option<&str>,
     as_json: bool,
 ) -> Result<i32> {
-    let found = servers::read_config(file).map_err(|e| {
-        anyhow::Error::new(UserError {
-            hint: e.hint(),
-            message: crate::error::chain(&e),
-        })
-    })?;
+    let found = servers::read_config(file).map_err(|e| UserError::wrap(&e))?;
     let found: Vec<_> = found
         .into_iter()
         .filter(|f| only.is_none_or(|o| f.key == o || f.spec.name == o))

@@ -3,7 +3,6 @@
 use super::CLI_ACTOR;
 use super::output::{self, UserError};
 use crate::config::Config;
-use crate::error::Hint;
 use crate::share::{self, ImportRequest, ShareError};
 use crate::toolbox::Toolbox;
 use anyhow::Result;
@@ -11,10 +10,7 @@ use std::path::PathBuf;
 
 impl From<ShareError> for UserError {
     fn from(e: ShareError) -> Self {
-        UserError {
-            hint: e.hint(),
-            message: crate::error::chain(&e),
-        }
+        UserError::of(&e)
     }
 }
 

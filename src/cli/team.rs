@@ -12,10 +12,7 @@ use std::time::Duration;
 
 impl From<SyncError> for UserError {
     fn from(e: SyncError) -> Self {
-        UserError {
-            hint: e.hint(),
-            message: e.to_string(),
-        }
+        UserError::of(&e)
     }
 }
 
@@ -131,10 +128,7 @@ pub struct TrustArgs {
 
 impl From<TrustError> for UserError {
     fn from(e: TrustError) -> Self {
-        UserError {
-            hint: e.hint(),
-            message: e.to_string(),
-        }
+        UserError::of(&e)
     }
 }
 

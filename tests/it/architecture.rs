@@ -737,3 +737,53 @@ fn no_path_decides_a_calls_origin() {
         );
     }
 }
+
+/// One bridge from a library error to what the CLI prints (`UserError::of`: the cause chain,
+/// and a `hint:` line only when there is a hint), not a copy per command (issue 42: eleven,
+/// five of which printed an empty `hint:`).
+#[test]
+fn the_cli_bridges_errors_in_one_place() {
+    let bad = scan(
+        |p| p.starts_with("src/cli/") && p != "src/cli/output.rs",
+        &[
+            "hint: e.hint()",
+            "e.hint().unwrap_or_default()",
+            "Hint::hint(e).unwrap_or_default()",
+            "Hint::hint(&e).unwrap_or_default()",
+        ],
+    );
+    assert!(
+        bad.is_empty(),
+        "ARCHITECTURE: the CLI's errors go through UserError::of; found in: {bad:?}"
+    );
+}
+
+/// A crate with no `unsafe` code says so: `#![forbid(unsafe_code)]` keeps it that way (the
+/// ones that need it — platform calls, the sandbox, mapped tables — are the only ones without).
+#[test]
+fn crates_without_unsafe_forbid_it() {
+    let all = sources();
+    let mut missing = Vec::new();
+    let roots = crates()
+        .into_iter()
+        .map(|c| (format!("crates/{c}/src/"), format!("crates/{c}/src/lib.rs")))
+        .chain([("src/".to_string(), "src/lib.rs".to_string())]);
+    for (dir, lib) in roots {
+        let code: String = all
+            .iter()
+            .filter(|(p, _)| p.starts_with(&dir))
+            .map(|(_, t)| code_only(t))
+            .collect();
+        let uses_unsafe = ["unsafe {", "unsafe fn", "unsafe impl", "unsafe extern"]
+            .iter()
+            .any(|n| code.contains(n));
+        let text = &all.iter().find(|(p, _)| *p == lib).expect("lib.rs").1;
+        if !uses_unsafe && !text.contains("#![forbid(unsafe_code)]") {
+            missing.push(lib);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "a crate without unsafe code forbids it: {missing:?}"
+    );
+}

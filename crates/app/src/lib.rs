@@ -3,6 +3,7 @@
 //! Dispatches a tool call to the runner for the tool's kind.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
 use toolsmith_approval as approval;

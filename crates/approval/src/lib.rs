@@ -19,6 +19,7 @@
 //! log.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
 use toolsmith_audit as audit;

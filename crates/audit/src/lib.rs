@@ -6,6 +6,7 @@
 //! `audit.log.1` (one generation kept), so the log stays bounded. `toolsmith audit` reads both.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
 use toolsmith_git as git;

@@ -14,6 +14,7 @@
 //! with compiled dependencies that only dependency builds write (`artifacts`).
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
 use toolsmith_app as app;

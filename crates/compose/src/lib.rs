@@ -3,6 +3,7 @@
 //! result returned.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
 use toolsmith_app as app;

@@ -16,6 +16,7 @@
 //! (an `App` then hands the handle its own).
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};

@@ -4,6 +4,7 @@
 //! `HostError`, how a host refuses a tool's request (a JSON-RPC error with a named code).
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 use std::error::Error;
 

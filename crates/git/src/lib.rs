@@ -23,6 +23,7 @@
 //! * Paths given to and returned from this module are repository-relative, `/`-separated UTF-8.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod blobs;
 mod history;

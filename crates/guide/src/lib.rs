@@ -8,6 +8,7 @@
 //! why it is held, never its description or a skill's instructions.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
 use toolsmith_config as config;

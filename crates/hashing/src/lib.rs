@@ -2,6 +2,7 @@
 //! artifact hash, written into tool.toml as "sha256:<hex>".
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 use sha2::{Digest, Sha256};
 use std::path::Path;

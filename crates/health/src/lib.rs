@@ -10,6 +10,7 @@
 //! nothing but its own record, and a lost record is made again from the log.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
 use toolsmith_app as app;

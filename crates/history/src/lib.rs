@@ -5,6 +5,7 @@
 //! `HEAD`, made by the toolbox's one write path (`Toolbox::apply`).
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
 use toolsmith_error as error;

@@ -12,6 +12,7 @@
 //! listings.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod callee;
 pub mod rank;

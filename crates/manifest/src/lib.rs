@@ -4,6 +4,7 @@
 //! file named by `input_schema_file` is resolved by the indexer, not here.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod capabilities;
 pub mod domain;

@@ -6,6 +6,7 @@
 //! serialized.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};

@@ -2,6 +2,7 @@
 //! passes wherever it enters (MCP, CLI, imports, history, builds, disk).
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 use thiserror::Error;
 

@@ -7,6 +7,7 @@
 //! and a teammate's approval or secret must never become this person's.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 use std::path::Path;
 

@@ -4,6 +4,7 @@
 //! any step fails.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
 use toolsmith_app as app;

@@ -1,6 +1,7 @@
 //! Scaffolds for new tools: the `templates/` directory, compiled in, rendered for a name.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 use include_dir::{Dir, include_dir};
 

@@ -7,6 +7,7 @@
 //! commit: `commit_scan` finds them (and common credential formats) in a change's files.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod commit_scan;
 pub mod forms;

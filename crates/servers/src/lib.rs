@@ -10,6 +10,7 @@
 //! tools are listed once it runs approved.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
 use toolsmith_app as app;

@@ -10,6 +10,7 @@
 //! after every digest in it checked out, and its manifest digest is pinned in `[origin]`.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
 use toolsmith_error as error;

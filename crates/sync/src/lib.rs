@@ -13,6 +13,7 @@
 //! are judged by `crate::trust` (signed by an allowed key, or held).
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
 use toolsmith_error as error;

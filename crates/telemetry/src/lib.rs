@@ -13,6 +13,7 @@
 //! This crate knows no MCP library types (only `toolsmith-mcp` has rmcp).
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod pipeline;
 mod request;

@@ -9,6 +9,7 @@
 //! toolbox.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
 use toolsmith_config as config;

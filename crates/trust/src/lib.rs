@@ -16,6 +16,7 @@
 //! only the `trust` command does.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
 use toolsmith_error as error;
