@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 mod calls;
+pub mod examples;
 mod run;
 pub use calls::{CallError, check_arguments};
 

@@ -18,8 +18,8 @@
 
 // The crates below, under the names the code map gives them.
 use toolsmith_app as app;
+use toolsmith_app::examples;
 use toolsmith_config as config;
-use toolsmith_examples as examples;
 use toolsmith_hashing as hashing;
 use toolsmith_index as index;
 use toolsmith_manifest as manifest;

@@ -7,8 +7,8 @@
 
 // The crates below, under the names the code map gives them.
 use toolsmith_app as app;
+use toolsmith_app::examples;
 use toolsmith_error as error;
-use toolsmith_examples as examples;
 use toolsmith_index as index;
 use toolsmith_manifest as manifest;
 use toolsmith_runner as runner;

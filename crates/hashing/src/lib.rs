@@ -50,7 +50,7 @@ pub fn source_hash(dir: &Path, artifact: Option<&str>) -> std::io::Result<String
             .strip_prefix(dir)
             .map_err(std::io::Error::other)?;
         let rel = rel.to_string_lossy().replace('\\', "/");
-        if rel == toolsmith_manifest::FILE_NAME || Some(rel.as_str()) == artifact {
+        if rel == toolsmith_names::MANIFEST_FILE || Some(rel.as_str()) == artifact {
             continue;
         }
         files.push(rel);

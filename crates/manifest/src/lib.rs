@@ -28,7 +28,21 @@ use std::collections::BTreeMap;
 /// The manifest format this build reads and writes.
 pub const FORMAT_VERSION: u32 = 1;
 /// The manifest's file name inside a tool directory.
-pub const FILE_NAME: &str = "tool.toml";
+pub const FILE_NAME: &str = toolsmith_names::MANIFEST_FILE;
+/// The pinned Python requirements committed beside a tool.
+pub const PIP_LOCK: &str = "requirements.lock";
+/// The npm manifest committed beside a tool.
+pub const NPM_MANIFEST: &str = "package.json";
+/// The npm lockfile committed beside a tool.
+pub const NPM_LOCK: &str = "package-lock.json";
+
+/// `name@version` (also `@scope/name@version`) as (name, version); "latest" when no version.
+pub fn npm_package(spec: &str) -> (String, String) {
+    match spec.rfind('@').filter(|&i| i > 0) {
+        Some(i) => (spec[..i].to_string(), spec[i + 1..].to_string()),
+        None => (spec.to_string(), "latest".to_string()),
+    }
+}
 
 /// Longest description accepted, in characters: every `tools/list` carries it to the model.
 pub const MAX_DESCRIPTION_CHARS: usize = 4096;

@@ -138,6 +138,10 @@ pub fn validate_upstream(name: &str) -> Result<(), String> {
 /// Longest relative file path accepted inside a tool directory, in bytes.
 pub const MAX_PATH_LEN: usize = 1024;
 
+/// The manifest's file name inside a tool directory (`manifest::FILE_NAME`): here, with the
+/// other names of a tool's layout, so that what hashes a tool's files needs nothing above this.
+pub const MANIFEST_FILE: &str = "tool.toml";
+
 /// Directory names that never belong to a tool's committed files: build output, environments,
 /// caches and git itself (they are ignored by git, so a file there would be silently lost).
 pub const RESERVED_DIRS: &[&str] = &[

@@ -191,8 +191,9 @@ impl ToolboxFile {
     /// The file of `kind` for the toolbox at `root`, under `personal_dir`.
     pub fn new(personal_dir: &Path, kind: &str, root: &Path) -> ToolboxFile {
         let toolbox = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-        let key = toolsmith_hashing::sha256_bytes(toolbox.to_string_lossy().as_bytes());
-        let key = key.trim_start_matches("sha256:");
+        let key = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(
+            toolbox.to_string_lossy().as_bytes(),
+        ));
         ToolboxFile {
             path: personal_dir.join(kind).join(format!("{}.json", &key[..16])),
             toolbox,

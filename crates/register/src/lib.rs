@@ -8,10 +8,9 @@
 
 // The crates below, under the names the code map gives them.
 use toolsmith_app as app;
+use toolsmith_app::examples;
 use toolsmith_approval as approval;
-use toolsmith_build as build;
 use toolsmith_error as error;
-use toolsmith_examples as examples;
 use toolsmith_hashing as hashing;
 use toolsmith_index as index;
 use toolsmith_manifest as manifest;
@@ -142,20 +141,12 @@ impl Default for NpmSpec {
     }
 }
 
-/// `name@version` (also `@scope/name@version`) as (name, version); "latest" when no version.
-pub fn npm_package(spec: &str) -> (String, String) {
-    match spec.rfind('@').filter(|&i| i > 0) {
-        Some(i) => (spec[..i].to_string(), spec[i + 1..].to_string()),
-        None => (spec.to_string(), "latest".to_string()),
-    }
-}
-
 impl DepsSpec {
     /// The manifest's `[dependencies]`.
     pub fn to_manifest(&self) -> Dependencies {
         let npm = match &self.npm {
             NpmSpec::Map(m) => m.clone(),
-            NpmSpec::List(l) => l.iter().map(|s| npm_package(s)).collect(),
+            NpmSpec::List(l) => l.iter().map(|s| crate::manifest::npm_package(s)).collect(),
         };
         Dependencies {
             crates: BTreeMap::new(),
@@ -354,82 +345,6 @@ fn write_files(dir: &Path, files: &[FileSpec]) -> Result<(), RegisterError> {
     Ok(())
 }
 
-/// Register (add or update) a script tool. `progress` hears about dependency installs.
-/// A Python or JavaScript script registered with `component = true`, as the `build_tool`
-/// request that makes it a WebAssembly component (`language = "python"` or
-/// `"javascript"`): the source must be the component form (a module-level function or a
-/// `WitWorld` class; an ES module exporting `call`), and nothing a component cannot have may be asked for (packages, an
-/// interpreter, a protocol, a worker, a sandbox mode).
-pub fn as_component(spec: &ScriptSpec) -> Result<crate::build::BuildRequest, RegisterError> {
-    use crate::build::componentize::Language;
-    let language = match spec.language.as_deref().map(canonical_language).as_deref() {
-        Some("python") => Some(Language::Python),
-        Some("node") => Some(Language::JavaScript),
-        _ => None,
-    };
-    let form = match language {
-        Some(Language::Python) => {
-            "a component's Python is a module-level function (named after the tool, `call`, or the only one) returning any JSON value, or `class WitWorld(wit_world.WitWorld)` with a method `call` (toolsmith://guide, Python as a component)"
-        }
-        Some(Language::JavaScript) => {
-            "a component's JavaScript is an ES module with `export function call(…)` (toolsmith://guide, JavaScript as a component)"
-        }
-        None => "components are built from `language = \"python\"` or `\"javascript\"`",
-    };
-    let bad = |why: &str| RegisterError::Invalid(format!("`component = true` {why}; {form}"));
-    let Some(language) = language else {
-        return Err(bad("is for Python and JavaScript only"));
-    };
-    if spec.dependencies.is_some() {
-        return Err(bad(
-            "takes no `dependencies` (a component has only what its runtime brings)",
-        ));
-    }
-    if spec.interpreter.is_some()
-        || spec.protocol.is_some()
-        || spec.worker.is_some()
-        || spec.sandbox.is_some()
-        || spec.entry.is_some()
-    {
-        return Err(bad(
-            "takes no interpreter, entry, protocol, worker or sandbox",
-        ));
-    }
-    let component_form = match language {
-        Language::Python => {
-            spec.source.contains("class WitWorld")
-                || spec
-                    .source
-                    .lines()
-                    .any(|l| l.starts_with("def ") || l.starts_with("async def "))
-        }
-        Language::JavaScript => [
-            "export function call",
-            "export async function call",
-            "export const call",
-            "export { call",
-            "export {call",
-        ]
-        .iter()
-        .any(|f| spec.source.contains(f)),
-    };
-    if !component_form {
-        return Err(bad("needs the source in the component form"));
-    }
-    Ok(crate::build::BuildRequest {
-        name: spec.name.clone(),
-        source: Some(spec.source.clone()),
-        description: Some(spec.description.clone()),
-        version: spec.version.clone(),
-        tags: (!spec.tags.is_empty()).then(|| spec.tags.clone()),
-        language: Some(language.name().into()),
-        declared: spec.declared.clone(),
-        examples: (!spec.examples.is_empty())
-            .then(|| spec.examples.iter().map(ExampleSpec::to_manifest).collect()),
-        ..Default::default()
-    })
-}
-
 /// Register `spec` as a script tool: validate, install and lock its dependencies, stage it, run
 /// its examples there, then write it as one commit by `actor`. Nothing is committed when any
 /// step fails.
@@ -454,9 +369,9 @@ pub async fn register(
     let entry = m.run.entry.clone().unwrap_or_default();
     let generated = [
         manifest::FILE_NAME,
-        deps::PIP_LOCK,
-        deps::NPM_LOCK,
-        deps::NPM_MANIFEST,
+        manifest::PIP_LOCK,
+        manifest::NPM_LOCK,
+        manifest::NPM_MANIFEST,
     ];
     if generated.contains(&entry.as_str()) {
         return Err(RegisterError::Invalid(format!(
@@ -607,10 +522,5 @@ mod tests {
         }))
         .unwrap_err();
         assert!(e.to_string().contains("limitz"), "{e}");
-        let e = serde_json::from_value::<crate::build::BuildRequest>(json!({
-            "name": "t", "capabilitiez": {},
-        }))
-        .unwrap_err();
-        assert!(e.to_string().contains("capabilitiez"), "{e}");
     }
 }

@@ -37,7 +37,7 @@ pub(crate) fn stamp(dir: &Path, tool: &super::Granted) -> Stamp {
         m.run.entry.clone().unwrap_or_default(),
     ];
     files.extend(
-        [crate::deps::PIP_LOCK, crate::deps::NPM_LOCK]
+        [crate::manifest::PIP_LOCK, crate::manifest::NPM_LOCK]
             .iter()
             .map(|s| s.to_string()),
     );

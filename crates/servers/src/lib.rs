@@ -21,7 +21,6 @@ use toolsmith_index as index;
 use toolsmith_manifest as manifest;
 use toolsmith_names as names;
 use toolsmith_platform as platform;
-use toolsmith_register as register;
 use toolsmith_runner as runner;
 use toolsmith_toolbox as toolbox;
 
@@ -316,7 +315,7 @@ fn kept_files(dir: &Path, new: &[FileSpec]) -> Result<Vec<FileSpec>, AddError> {
             .strip_prefix(dir)
             .map(|p| p.to_string_lossy().replace('\\', "/"))
             .unwrap_or_default();
-        if [manifest::FILE_NAME, deps::PIP_LOCK, deps::NPM_LOCK].contains(&rel.as_str())
+        if [manifest::FILE_NAME, manifest::PIP_LOCK, manifest::NPM_LOCK].contains(&rel.as_str())
             || new.iter().any(|f| f.path == rel)
         {
             continue;

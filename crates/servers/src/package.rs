@@ -29,7 +29,7 @@ impl Package {
     /// `pip:name==1.2` (or `pypi:`).
     pub fn parse(spec: &str) -> Result<Package, String> {
         if let Some(rest) = spec.strip_prefix("npm:") {
-            let (name, version) = crate::register::npm_package(rest.trim());
+            let (name, version) = crate::manifest::npm_package(rest.trim());
             if name.is_empty() {
                 return Err(format!("{spec:?} names no npm package"));
             }
@@ -117,7 +117,7 @@ pub fn from_launcher(command: &str, args: &[String]) -> Option<(Package, Vec<Str
             if spec.starts_with('-') {
                 return None;
             }
-            let (name, version) = crate::register::npm_package(&spec);
+            let (name, version) = crate::manifest::npm_package(&spec);
             Some((Package::Npm { name, version }, rest))
         }
         "uvx" | "pipx" => {

@@ -21,7 +21,6 @@ use toolsmith_history as history;
 use toolsmith_index as index;
 use toolsmith_manifest as manifest;
 use toolsmith_names as names;
-use toolsmith_runner as runner;
 use toolsmith_toolbox as toolbox;
 use toolsmith_trust as trust;
 

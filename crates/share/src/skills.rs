@@ -20,9 +20,9 @@ pub const GENERATED: &[&str] = &[
     "toolsmith_skill.sh",
     "toolsmith_cli.py",
     "input.schema.json",
-    crate::runner::deps::PIP_LOCK,
-    crate::runner::deps::NPM_MANIFEST,
-    crate::runner::deps::NPM_LOCK,
+    crate::manifest::PIP_LOCK,
+    crate::manifest::NPM_MANIFEST,
+    crate::manifest::NPM_LOCK,
 ];
 /// Largest front matter read, in bytes.
 const MAX_FRONT_MATTER: usize = 64 * 1024;

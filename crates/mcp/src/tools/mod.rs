@@ -5,6 +5,7 @@
 //! (and its name to `names::META_TOOL_NAMES`, which a test keeps equal).
 
 pub mod args;
+mod as_component;
 pub mod build;
 pub mod compose;
 pub mod core;

@@ -41,7 +41,7 @@ impl MetaTool for RegisterScript {
 
 async fn register_script(spec: ScriptSpec, ctx: &Ctx) -> CallToolResult {
     if spec.component == Some(true) {
-        return match register::as_component(&spec) {
+        return match super::as_component::as_component(&spec) {
             Ok(req) => super::build::run(req, false, ctx).await,
             Err(e) => failure(&e, e.hint()),
         };

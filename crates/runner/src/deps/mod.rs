@@ -34,12 +34,7 @@ use thiserror::Error;
 
 mod generations;
 
-/// The pinned Python requirements committed beside a tool.
-pub const PIP_LOCK: &str = "requirements.lock";
-/// The npm manifest and lockfile committed beside a tool.
-pub const NPM_MANIFEST: &str = "package.json";
-/// The npm lockfile committed beside a tool.
-pub const NPM_LOCK: &str = "package-lock.json";
+use crate::manifest::{NPM_LOCK, NPM_MANIFEST, PIP_LOCK};
 /// The file inside an environment recording the lockfile hash it was built from.
 const MARKER: &str = ".toolsmith-lock";
 /// What an environment was last installed from (its request key), beside its marker.

@@ -253,18 +253,15 @@ fn skill_files(t: &Tool, dir: &Path) -> Result<Files, String> {
             let interp = m.interpreter().unwrap_or_default().join(" ");
             files.push((format!("scripts/{entry}"), read(&entry)?));
             let mut setup = String::new();
-            if dir.join(crate::runner::deps::PIP_LOCK).is_file() {
+            if dir.join(crate::manifest::PIP_LOCK).is_file() {
                 files.push((
                     "scripts/requirements.txt".into(),
-                    read(crate::runner::deps::PIP_LOCK)?,
+                    read(crate::manifest::PIP_LOCK)?,
                 ));
                 setup.push_str("Install its Python packages first: `python3 -m pip install --no-deps -r scripts/requirements.txt` (in a virtual environment).\n\n");
             }
-            if dir.join(crate::runner::deps::NPM_LOCK).is_file() {
-                for f in [
-                    crate::runner::deps::NPM_MANIFEST,
-                    crate::runner::deps::NPM_LOCK,
-                ] {
+            if dir.join(crate::manifest::NPM_LOCK).is_file() {
+                for f in [crate::manifest::NPM_MANIFEST, crate::manifest::NPM_LOCK] {
                     files.push((format!("scripts/{f}"), read(f)?));
                 }
                 setup.push_str(

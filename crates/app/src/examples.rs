@@ -3,15 +3,7 @@
 //! results are compared as JSON values (`1` equals `1.0`), and a failure names the path where
 //! they differ.
 
-#![deny(missing_docs)]
-#![forbid(unsafe_code)]
-
-// The crates below, under the names the code map gives them.
-use toolsmith_app as app;
-use toolsmith_index as index;
-use toolsmith_runner as runner;
-
-use crate::app::App;
+use crate::App;
 use crate::index::Tool;
 use crate::runner::script::Host;
 use serde::Serialize;
