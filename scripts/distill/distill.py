@@ -11,8 +11,8 @@ The model2vec recipe, then a tokenlearn-style fit:
    that text, so a token's vector is what it means in context, not alone;
 4. SIF weighting from the corpus' token frequencies (a / (a + p(token))), folded into the
    vectors, so frequent words weigh little in the mean;
-5. int8 per row (with an f32 scale), written as `crates/search/assets/static.bin` (format in
-   `crates/search/src/static_table.rs`).
+5. int8 per row (with an f32 scale), written as `crates/6-core/search/assets/static.bin` (format in
+   `crates/6-core/search/src/static_table.rs`).
 
 The sets of benches/retrieval are never used here (no tuning on what is measured).
 

@@ -7,25 +7,50 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The workspace's crates under `crates/` (their directory names).
+/// The workspace's crates, as (tier, crate directory name): `crates/<tier>/<name>/Cargo.toml`.
+fn tiered() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for tier in std::fs::read_dir(root().join("crates")).expect("crates/") {
+        let tier = tier.expect("a tier").path();
+        for e in std::fs::read_dir(&tier).expect("a tier's crates") {
+            let e = e.expect("a crate");
+            if e.path().join("Cargo.toml").is_file() {
+                out.push((
+                    tier.file_name().unwrap().to_string_lossy().into_owned(),
+                    e.file_name().to_string_lossy().into_owned(),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The workspace's crates (their directory names).
 fn crates() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(root().join("crates"))
-        .expect("crates/")
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().join("Cargo.toml").is_file())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut names: Vec<String> = tiered().into_iter().map(|(_, c)| c).collect();
     names.sort();
     names
 }
 
-/// Every `.rs` file under `src/` and `crates/*/src/`, as (path relative to the workspace, text).
+/// A crate's directory relative to the workspace: `crates/<tier>/<name>`.
+fn crate_rel(name: &str) -> String {
+    let (tier, _) = tiered()
+        .into_iter()
+        .find(|(_, c)| c == name)
+        .unwrap_or_else(|| panic!("no crate {name}"));
+    format!("crates/{tier}/{name}")
+}
+
+/// A crate's directory.
+fn crate_dir(name: &str) -> PathBuf {
+    root().join(crate_rel(name))
+}
+
+/// Every `.rs` file under `src/` and `crates/*/*/src/`, as (path relative to the workspace, text).
 fn sources() -> Vec<(String, String)> {
-    let dirs = std::iter::once(root().join("src")).chain(
-        crates()
-            .into_iter()
-            .map(|c| root().join("crates").join(c).join("src")),
-    );
+    let dirs = std::iter::once(root().join("src"))
+        .chain(crates().into_iter().map(|c| crate_dir(&c).join("src")));
     dirs.flat_map(walkdir::WalkDir::new)
         .filter_map(|e| e.ok())
         .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
@@ -76,7 +101,7 @@ fn offenders(allowed: &[&str], needles: &[&str]) -> Vec<String> {
 
 #[test]
 fn only_mcp_knows_rmcp() {
-    let bad = offenders(&["crates/mcp/src/"], &["rmcp::", "use rmcp"]);
+    let bad = offenders(&["crates/8-surfaces/mcp/src/"], &["rmcp::", "use rmcp"]);
     assert!(
         bad.is_empty(),
         "ARCHITECTURE: only `mcp/` knows JSON-RPC and rmcp types; found in: {bad:?}"
@@ -88,13 +113,10 @@ fn only_mcp_knows_rmcp() {
 #[test]
 fn only_the_mcp_crate_depends_on_rmcp() {
     let mut bad = Vec::new();
-    for e in std::fs::read_dir(root().join("crates")).expect("crates/") {
-        let dir = e.expect("crates/ entry").path();
+    for name in crates() {
+        let dir = crate_dir(&name);
         let toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
-        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
-        if name.as_deref() != Some("mcp")
-            && toml.lines().any(|l| l.trim_start().starts_with("rmcp"))
-        {
+        if name != "mcp" && toml.lines().any(|l| l.trim_start().starts_with("rmcp")) {
             bad.push(dir.display().to_string());
         }
     }
@@ -112,18 +134,18 @@ fn only_the_mcp_crate_depends_on_rmcp() {
         "ARCHITECTURE: only toolsmith-mcp depends on rmcp; found in: {bad:?}"
     );
     assert!(
-        std::fs::read_to_string(root().join("crates/mcp/Cargo.toml"))
+        std::fs::read_to_string(root().join("crates/8-surfaces/mcp/Cargo.toml"))
             .is_ok_and(|t| t.contains("rmcp.workspace")),
-        "crates/mcp/Cargo.toml should depend on rmcp"
+        "crates/8-surfaces/mcp/Cargo.toml should depend on rmcp"
     );
 }
 
 #[test]
 fn manifest_does_no_io() {
-    let in_manifest = |p: &str| p.starts_with("crates/manifest/src/");
+    let in_manifest = |p: &str| p.starts_with("crates/2-model/manifest/src/");
     assert!(
         sources().iter().any(|(p, _)| in_manifest(p)),
-        "crates/manifest/src/ has no sources"
+        "crates/2-model/manifest/src/ has no sources"
     );
     let bad = scan(
         in_manifest,
@@ -146,7 +168,7 @@ fn manifest_does_no_io() {
 fn only_toolbox_and_git_write_the_repository() {
     // gix's writing APIs (objects, references, the index file) and the journal/lock names.
     let bad = offenders(
-        &["crates/toolbox/", "crates/git/"],
+        &["crates/3-storage/toolbox/", "crates/3-storage/git/"],
         &[
             "write_object",
             "write_blob",
@@ -167,7 +189,10 @@ fn only_toolbox_and_git_write_the_repository() {
 #[test]
 fn runners_know_nothing_of_git_or_mcp() {
     let bad = scan(
-        |p| p.starts_with("crates/runner/") || p.starts_with("crates/sandbox/"),
+        |p| {
+            p.starts_with("crates/4-execution/runner/")
+                || p.starts_with("crates/4-execution/sandbox/")
+        },
         &[
             "gix::",
             "crate::git",
@@ -189,9 +214,10 @@ fn runners_know_nothing_of_git_or_mcp() {
 fn only_sandbox_env_sets_a_sandboxed_process_environment() {
     let bad = scan(
         |p| {
-            (p.starts_with("crates/runner/") || p.starts_with("crates/sandbox/"))
-                && p != "crates/sandbox/src/env.rs"
-                && !p.starts_with("crates/runner/src/wasm/")
+            (p.starts_with("crates/4-execution/runner/")
+                || p.starts_with("crates/4-execution/sandbox/"))
+                && p != "crates/4-execution/sandbox/src/env.rs"
+                && !p.starts_with("crates/4-execution/runner/src/wasm/")
         },
         &[".env(", ".envs(", ".env_clear(", ".env_remove("],
     );
@@ -238,8 +264,8 @@ fn foreign_read(arg: &str) -> bool {
 fn configuration_is_read_once_in_config() {
     let config = sources()
         .into_iter()
-        .find(|(p, _)| p == "crates/config/src/lib.rs")
-        .expect("crates/config/src/lib.rs");
+        .find(|(p, _)| p == "crates/1-foundation/config/src/lib.rs")
+        .expect("crates/1-foundation/config/src/lib.rs");
     assert!(
         config.1.contains("\"TOOLSMITH_SPARES\""),
         "config.rs reads the TOOLSMITH_* variables"
@@ -248,7 +274,7 @@ fn configuration_is_read_once_in_config() {
     let allowed = ["\"TOOLSMITH_EXPOSE\""];
     let mut bad = Vec::new();
     for (p, t) in sources() {
-        if p == "crates/config/src/lib.rs" {
+        if p == "crates/1-foundation/config/src/lib.rs" {
             continue;
         }
         for arg in env_reads(&code_only(&t)) {
@@ -260,7 +286,7 @@ fn configuration_is_read_once_in_config() {
     assert!(
         bad.is_empty(),
         "ARCHITECTURE: every TOOLSMITH_* variable is read once, by `Config::from_env` in \
-         crates/config/src/lib.rs, and passed down from `App`; found: {bad:?}"
+         crates/1-foundation/config/src/lib.rs, and passed down from `App`; found: {bad:?}"
     );
     // The check itself sees what it must.
     assert!(!foreign_read("\"TOOLSMITH_SPARES\"") && !foreign_read("ALLOW_ENV"));
@@ -313,7 +339,7 @@ fn the_code_map_names_every_module() {
         // A module that is a crate: `crates/<first>/src/<rest>`.
         let (first, rest) = m.split_once("::").unwrap_or((m, ""));
         let (dir, rel) = if crates().iter().any(|c| c == first) {
-            let dir = root().join("crates").join(first).join("src");
+            let dir = crate_dir(first).join("src");
             if rest.is_empty() {
                 return dir.join("lib.rs").exists();
             }
@@ -477,12 +503,13 @@ fn top_level_modules_have_no_import_cycles() {
     }
 }
 
-/// The module path of a source file (`crates/mcp/src/tools/core.rs` → `mcp::tools::core`; a crate's
-/// `crates/git/src/locks.rs` → `git::locks`, its root `lib.rs` → `git`), and whether it is in
+/// The module path of a source file (`crates/8-surfaces/mcp/src/tools/core.rs` → `mcp::tools::core`; a crate's
+/// `crates/3-storage/git/src/locks.rs` → `git::locks`, its root `lib.rs` → `git`), and whether it is in
 /// a crate of its own (there `crate::` names the crate's root, `git`).
 fn module_path(path: &str) -> Option<(Vec<String>, bool)> {
     let (mut parts, in_crate) = if let Some(rest) = path.strip_prefix("crates/") {
-        let (krate, file) = rest.split_once("/src/")?;
+        let (tier_krate, file) = rest.split_once("/src/")?;
+        let krate = tier_krate.rsplit('/').next()?;
         let file = file.strip_suffix(".rs")?;
         let mut parts = vec![krate.to_string()];
         if file != "lib" {
@@ -578,18 +605,19 @@ fn every_crate_documents_its_api() {
     assert!(crates.len() >= 5, "crates/ holds {crates:?}");
     let mut bad = Vec::new();
     for c in &crates {
-        let dir = root().join("crates").join(c);
+        let dir = crate_dir(c);
+        let rel = crate_rel(c);
         let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap_or_default();
         if !lib.starts_with("//!") || !lib.contains("#![deny(missing_docs)]") {
             bad.push(format!(
-                "crates/{c}/src/lib.rs: a `//!` summary and #![deny(missing_docs)]"
+                "{rel}/src/lib.rs: a `//!` summary and #![deny(missing_docs)]"
             ));
         }
         let toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
         if !toml.contains(&format!("name = \"toolsmith-{c}\"")) || !toml.contains("description = ")
         {
             bad.push(format!(
-                "crates/{c}/Cargo.toml: name toolsmith-{c} and a description"
+                "{rel}/Cargo.toml: name toolsmith-{c} and a description"
             ));
         }
         if !std::fs::read_to_string(root().join("ARCHITECTURE.md"))
@@ -609,7 +637,7 @@ fn every_crate_documents_its_api() {
 #[test]
 fn files_are_replaced_atomically_in_one_place() {
     let bad = offenders(
-        &["crates/platform/"],
+        &["crates/1-foundation/platform/"],
         &[".persist(", "NamedTempFile::new_in"],
     );
     assert!(
@@ -641,7 +669,7 @@ fn the_source_files_architecture_names_exist() {
 /// the machine, keyed by an executable: which toolchain a cargo is.
 #[test]
 fn no_static_table_is_keyed_by_a_path() {
-    let machine_facts = ["crates/build/src/toolchain.rs"];
+    let machine_facts = ["crates/7-making/build/src/toolchain.rs"];
     let keyed_by_path = ["Map<PathBuf", "Map<std::path::PathBuf", "Set<PathBuf"];
     let mut bad = Vec::new();
     for (path, text) in sources() {
@@ -672,10 +700,10 @@ fn no_static_table_is_keyed_by_a_path() {
 #[test]
 fn readers_of_tools_go_through_the_view() {
     let readers = [
-        "crates/guide/src/",
-        "crates/mcp/src/resources.rs",
-        "crates/mcp/src/skills.rs",
-        "crates/share/src/skills",
+        "crates/6-core/guide/src/",
+        "crates/8-surfaces/mcp/src/resources.rs",
+        "crates/8-surfaces/mcp/src/skills.rs",
+        "crates/7-making/share/src/skills",
     ];
     let bad = scan(
         |p| readers.iter().any(|r| p.starts_with(r)),
@@ -687,7 +715,12 @@ fn readers_of_tools_go_through_the_view() {
     );
     // The check sees what it must.
     assert!(
-        scan(|p| p == "crates/mcp/src/handler.rs", &[".index()"]).len() == 1,
+        scan(
+            |p| p == "crates/8-surfaces/mcp/src/handler.rs",
+            &[".index()"]
+        )
+        .len()
+            == 1,
         "the scan reads the sources"
     );
 }
@@ -710,7 +743,7 @@ fn no_path_decides_a_calls_origin() {
     let bad: Vec<String> = sources()
         .into_iter()
         // The sandbox compares an executable's file name with the interpreter's (no tool).
-        .filter(|(p, _)| !p.starts_with("crates/sandbox/"))
+        .filter(|(p, _)| !p.starts_with("crates/4-execution/sandbox/"))
         .flat_map(|(p, t)| {
             code_only(&t)
                 .lines()
@@ -766,7 +799,12 @@ fn crates_without_unsafe_forbid_it() {
     let mut missing = Vec::new();
     let roots = crates()
         .into_iter()
-        .map(|c| (format!("crates/{c}/src/"), format!("crates/{c}/src/lib.rs")))
+        .map(|c| {
+            (
+                format!("{}/src/", crate_rel(&c)),
+                format!("{}/src/lib.rs", crate_rel(&c)),
+            )
+        })
         .chain([("src/".to_string(), "src/lib.rs".to_string())]);
     for (dir, lib) in roots {
         let code: String = all
@@ -786,4 +824,146 @@ fn crates_without_unsafe_forbid_it() {
         missing.is_empty(),
         "a crate without unsafe code forbids it: {missing:?}"
     );
+}
+
+/// The workspace crates' direct dependencies on each other, as `cargo metadata` says (normal
+/// dependencies; names without the `toolsmith-` prefix).
+fn metadata_edges() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata JSON");
+    let short = |n: &str| n.strip_prefix("toolsmith-").map(str::to_string);
+    let packages = v["packages"].as_array().expect("packages");
+    let ours: std::collections::BTreeSet<String> = packages
+        .iter()
+        .filter_map(|p| short(p["name"].as_str()?))
+        .collect();
+    packages
+        .iter()
+        .filter_map(|p| {
+            let name = short(p["name"].as_str()?)?;
+            let deps = p["dependencies"]
+                .as_array()?
+                .iter()
+                .filter(|d| d["kind"].is_null())
+                .filter_map(|d| short(d["name"].as_str()?))
+                .filter(|d| ours.contains(d))
+                .collect();
+            Some((name, deps))
+        })
+        .collect()
+}
+
+/// ARCHITECTURE.md's tier picture is the workspace: every crate under the tier folder it is in,
+/// with exactly its direct dependencies on other crates (`cargo metadata`); no dependency goes
+/// up a tier; and the longest chain is the one the text gives (issue 42: it was 15).
+#[test]
+fn the_tier_picture_is_the_workspace() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let arch = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let block = arch
+        .split("```\ncrates/\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the tier picture (a block starting with `crates/`)");
+    let mut pictured: BTreeMap<String, (String, BTreeSet<String>)> = BTreeMap::new();
+    let mut tier = String::new();
+    for line in block.lines() {
+        if line.starts_with(|c: char| c.is_ascii_digit()) {
+            tier = line.split_whitespace().next().unwrap_or("").to_string();
+        } else if let Some(rest) = line.strip_prefix("  ") {
+            let (name, deps) = rest.split_once("──▶").unwrap_or((rest, ""));
+            pictured.insert(
+                name.trim().to_string(),
+                (
+                    tier.clone(),
+                    deps.split_whitespace().map(str::to_string).collect(),
+                ),
+            );
+        }
+    }
+    let on_disk: BTreeMap<String, String> = tiered().into_iter().map(|(t, c)| (c, t)).collect();
+    let edges = metadata_edges();
+    let mut wrong = Vec::new();
+    for (name, deps) in edges.iter().filter(|(n, _)| *n != "toolsmith") {
+        match pictured.get(name) {
+            None => wrong.push(format!("{name}: not in the picture")),
+            Some((t, d)) => {
+                if on_disk.get(name) != Some(t) {
+                    wrong.push(format!(
+                        "{name}: pictured in {t}, is in {:?}",
+                        on_disk.get(name)
+                    ));
+                }
+                if d != deps {
+                    wrong.push(format!("{name}: pictured ──▶ {d:?}, cargo says {deps:?}"));
+                }
+            }
+        }
+    }
+    for name in pictured.keys() {
+        if !edges.contains_key(name) {
+            wrong.push(format!("{name}: pictured, but no such crate"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "ARCHITECTURE.md's tier picture:\n{}",
+        wrong.join("\n")
+    );
+    // No edge goes up: a tier's number is at least its dependencies'.
+    let rank = |c: &str| on_disk.get(c).cloned().unwrap_or_default();
+    let up: Vec<String> = edges
+        .iter()
+        .filter(|(n, _)| *n != "toolsmith")
+        .flat_map(|(n, ds)| {
+            ds.iter()
+                .filter(|d| rank(d) > rank(n))
+                .map(move |d| format!("{n} ({}) ──▶ {d} ({})", rank(n), rank(d)))
+        })
+        .collect();
+    assert!(up.is_empty(), "dependencies that go up a tier: {up:?}");
+    // The longest chain, as the text says it.
+    fn longest(
+        n: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        memo: &mut BTreeMap<String, Vec<String>>,
+    ) -> Vec<String> {
+        if let Some(c) = memo.get(n) {
+            return c.clone();
+        }
+        let mut best = vec![n.to_string()];
+        for d in edges.get(n).into_iter().flatten() {
+            let mut c = vec![n.to_string()];
+            c.extend(longest(d, edges, memo));
+            if c.len() > best.len() {
+                best = c;
+            }
+        }
+        memo.insert(n.to_string(), best.clone());
+        best
+    }
+    let mut memo = BTreeMap::new();
+    let chain = longest("mcp", &edges, &mut memo);
+    let said = format!("{} crates, `{}`", chain.len(), chain.join(" → "));
+    assert!(
+        arch.replace('\n', " ").contains(&said),
+        "ARCHITECTURE.md should give the longest chain as: {said}"
+    );
+    assert!(chain.len() <= 10, "the tower grew back: {said}");
 }

@@ -5,7 +5,7 @@ use include_dir::{Dir, include_dir};
 use std::path::Path;
 
 /// The example toolbox, compiled into the binary so a fresh machine can be seeded.
-static STORE_EXAMPLE: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../../store-example");
+static STORE_EXAMPLE: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../../../store-example");
 
 const README: &str = "# A toolsmith toolbox
 

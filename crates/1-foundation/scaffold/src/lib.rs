@@ -5,7 +5,7 @@
 
 use include_dir::{Dir, include_dir};
 
-static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../../templates");
+static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../../../templates");
 
 /// The template languages available.
 pub fn languages() -> Vec<&'static str> {

@@ -5,7 +5,7 @@
 //! tool) or blob id (`allowed_signers`), so a record is bound to exact content.
 //!
 //! The record is `.git/toolsmith-trusted`: outside the tree (never committed, never pulled),
-//! one line per record, appended (`tool NAME TREE`, `signers BLOB`). `crates/trust/` decides from
+//! one line per record, appended (`tool NAME TREE`, `signers BLOB`). `crates/5-policy/trust/` decides from
 //! it which tools are held; this module only keeps it.
 //!
 //! Which writes record: a commit's provenance is read from its message, the one place every
