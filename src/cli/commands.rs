@@ -21,7 +21,8 @@ pub fn run(cli: Cli, mut config: Config) -> Result<i32> {
     let location = explicit.clone().unwrap_or_else(|| config.home.clone());
     let config = Arc::new(config);
     Config::install(Arc::clone(&config));
-    let app = |tb: Toolbox| App::new(tb, Arc::clone(&config));
+    // Every command's app runs MCP entries' servers (their client is part of it from the start).
+    let app = |tb: Toolbox| crate::mcp::upstream::with_client(App::new(tb, Arc::clone(&config))).0;
     match cli.command {
         Command::Init { dir, example } => init(dir.unwrap_or(location), example, cli.json),
         Command::New {
@@ -423,8 +424,6 @@ pub(super) fn call(app: App, name: &str, args: &str, as_json: bool) -> Result<i3
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    // MCP entries' servers, started for this call and stopped after it.
-    crate::mcp::upstream::install(&app, None);
     let out = rt.block_on(async {
         let out = app.call(name, args, &crate::runner::script::NoHost).await;
         app.stop_all();

@@ -101,7 +101,6 @@ fn run(
     source: Option<&str>,
 ) -> Result<servers::Outcome> {
     let rt = super::runtime(Some(2))?;
-    crate::mcp::upstream::install(app, None);
     let progress = |_: f64, _: f64, m: String| eprintln!("{m}");
     let actor = Actor::from(super::CLI_ACTOR);
     let out = rt.block_on(async {

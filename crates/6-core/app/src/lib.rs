@@ -46,8 +46,8 @@ pub const PRESTART: usize = 4;
 const LARGE_ARTIFACT: u64 = 4 << 20;
 
 /// What runs the servers of MCP entries (`kind = "mcp"`) and calls their tools: the MCP
-/// layer's client (`mcp::upstream`), installed with `App::set_upstream` by what serves or
-/// calls (the server, the CLI). Each call it gets has passed the gates as its entry: the
+/// layer's client (`mcp::upstream::Pool`), given to the app when it is built
+/// (`App::with_upstream`) by what serves or calls — the server and every CLI command alike. Each call it gets has passed the gates as its entry: the
 /// entry's files verified, its version trusted, its grants decided by `approval::admit`.
 pub trait Upstream: Send + Sync {
     /// Call the server tool `tool` of the entry `entry` (admitted) living in `dir`.
@@ -88,8 +88,8 @@ pub struct App {
     personal: std::path::PathBuf,
     /// The semantic half of search: the configured embeddings and the tools' vectors.
     semantic: Arc<crate::search::Semantic>,
-    /// The client of MCP entries' servers (`set_upstream`).
-    upstream: RwLock<Option<Arc<dyn Upstream>>>,
+    /// The client of MCP entries' servers, given when the app is built (`with_upstream`).
+    upstream: Option<Arc<dyn Upstream>>,
     /// How many calls (from a client, not nested) run now: a server's start-up work waits
     /// for none (`wait_no_calls`), so a first call has the processor to itself.
     running: Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>,
@@ -134,7 +134,7 @@ impl App {
             )),
             scripts: Scripts::new(Arc::clone(&config)),
             config,
-            upstream: RwLock::new(None),
+            upstream: None,
             running: Arc::default(),
         }
     }
@@ -155,16 +155,17 @@ impl App {
         let _ = ended.wait_timeout_while(n, at_most, |n| *n > 0);
     }
 
-    /// Install what runs MCP entries' servers (the MCP layer's `mcp::upstream::install`).
-    pub fn set_upstream(&self, upstream: Arc<dyn Upstream>) {
-        if let Ok(mut u) = self.upstream.write() {
-            *u = Some(upstream);
-        }
+    /// This app with `upstream` running its MCP entries' servers (the MCP layer's client,
+    /// `mcp::upstream::Pool`): set when the app is built, never later. An app built without
+    /// one (a library user, a test) refuses to call an MCP entry, saying so.
+    pub fn with_upstream(mut self, upstream: Arc<dyn Upstream>) -> App {
+        self.upstream = Some(upstream);
+        self
     }
 
-    /// What runs MCP entries' servers, when one is installed.
+    /// What runs MCP entries' servers, when the app was built with one.
     pub fn upstream(&self) -> Option<Arc<dyn Upstream>> {
-        self.upstream.read().ok().and_then(|u| u.clone())
+        self.upstream.clone()
     }
 
     fn upstream_or_err(&self, name: &str) -> Result<Arc<dyn Upstream>, RunError> {

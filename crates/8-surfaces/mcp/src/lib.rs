@@ -147,8 +147,10 @@ pub fn guide(
     g
 }
 
-/// Build the shared state and start the watcher.
+/// Build the shared state (`app` with its client of MCP entries' servers) and start the
+/// watcher.
 pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
+    let (app, pool) = upstream::with_client(app);
     let generation = app.generation();
     let fixtures = app.config().conformance_fixtures;
     let shared = Arc::new(Shared {
@@ -164,14 +166,11 @@ pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
     });
     // MCP entries' servers: a listing that changed is announced like any other change.
     let weak = Arc::downgrade(&shared);
-    upstream::install(
-        &shared.app,
-        Some(Arc::new(move |_entry: &str| {
-            if let Some(s) = weak.upgrade() {
-                s.poke.notify_one();
-            }
-        })),
-    );
+    pool.set_on_listed(Arc::new(move |_entry: &str| {
+        if let Some(s) = weak.upgrade() {
+            s.poke.notify_one();
+        }
+    }));
     watch::spawn(Arc::clone(&shared))?;
     watch::spawn_approvals(Arc::clone(&shared));
     // MCP entries without a listing for their version (a fresh clone): listed now, in the

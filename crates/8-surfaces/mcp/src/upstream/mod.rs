@@ -104,14 +104,15 @@ impl Drop for Busy<'_> {
     }
 }
 
-/// Install the MCP client into `app`; `on_listed` hears of each listing that changed.
-pub fn install(app: &crate::app::App, on_listed: Option<OnListed>) -> Arc<Pool> {
+/// `app` with a client of its MCP entries' servers (a new [`Pool`]): how the server and every
+/// CLI command build their app, so that none can forget it. The pool is returned too (the
+/// server hears of listings that changed through it).
+pub fn with_client(app: crate::app::App) -> (crate::app::App, Arc<Pool>) {
     let pool = Pool::new(Arc::clone(app.config()));
-    if let Some(f) = on_listed {
-        pool.set_on_listed(f);
-    }
-    app.set_upstream(Arc::clone(&pool) as Arc<dyn Upstream>);
-    pool
+    (
+        app.with_upstream(Arc::clone(&pool) as Arc<dyn Upstream>),
+        pool,
+    )
 }
 
 impl Pool {
