@@ -7,6 +7,7 @@
 
 // The crates below, under the names the code map gives them.
 use toolsmith_config as config;
+use toolsmith_deps as deps;
 use toolsmith_error as error;
 use toolsmith_hashing as hashing;
 use toolsmith_index as index;
@@ -19,14 +20,12 @@ use toolsmith_sandbox as sandbox;
 use toolsmith_secrets as secrets;
 use toolsmith_telemetry as telemetry;
 
-pub mod deps;
 #[cfg(target_os = "linux")]
 mod fork;
 pub mod host;
 pub(crate) mod launch;
 pub use launch::toolbox_root;
 mod outcome;
-pub mod pipeline;
 mod process;
 pub mod script;
 pub mod server;

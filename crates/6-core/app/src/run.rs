@@ -8,7 +8,7 @@ use crate::error::{HostCode, HostError};
 use crate::index::{Callee, Origin, Tool};
 use crate::manifest::{Kind, OnError};
 use crate::runner::host::Host;
-use crate::runner::pipeline;
+use crate::pipeline;
 use crate::runner::{CallOutput, RunError};
 use futures::future::BoxFuture;
 use serde_json::Value;

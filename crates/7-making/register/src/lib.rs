@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
+use toolsmith_deps as deps;
 use toolsmith_app as app;
 use toolsmith_app::examples;
 use toolsmith_approval as approval;
@@ -24,7 +25,7 @@ use crate::index::Tool;
 use crate::manifest::{
     Declared, Dependencies, Example, Kind, LANGUAGES, Manifest, Protocol, Run, SandboxMode,
 };
-use crate::runner::deps::{self, DepsError, Progress};
+use crate::deps::{DepsError, Progress};
 use crate::runner::script::Host;
 use crate::toolbox::{Actor, FileSpec, WriteOutcome};
 use schemars::JsonSchema;

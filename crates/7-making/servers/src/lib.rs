@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
+use toolsmith_deps as deps;
 use toolsmith_app as app;
 use toolsmith_approval as approval;
 use toolsmith_error as error;
@@ -30,7 +31,7 @@ pub mod package;
 use crate::app::App;
 use crate::index::Tool;
 use crate::manifest::{Capabilities, Kind, Manifest, McpServer, SecretsSpec};
-use crate::runner::deps::{self, DepsError, Progress};
+use crate::deps::{DepsError, Progress};
 use crate::runner::host::Host;
 use crate::toolbox::{Actor, Change, FileSpec};
 use package::Package;
