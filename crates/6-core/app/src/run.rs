@@ -35,7 +35,14 @@ impl App {
             .unwrap_or_else(|| serde_json::json!({}));
         match self.call(name, args, host).await {
             Ok(out) => Ok(out.structured.unwrap_or(Value::String(out.text))),
-            Err(e) => Err(HostError::new(HostCode::Refused, e.to_string())),
+            // The tool is told what to do too: a refusal it passes on keeps its hint.
+            Err(e) => Err(HostError::new(
+                HostCode::Refused,
+                match e.hint() {
+                    Some(h) => format!("{e}\nhint: {h}"),
+                    None => e.to_string(),
+                },
+            )),
         }
     }
 
