@@ -11,6 +11,7 @@ pub use toolsmith_build as build;
 pub mod cli;
 pub use toolsmith_compose as compose;
 pub use toolsmith_config as config;
+pub use toolsmith_deps as deps;
 pub mod console;
 pub use toolsmith_app::examples;
 pub use toolsmith_error as error;

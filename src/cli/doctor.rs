@@ -149,7 +149,7 @@ fn approval_checks(personal: &Path) -> Vec<Check> {
 
 /// The direct references a person allowed here (and those refused, waiting).
 fn references_check(personal: &Path, toolbox: &Path) -> Check {
-    let store = crate::runner::deps::Allowances::new(personal, toolbox);
+    let store = crate::deps::Allowances::new(personal, toolbox);
     match store.list() {
         Ok((allowed, waiting)) if allowed.is_empty() && waiting.is_empty() => check(
             "references",

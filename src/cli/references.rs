@@ -5,7 +5,7 @@
 use super::output::{self, UserError};
 use crate::app::App;
 use crate::approval::references;
-use crate::runner::deps::Ecosystem;
+use crate::deps::Ecosystem;
 use anyhow::Result;
 use serde_json::{Value, json};
 

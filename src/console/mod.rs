@@ -466,8 +466,8 @@ async fn rollback(State(c): State<Shared>, headers: HeaderMap, Form(f): Form<Fie
     .await
 }
 
-fn ecosystem(f: &Fields) -> Result<crate::runner::deps::Ecosystem, String> {
-    crate::runner::deps::Ecosystem::parse(field(f, "ecosystem"))
+fn ecosystem(f: &Fields) -> Result<crate::deps::Ecosystem, String> {
+    crate::deps::Ecosystem::parse(field(f, "ecosystem"))
         .ok_or_else(|| "the form names no package manager (pip or npm)".to_string())
 }
 

@@ -162,6 +162,13 @@ fn a_held_tool_is_refused_through_every_entry_point() {
             "{entry} says the tool is held: {text}"
         );
         assert!(!text.contains(MARK), "{entry}: held code ran: {text}");
+        // Where the refusal is the answer (not an example's failure), it says what to do.
+        if !entry.starts_with("examples gate") {
+            assert!(
+                text.contains(&format!("toolsmith trust {HELD}")),
+                "{entry} gives the held tool's hint: {text}"
+            );
+        }
     }
     // Nothing was made of the refused candidates, and the toolbox is as it was.
     let tools: Vec<&str> = v["tools"]

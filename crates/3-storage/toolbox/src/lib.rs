@@ -25,12 +25,14 @@ use toolsmith_secrets as secrets;
 mod apply;
 mod journal;
 mod layout;
+mod staging;
 mod state;
 mod trusted;
 mod verify;
 mod write;
 
 pub use apply::Change;
+pub use staging::Staging;
 pub use journal::JOURNAL_FILE;
 pub use layout::seed_files;
 pub use trusted::{ALLOWED_SIGNERS, Provenance, TRUSTED_FILE, Trusted};

@@ -7,6 +7,7 @@
 
 // The crates below, under the names the code map gives them.
 use toolsmith_config as config;
+use toolsmith_deps as deps;
 use toolsmith_error as error;
 use toolsmith_hashing as hashing;
 use toolsmith_index as index;
@@ -19,14 +20,12 @@ use toolsmith_sandbox as sandbox;
 use toolsmith_secrets as secrets;
 use toolsmith_telemetry as telemetry;
 
-pub mod deps;
 #[cfg(target_os = "linux")]
 mod fork;
 pub mod host;
 pub(crate) mod launch;
 pub use launch::toolbox_root;
 mod outcome;
-pub mod pipeline;
 mod process;
 pub mod script;
 pub mod server;
@@ -460,14 +459,19 @@ impl crate::error::Hint for RunError {
             RunError::Memory { .. } => "use less memory, or raise `limits.memory_mb` in its tool.toml".into(),
             RunError::OutputTooLarge { .. } => "print less, or raise `limits.output_bytes` in its tool.toml".into(),
             RunError::Arguments { tool, .. } => format!("give the arguments as the input schema of {tool} says (`get_tool`): every field its WIT function declares, by its WIT name, nothing else"),
+            // An error that carries its cause's own hint (dependencies; a nested call's refusal
+            // the tool passed on) says it there.
+            RunError::Start { message, .. } | RunError::ToolError { message, .. }
+                if message.contains("\nhint: ") =>
+            {
+                return None;
+            }
             RunError::ToolError { message, .. } | RunError::Trap { message, .. } if message.contains(TRACEBACK) => {
                 "the tool's code raised an exception (the traceback shows where): fix the code and build it again (`build_tool` with the corrected source)".into()
             }
             RunError::Failed { .. } | RunError::Trap { .. } | RunError::ToolError { .. } => "check the arguments against the tool's input schema (`get_tool`), or fix the tool".into(),
             RunError::ProtocolMismatch { tool, .. } => format!("a script that reads its JSON arguments from stdin and prints the result is a plain script: register it again with protocol \"plain\" (or without `protocol`, to have it detected), or set `protocol = \"plain\"` under [run] in tools/{tool}/tool.toml; to keep jsonrpc, use the helper of the language's template (toolsmith://guide)"),
             RunError::Protocol { .. } => "a jsonrpc script must answer the request with id 0 (the protocol is in the toolsmith://guide resource), or set protocol = \"plain\"".into(),
-            // A start error that carries its cause's own hint (dependencies) says it there.
-            RunError::Start { message, .. } if message.contains("\nhint: ") => return None,
             RunError::Start { .. } => "check that the interpreter is installed and on PATH".into(),
             RunError::Sandbox { hint, .. } => hint.clone(),
             RunError::Denied { .. } => "declare it under [capabilities] in tool.toml, inside the allowed roots (TOOLSMITH_ROOTS)".into(),

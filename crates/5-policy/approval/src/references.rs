@@ -1,4 +1,4 @@
-//! A person's allowances of direct references (`runner::deps::Allowances`: a local path or an
+//! A person's allowances of direct references (`deps::Allowances`: a local path or an
 //! archive URL as one tool's pip or npm dependency), as `toolsmith allow`/`disallow` and the
 //! console make them — each recorded in the personal directory and the audit log — and as
 //! `toolsmith pending`, the console and `get_tool` show them. Nothing here is reachable from a
@@ -6,7 +6,7 @@
 
 use super::Gate;
 use crate::audit;
-use crate::runner::deps::{self, AllowError, Allowance, Allowances, Ecosystem, Request};
+use crate::deps::{self, AllowError, Allowance, Allowances, Ecosystem, Request};
 use serde_json::{Value, json};
 
 /// The allowances of the gate's toolbox on this machine.

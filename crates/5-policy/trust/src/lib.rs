@@ -458,3 +458,47 @@ pub fn trust_signers(tb: &Toolbox) -> Result<Option<String>, TrustError> {
     }
     Ok(blob)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{Index, Origin};
+    use crate::toolbox::FileSpec;
+
+    const TOML: &str = "format = 1\nname = \"NAME\"\ndescription = \"A test tool\"\nkind = \"script\"\n\n[run]\nlanguage = \"python\"\nentry = \"main.py\"\n";
+
+    fn files(name: &str) -> Vec<FileSpec> {
+        vec![
+            FileSpec::new("tool.toml", TOML.replace("NAME", name)),
+            FileSpec::new("main.py", "print(1)\n"),
+        ]
+    }
+
+    fn tool(tb: &Toolbox, name: &str) -> crate::index::Tool {
+        Index::build(tb.root())
+            .tools()
+            .find(|t| t.manifest.name == name)
+            .cloned()
+            .expect("indexed")
+    }
+
+    /// The trust gate reads the call's origin: a stored tool toolsmith committed here is
+    /// trusted; one with no commit to judge is refused (fail closed); a staged candidate or
+    /// scratch code is not judged at all, whatever its directory.
+    #[test]
+    fn the_gate_judges_stored_tools_only_and_fails_closed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let tb = Toolbox::init(&tmp.path().join("box"), &[], "test").unwrap();
+        tb.write_tool("made", &files("made"), "test").unwrap();
+        assert!(require_trusted(&tb, Origin::Stored, &tool(&tb, "made")).is_ok());
+
+        // On disk under tools/, never committed: nothing says where it came from.
+        crate::toolbox::write_files(&tb.tools_dir().join("loose"), &files("loose")).unwrap();
+        let loose = tool(&tb, "loose");
+        let held = require_trusted(&tb, Origin::Stored, &loose).unwrap_err();
+        assert!(held.reason.contains("could not be checked"), "{held}");
+        for origin in [Origin::Staged, Origin::Scratch] {
+            assert!(require_trusted(&tb, origin, &loose).is_ok(), "{origin:?}");
+        }
+    }
+}

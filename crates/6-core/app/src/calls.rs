@@ -158,3 +158,39 @@ pub fn check_arguments(tool: &Tool, args: &Value) -> Result<(), CallError> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(schema: &str) -> Tool {
+        let text = format!(
+            "format = 1\nname = \"t\"\ndescription = \"A test tool\"\nkind = \"script\"\n\n[run]\nlanguage = \"python\"\nentry = \"main.py\"\n\n{schema}"
+        );
+        let parsed = crate::manifest::parse(std::path::Path::new("tool.toml"), Some("t"), &text)
+            .expect("a valid manifest");
+        Tool {
+            input_schema: parsed.manifest.input_schema.clone().unwrap_or_default(),
+            output_schema: None,
+            manifest: parsed.manifest,
+            warnings: Vec::new(),
+            validator: Default::default(),
+            upstream: None,
+        }
+    }
+
+    /// Arguments are an object that fits the input schema; a refusal names each problem and
+    /// where it is.
+    #[test]
+    fn arguments_are_checked_against_the_input_schema() {
+        let t = tool("[input_schema]\ntype = \"object\"\nrequired = [\"n\"]\n[input_schema.properties.n]\ntype = \"integer\"\n");
+        assert!(check_arguments(&t, &json!({"n": 3})).is_ok());
+        let e = check_arguments(&t, &json!([1])).unwrap_err().to_string();
+        assert!(e.contains("must be a JSON object"), "{e}");
+        let e = check_arguments(&t, &json!({"n": "three"})).unwrap_err().to_string();
+        assert!(e.contains("/n"), "the field is named: {e}");
+        let e = check_arguments(&t, &json!({})).unwrap_err().to_string();
+        assert!(e.contains("\"n\""), "the missing field is named: {e}");
+    }
+}

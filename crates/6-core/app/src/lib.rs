@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
+use toolsmith_deps as deps;
 use toolsmith_approval as approval;
 use toolsmith_config as config;
 use toolsmith_error as error;
@@ -31,6 +32,7 @@ use std::sync::{Arc, RwLock};
 
 mod calls;
 pub mod examples;
+pub mod pipeline;
 mod run;
 pub use calls::{CallError, check_arguments};
 
@@ -507,15 +509,15 @@ impl App {
         };
         let dir = self.toolbox.tools_dir().join(name);
         let m = &tool.manifest;
-        let allowed = crate::runner::deps::Allowances::new(&self.config.data_dir, &root);
-        let ctx = crate::runner::deps::Ctx {
+        let allowed = crate::deps::Allowances::new(&self.config.data_dir, &root);
+        let ctx = crate::deps::Ctx {
             sandbox: &self.config.sandbox,
             cache: &self.config.cache_dir,
             allowed: &allowed,
         };
         if m.kind != Kind::Script
             || m.run.worker
-            || !crate::runner::deps::built_already(ctx, &root, m, &dir)
+            || !crate::deps::built_already(ctx, &root, m, &dir)
             || self.verify_stored(Origin::Stored, &tool).is_err()
             || crate::trust::require_trusted(&self.toolbox, Origin::Stored, &tool).is_err()
         {

@@ -8,7 +8,7 @@ use crate::error::{HostCode, HostError};
 use crate::index::{Callee, Origin, Tool};
 use crate::manifest::{Kind, OnError};
 use crate::runner::host::Host;
-use crate::runner::pipeline;
+use crate::pipeline;
 use crate::runner::{CallOutput, RunError};
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -35,7 +35,14 @@ impl App {
             .unwrap_or_else(|| serde_json::json!({}));
         match self.call(name, args, host).await {
             Ok(out) => Ok(out.structured.unwrap_or(Value::String(out.text))),
-            Err(e) => Err(HostError::new(HostCode::Refused, e.to_string())),
+            // The tool is told what to do too: a refusal it passes on keeps its hint.
+            Err(e) => Err(HostError::new(
+                HostCode::Refused,
+                match e.hint() {
+                    Some(h) => format!("{e}\nhint: {h}"),
+                    None => e.to_string(),
+                },
+            )),
         }
     }
 

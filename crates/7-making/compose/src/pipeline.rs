@@ -4,7 +4,7 @@
 
 use crate::index::Index;
 use crate::manifest::{self, Kind, Manifest, Step};
-use crate::runner::pipeline::{step_refs, uses_prev};
+use crate::app::pipeline::{step_refs, uses_prev};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
+use toolsmith_deps as deps;
 use toolsmith_app as app;
 use toolsmith_app::examples;
 use toolsmith_approval as approval;
@@ -24,7 +25,7 @@ use crate::index::Tool;
 use crate::manifest::{
     Declared, Dependencies, Example, Kind, LANGUAGES, Manifest, Protocol, Run, SandboxMode,
 };
-use crate::runner::deps::{self, DepsError, Progress};
+use crate::deps::{DepsError, Progress};
 use crate::runner::script::Host;
 use crate::toolbox::{Actor, FileSpec, WriteOutcome};
 use schemars::JsonSchema;
@@ -320,31 +321,6 @@ pub fn manifest_of(spec: &ScriptSpec) -> Manifest {
     }
 }
 
-/// Removes a staging directory when dropped.
-struct Staged(PathBuf);
-
-impl Drop for Staged {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn write_files(dir: &Path, files: &[FileSpec]) -> Result<(), RegisterError> {
-    for f in files {
-        let path = dir.join(&f.path);
-        let io = |action, source| RegisterError::Io {
-            action,
-            path: path.clone(),
-            source,
-        };
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| io("create", e))?;
-        }
-        std::fs::write(&path, &f.contents).map_err(|e| io("write", e))?;
-    }
-    Ok(())
-}
-
 /// Register `spec` as a script tool: validate, install and lock its dependencies, stage it, run
 /// its examples there, then write it as one commit by `actor`. Nothing is committed when any
 /// step fails.
@@ -425,30 +401,17 @@ pub async fn register(
             .into_iter()
             .map(|(p, bytes)| FileSpec::new(p, bytes)),
     );
-    // Stage beside the tools (hidden, so the index ignores it) to hash and test it.
-    let staging = tb.tools_dir().join(format!(
-        ".staging-{}-{}-{}",
-        spec.name,
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
-    let staged = Staged(staging.clone());
-    write_files(&staging, &files)?;
-    let source = crate::hashing::source_hash(&staging, None).map_err(|e| RegisterError::Io {
-        action: "hash",
-        path: staging.clone(),
-        source: e,
-    })?;
+    // Staged beside the tools to be hashed and tried.
+    let staged = crate::toolbox::Staging::new(tb, &spec.name)?;
+    staged.write(&files)?;
+    let source = staged.source_hash()?;
     let text = manifest::set_hashes(&text, Some(&source), None)
         .map_err(|e| RegisterError::Invalid(e.to_string()))?;
     files.push(FileSpec::new(
         manifest::FILE_NAME,
         text.clone().into_bytes(),
     ));
-    write_files(&staging, &files[files.len() - 1..])?;
+    staged.write(&files[files.len() - 1..])?;
 
     let tool = Tool {
         input_schema: m.input_schema.clone().unwrap_or_default(),
@@ -460,7 +423,7 @@ pub async fn register(
     };
     let total = tool.manifest.examples.len();
     let checked = async {
-        let failures = crate::examples::check(app, &staging, &tool, host).await;
+        let failures = crate::examples::check(app, staged.path(), &tool, host).await;
         match failures.is_empty() {
             true => Ok(()),
             false => Err(RegisterError::Examples { total, failures }),

@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
+use toolsmith_deps as deps;
 use toolsmith_app as app;
 use toolsmith_approval as approval;
 use toolsmith_error as error;
@@ -30,7 +31,7 @@ pub mod package;
 use crate::app::App;
 use crate::index::Tool;
 use crate::manifest::{Capabilities, Kind, Manifest, McpServer, SecretsSpec};
-use crate::runner::deps::{self, DepsError, Progress};
+use crate::deps::{DepsError, Progress};
 use crate::runner::host::Host;
 use crate::toolbox::{Actor, Change, FileSpec};
 use package::Package;
@@ -259,28 +260,6 @@ pub fn manifest_of(spec: &ServerSpec) -> Result<(Manifest, Option<Package>), Add
     Ok((m, package))
 }
 
-/// Removes a staging directory when dropped.
-struct Staged(PathBuf);
-
-impl Drop for Staged {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn write(dir: &Path, f: &FileSpec) -> Result<(), AddError> {
-    let path = dir.join(&f.path);
-    let io = |action, source| AddError::Io {
-        action,
-        path: path.clone(),
-        source,
-    };
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| io("create", e))?;
-    }
-    std::fs::write(&path, &f.contents).map_err(|e| io("write", e))
-}
-
 fn parse_checked(name: &str, text: &str) -> Result<manifest::Parsed, AddError> {
     manifest::parse(Path::new(manifest::FILE_NAME), Some(name), text).map_err(|d| {
         AddError::Invalid {
@@ -351,7 +330,7 @@ fn executable(entry: &walkdir::DirEntry) -> bool {
 struct Ready {
     added: Added,
     files: Vec<FileSpec>,
-    _staged: Staged,
+    _staged: crate::toolbox::Staging,
 }
 
 async fn prepare(
@@ -416,26 +395,13 @@ async fn prepare(
         .into_iter()
         .map(|(p, b)| FileSpec::new(p, b))
         .collect();
-    let staging = tb.tools_dir().join(format!(
-        ".staging-{name}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
-    let staged = Staged(staging.clone());
-    // An entry without packages (a URL, a command on PATH) has no lockfile to write first.
-    std::fs::create_dir_all(&staging).map_err(|e| AddError::Io {
-        action: "create",
-        path: staging.clone(),
-        source: e,
-    })?;
+    // Staged beside the tools to be hashed and tried (an entry without packages — a URL, a
+    // command on PATH — has no lockfile to write first).
+    let staged = crate::toolbox::Staging::new(tb, &name)?;
+    let staging = staged.path().to_path_buf();
     // An update keeps the entry's own files (a server script of its own, a README).
     files.extend(kept_files(&tb.tools_dir().join(&name), &files)?);
-    for f in &files {
-        write(&staging, f)?;
-    }
+    staged.write(&files)?;
     // A package with a first word that is not a command (`add-mcp x --npm PKG@VER -- stdio`):
     // the words are arguments of the package's own command.
     let server = m.mcp.get_or_insert_with(Default::default);
@@ -477,11 +443,7 @@ async fn prepare(
         name: name.clone(),
         message: format!("cannot write tool.toml: {e}"),
     })?;
-    let source = crate::hashing::source_hash(&staging, None).map_err(|e| AddError::Io {
-        action: "hash",
-        path: staging.clone(),
-        source: e,
-    })?;
+    let source = staged.source_hash()?;
     let text = manifest::set_hashes(&text, Some(&source), None).map_err(|e| AddError::Invalid {
         name: name.clone(),
         message: e.to_string(),
@@ -491,7 +453,7 @@ async fn prepare(
         warnings.extend(parsed.warnings.iter().map(|d| d.to_string()));
     }
     let toml = FileSpec::new(manifest::FILE_NAME, text.into_bytes());
-    write(&staging, &toml)?;
+    staged.write(std::slice::from_ref(&toml))?;
     files.push(toml);
     let tool = Tool {
         input_schema: std::sync::Arc::new(Default::default()),
@@ -506,7 +468,7 @@ async fn prepare(
     // approved for exactly this content), lists its tools.
     let listed = app
         .run(
-            crate::index::Callee::staged(&staging, tool.clone()),
+            staged.callee(tool.clone()),
             Value::Object(Default::default()),
             host,
         )

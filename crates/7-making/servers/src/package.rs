@@ -166,7 +166,7 @@ pub fn from_launcher(command: &str, args: &[String]) -> Option<(Package, Vec<Str
 /// The command a package installs, read from its metadata in the environment: npm's `bin`
 /// (a string: the package's own name; one entry: that one; several: the one named like the
 /// package), a wheel's `console_scripts` (likewise).
-pub fn command_of(pkg: &Package, env: &crate::runner::deps::Env) -> Option<String> {
+pub fn command_of(pkg: &Package, env: &crate::deps::Env) -> Option<String> {
     let like = match pkg {
         Package::Npm { name, .. } => name.rsplit('/').next().unwrap_or(name).to_string(),
         Package::Pip { .. } => pkg.name(),
@@ -175,7 +175,7 @@ pub fn command_of(pkg: &Package, env: &crate::runner::deps::Env) -> Option<Strin
 }
 
 /// Every command a package installs (npm's `bin`, a wheel's `console_scripts`).
-pub fn commands_of(pkg: &Package, env: &crate::runner::deps::Env) -> Vec<String> {
+pub fn commands_of(pkg: &Package, env: &crate::deps::Env) -> Vec<String> {
     match pkg {
         Package::Npm { name, .. } => {
             let Some(nm) = env.node_modules.as_ref() else {

@@ -26,6 +26,8 @@ use toolsmith_toolbox as toolbox;
 use toolsmith_trust as trust;
 
 mod remote;
+#[cfg(test)]
+mod tests;
 
 use crate::history::FileAt;
 use crate::index::TOOLS_DIR;

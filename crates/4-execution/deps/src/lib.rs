@@ -8,6 +8,20 @@
 //! generation built from the committed lockfile, or builds one (after a clone, pull or update):
 //! each generation records the sha256 of the lockfile it was built from.
 
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+// The crates below, under the names the code map gives them.
+use toolsmith_config as config;
+use toolsmith_error as error;
+use toolsmith_hashing as hashing;
+use toolsmith_manifest as manifest;
+use toolsmith_names as names;
+use toolsmith_personal as personal;
+use toolsmith_platform as platform;
+use toolsmith_sandbox as sandbox;
+
 mod allowed;
 mod eco;
 mod install;
