@@ -32,9 +32,9 @@ mod verify;
 mod write;
 
 pub use apply::Change;
-pub use staging::Staging;
 pub use journal::JOURNAL_FILE;
 pub use layout::seed_files;
+pub use staging::Staging;
 pub use trusted::{ALLOWED_SIGNERS, Provenance, TRUSTED_FILE, Trusted};
 pub use verify::{Drift, SETTINGS_FILE, UncommittedPolicy};
 pub use write::{Actor, FileSpec, WriteOutcome, message, write_files};

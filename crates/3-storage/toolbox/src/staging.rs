@@ -68,7 +68,10 @@ mod tests {
         let dir = staged.path().to_path_buf();
         assert!(dir.starts_with(tb.tools_dir()));
         assert!(
-            dir.file_name().unwrap().to_string_lossy().starts_with(".staging-echo-"),
+            dir.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".staging-echo-"),
             "hidden, so the index ignores it: {dir:?}"
         );
         staged

@@ -8,7 +8,6 @@
 //! generation built from the committed lockfile, or builds one (after a clone, pull or update):
 //! each generation records the sha256 of the lockfile it was built from.
 
-
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -205,7 +204,7 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> DepsE
 }
 
 /// The last `max` bytes of a text (at a character boundary), marked when cut.
-pub(crate) fn tail_text(text: &str, max: usize) -> String {
+pub fn tail_text(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }

@@ -14,7 +14,6 @@ use toolsmith_index as index;
 use toolsmith_manifest as manifest;
 use toolsmith_memory as memory;
 use toolsmith_names as names;
-use toolsmith_personal as personal;
 use toolsmith_platform as platform;
 use toolsmith_sandbox as sandbox;
 use toolsmith_secrets as secrets;

@@ -22,8 +22,8 @@
 #![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
-use toolsmith_deps as deps;
 use toolsmith_audit as audit;
+use toolsmith_deps as deps;
 use toolsmith_error as error;
 use toolsmith_git as git;
 use toolsmith_hashing as hashing;

@@ -482,23 +482,57 @@ mod tests {
             .expect("indexed")
     }
 
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=teammate", "-c", "user.email=t@example.com"])
+            .args(args)
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// The trust gate reads the call's origin: a stored tool toolsmith committed here is
-    /// trusted; one with no commit to judge is refused (fail closed); a staged candidate or
-    /// scratch code is not judged at all, whatever its directory.
+    /// trusted, so is one not committed yet (the person's own: the drift check, not trust,
+    /// decides about uncommitted files); one pulled from a teammate unsigned is held. A staged
+    /// candidate or scratch code is not judged at all, whatever its name.
     #[test]
-    fn the_gate_judges_stored_tools_only_and_fails_closed() {
+    fn the_gate_judges_stored_tools_only() {
         let tmp = tempfile::tempdir().unwrap();
         let tb = Toolbox::init(&tmp.path().join("box"), &[], "test").unwrap();
         tb.write_tool("made", &files("made"), "test").unwrap();
         assert!(require_trusted(&tb, Origin::Stored, &tool(&tb, "made")).is_ok());
-
-        // On disk under tools/, never committed: nothing says where it came from.
         crate::toolbox::write_files(&tb.tools_dir().join("loose"), &files("loose")).unwrap();
-        let loose = tool(&tb, "loose");
-        let held = require_trusted(&tb, Origin::Stored, &loose).unwrap_err();
-        assert!(held.reason.contains("could not be checked"), "{held}");
+        assert!(require_trusted(&tb, Origin::Stored, &tool(&tb, "loose")).is_ok());
+        std::fs::remove_dir_all(tb.tools_dir().join("loose")).unwrap();
+
+        let other = tmp.path().join("teammate");
+        git(
+            tmp.path(),
+            &[
+                "clone",
+                "-q",
+                tb.root().to_str().unwrap(),
+                other.to_str().unwrap(),
+            ],
+        );
+        crate::toolbox::write_files(&other.join("tools/theirs"), &files("theirs")).unwrap();
+        git(&other, &["add", "-A"]);
+        git(&other, &["commit", "-qm", "theirs"]);
+        git(
+            tb.root(),
+            &["pull", "-q", "--ff-only", other.to_str().unwrap(), "HEAD"],
+        );
+        let theirs = tool(&tb, "theirs");
+        let held = require_trusted(&tb, Origin::Stored, &theirs).unwrap_err();
+        assert!(held.reason.contains("not signed"), "{held}");
         for origin in [Origin::Staged, Origin::Scratch] {
-            assert!(require_trusted(&tb, origin, &loose).is_ok(), "{origin:?}");
+            assert!(require_trusted(&tb, origin, &theirs).is_ok(), "{origin:?}");
         }
     }
 }

@@ -184,11 +184,15 @@ mod tests {
     /// where it is.
     #[test]
     fn arguments_are_checked_against_the_input_schema() {
-        let t = tool("[input_schema]\ntype = \"object\"\nrequired = [\"n\"]\n[input_schema.properties.n]\ntype = \"integer\"\n");
+        let t = tool(
+            "[input_schema]\ntype = \"object\"\nrequired = [\"n\"]\n[input_schema.properties.n]\ntype = \"integer\"\n",
+        );
         assert!(check_arguments(&t, &json!({"n": 3})).is_ok());
         let e = check_arguments(&t, &json!([1])).unwrap_err().to_string();
         assert!(e.contains("must be a JSON object"), "{e}");
-        let e = check_arguments(&t, &json!({"n": "three"})).unwrap_err().to_string();
+        let e = check_arguments(&t, &json!({"n": "three"}))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("/n"), "the field is named: {e}");
         let e = check_arguments(&t, &json!({})).unwrap_err().to_string();
         assert!(e.contains("\"n\""), "the missing field is named: {e}");

@@ -6,9 +6,9 @@
 #![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
-use toolsmith_deps as deps;
 use toolsmith_approval as approval;
 use toolsmith_config as config;
+use toolsmith_deps as deps;
 use toolsmith_error as error;
 use toolsmith_index as index;
 use toolsmith_manifest as manifest;

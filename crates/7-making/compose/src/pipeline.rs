@@ -2,9 +2,9 @@
 //! index (unknown tools, unknown step references, cycles — each error names the step), then
 //! committed like any other tool.
 
+use crate::app::pipeline::{step_refs, uses_prev};
 use crate::index::Index;
 use crate::manifest::{self, Kind, Manifest, Step};
-use crate::app::pipeline::{step_refs, uses_prev};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 

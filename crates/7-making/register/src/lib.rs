@@ -7,12 +7,11 @@
 #![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
-use toolsmith_deps as deps;
 use toolsmith_app as app;
 use toolsmith_app::examples;
 use toolsmith_approval as approval;
+use toolsmith_deps as deps;
 use toolsmith_error as error;
-use toolsmith_hashing as hashing;
 use toolsmith_index as index;
 use toolsmith_manifest as manifest;
 use toolsmith_names as names;
@@ -21,11 +20,11 @@ use toolsmith_telemetry as telemetry;
 use toolsmith_toolbox as toolbox;
 
 use crate::app::App;
+use crate::deps::{DepsError, Progress};
 use crate::index::Tool;
 use crate::manifest::{
     Declared, Dependencies, Example, Kind, LANGUAGES, Manifest, Protocol, Run, SandboxMode,
 };
-use crate::deps::{DepsError, Progress};
 use crate::runner::script::Host;
 use crate::toolbox::{Actor, FileSpec, WriteOutcome};
 use schemars::JsonSchema;

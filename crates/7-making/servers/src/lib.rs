@@ -13,9 +13,9 @@
 #![forbid(unsafe_code)]
 
 // The crates below, under the names the code map gives them.
-use toolsmith_deps as deps;
 use toolsmith_app as app;
 use toolsmith_approval as approval;
+use toolsmith_deps as deps;
 use toolsmith_error as error;
 use toolsmith_hashing as hashing;
 use toolsmith_index as index;
@@ -29,9 +29,9 @@ pub mod config;
 pub mod package;
 
 use crate::app::App;
+use crate::deps::{DepsError, Progress};
 use crate::index::Tool;
 use crate::manifest::{Capabilities, Kind, Manifest, McpServer, SecretsSpec};
-use crate::deps::{DepsError, Progress};
 use crate::runner::host::Host;
 use crate::toolbox::{Actor, Change, FileSpec};
 use package::Package;

@@ -14,7 +14,11 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .args(args)
         .output()
         .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -47,7 +51,11 @@ fn take_is_a_name_and_a_side() {
     assert_eq!(parse_take("a=ours").unwrap(), ("a".into(), Side::Ours));
     assert_eq!(parse_take("a=theirs").unwrap(), ("a".into(), Side::Theirs));
     assert!(parse_take("a").unwrap_err().contains("NAME=ours"));
-    assert!(parse_take("a=mine").unwrap_err().contains("not `ours` or `theirs`"));
+    assert!(
+        parse_take("a=mine")
+            .unwrap_err()
+            .contains("not `ours` or `theirs`")
+    );
 }
 
 #[test]
@@ -62,20 +70,31 @@ fn a_plan_takes_tools_and_top_level_files_from_the_target() {
     let (changes, top) = plan(root, &first, &second).unwrap();
     let names: Vec<&str> = changes.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["a", "b"]);
-    assert!(changes.iter().all(|(_, c)| matches!(c, Change::Write { .. })));
+    assert!(
+        changes
+            .iter()
+            .all(|(_, c)| matches!(c, Change::Write { .. }))
+    );
     assert_eq!(top.len(), 1);
     assert_eq!(top[0].0, "README.md");
     assert_eq!(top[0].1.as_ref().unwrap().contents, b"# box\n");
     // The other way, b is removed and the readme with it.
     git(root, &["reset", "-q", "--hard", &second]);
     let (changes, top) = plan(root, &second, &first).unwrap();
-    assert!(changes.iter().any(|(n, c)| n == "b" && matches!(c, Change::Remove)));
+    assert!(
+        changes
+            .iter()
+            .any(|(n, c)| n == "b" && matches!(c, Change::Remove))
+    );
     assert!(top.iter().any(|(p, f)| p == "README.md" && f.is_none()));
 }
 
 #[test]
 fn a_plan_refuses_what_is_not_a_tool_or_top_level_file() {
-    for (path, what) in [("docs/guide.md", "docs/guide.md"), ("tools/.gitkeep", "tools/.gitkeep")] {
+    for (path, what) in [
+        ("docs/guide.md", "docs/guide.md"),
+        ("tools/.gitkeep", "tools/.gitkeep"),
+    ] {
         let (tmp, first) = repo();
         write(tmp.path(), path, "x\n");
         let second = commit(tmp.path(), "outside the tools");
