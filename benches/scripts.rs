@@ -18,6 +18,9 @@
 //!   registered over MCP (and the registration), and 200 calls back to back (after 10), under
 //!   both mechanisms.
 //!
+//! - Skillz, a peer, with the same Python echo (`-- skillz`, with `BENCH_SKILLZ_BIN=PATH`): the
+//!   first call after a restart, the first calls of a tool just registered, back to back.
+//!
 //! Run with `cargo bench --bench scripts` (every table), `-- langs`, `-- rates` or `-- first`
 //! (one; `-- rates python node`: those languages only);
 //! prints tables. `BENCH_TOOLSMITH_BIN=PATH` runs another build of the server (the code
@@ -68,7 +71,12 @@ impl Server {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child = cmd.spawn().expect("spawn toolsmith serve");
+        Server::start(cmd)
+    }
+
+    /// Start `cmd` (an MCP server over stdio) and go through the initialize handshake.
+    fn start(mut cmd: Command) -> Server {
+        let mut child = cmd.spawn().expect("spawn the server");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let mut s = Server {
@@ -89,9 +97,17 @@ impl Server {
     }
 
     fn read(&mut self) -> Value {
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).expect("read");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad line {line:?}: {e}"))
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).expect("read");
+            assert!(n > 0, "the server closed its stdout");
+            // A peer's own debug line on stdout (Skillz prints some) is not a message.
+            match serde_json::from_str(&line) {
+                Ok(v) => return v,
+                Err(_) if !line.trim_start().starts_with('{') => continue,
+                Err(e) => panic!("bad line {line:?}: {e}"),
+            }
+        }
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
@@ -405,7 +421,7 @@ fn main() {
     let cache = tmp.path().join("cache");
     let only: Vec<String> = std::env::args()
         .skip(1)
-        .filter(|a| a == "langs" || a == "rates" || a == "first")
+        .filter(|a| a == "langs" || a == "rates" || a == "first" || a == "skillz")
         .collect();
     let wants = |s: &str| only.is_empty() || only.iter().any(|o| o == s);
     if wants("langs") {
@@ -421,6 +437,104 @@ fn main() {
     }
     if wants("first") {
         first_calls(&root, &cache);
+    }
+    // Skillz beside it (issue 41): `BENCH_SKILLZ_BIN=PATH cargo bench --bench scripts -- first
+    // skillz` (Skillz 0.8.4: `cargo install skillz --version 0.8.4 --root DIR`).
+    if only.iter().any(|o| o == "skillz") {
+        match std::env::var_os("BENCH_SKILLZ_BIN") {
+            Some(bin) => skillz(Path::new(&bin)),
+            None => panic!("`-- skillz` needs BENCH_SKILLZ_BIN=PATH (the skillz binary)"),
+        }
+    }
+}
+
+/// The same Python echo measured through Skillz, a peer that starts a process per call: the
+/// first call right after a restart, the first and second call of a tool just registered
+/// over MCP, and 200 calls back to back (after 10), beside a bare interpreter start.
+fn skillz(bin: &Path) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let tools = tmp.path().join("tools");
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&tools).expect("tools dir");
+    std::fs::create_dir_all(&home).expect("home");
+    let spawn = || {
+        let mut cmd = Command::new(bin);
+        cmd.env("TOOLS_DIR", &tools)
+            .env("HOME", &home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        Server::start(cmd)
+    };
+    let code = "import json, sys\nreq = json.loads(sys.stdin.readline())\nprint(json.dumps({'jsonrpc': '2.0', 'id': req['id'], 'result': {'echo': req['params']['arguments'].get('text')}}))\nsys.stdout.flush()\n";
+    let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+    // The real interpreter, as toolsmith's runners resolve it (through a version manager's
+    // shim, every start of Skillz's would cost the shim's ~100 ms more here).
+    let python = toolsmith::sandbox::interp::resolve("python3")
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "python3".into());
+    let register = |s: &mut Server, name: &str| {
+        let r = s.request(
+            "tools/call",
+            json!({"name": "register_script", "arguments": {
+                "name": name, "description": "echo", "code": code, "interpreter": python,
+                "extension": "py", "input_schema": schema}}),
+        );
+        assert!(
+            r["result"]["isError"] != json!(true),
+            "register {name}: {r}"
+        );
+    };
+    let mut rows: Vec<(String, Vec<Duration>)> = Vec::new();
+    rows.push((
+        "bare python3 -c 'import json,sys'".into(),
+        bare(&[python.clone(), "-c".into(), "import json,sys".into()], 20),
+    ));
+    let mut s = spawn();
+    register(&mut s, "py_echo");
+    s.call("py_echo", 0);
+    s.stop();
+    let mut at_once = Vec::new();
+    for _ in 0..10 {
+        let mut s = spawn();
+        at_once.push(s.call("py_echo", 0));
+        s.stop();
+    }
+    rows.push(("skillz, first call right after a restart".into(), at_once));
+    let mut s = spawn();
+    let (mut reg, mut first, mut second) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..10 {
+        let name = format!("py_new_{i}");
+        let t = Instant::now();
+        register(&mut s, &name);
+        reg.push(t.elapsed());
+        first.push(s.call(&name, 0));
+        second.push(s.call(&name, 1));
+    }
+    rows.push(("skillz, register_script".into(), reg));
+    rows.push(("skillz, first call after register_script".into(), first));
+    rows.push(("skillz, second call after register_script".into(), second));
+    s.calls("py_echo", 9, Duration::ZERO);
+    let b2b = s.calls("py_echo", 200, Duration::ZERO);
+    rows.push(("skillz, back to back (200, after 10)".into(), b2b));
+    s.stop();
+    println!(
+        "\nSkillz ({}), the same Python echo through MCP (stdio)",
+        bin.display()
+    );
+    println!(
+        "{:<60} {:>5} {:>8} {:>8} {:>8}",
+        "case", "calls", "p50 ms", "p90 ms", "p95 ms"
+    );
+    for (name, v) in &rows {
+        println!(
+            "{:<60} {:>5} {:>8.2} {:>8.2} {:>8.2}",
+            name,
+            v.len(),
+            pct(v, 0.5),
+            pct(v, 0.9),
+            pct(v, 0.95)
+        );
     }
 }
 
