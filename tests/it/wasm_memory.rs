@@ -94,7 +94,7 @@ fn a_tool_unloaded_for_the_memory_budget_is_loaded_again_at_its_next_call() {
             calls[1]
         );
     };
-    let log_env = ("TOOLSMITH_LOG", "toolsmith_runner=info");
+    let log_env = ("TOOLSMITH_LOG", "toolsmith_runner=debug");
 
     // No two components fit in 0 MiB: each load unloads the other one.
     let (out, log) = serve(
@@ -115,6 +115,13 @@ fn a_tool_unloaded_for_the_memory_budget_is_loaded_again_at_its_next_call() {
     );
     assert!(
         lines(&log, "probe", "WASM tool loaded again").is_empty(),
+        "{log}"
+    );
+    // Its artifact unchanged, it was made again from its compiled-code entry (MAC-checked),
+    // without reading and hashing the artifact a second time.
+    assert_eq!(
+        lines(&log, "measure", "loaded again from its compiled code").len(),
+        1,
         "{log}"
     );
 

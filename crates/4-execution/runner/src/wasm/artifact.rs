@@ -7,6 +7,25 @@ pub(super) fn span(r: std::ops::Range<*const u8>) -> u64 {
     r.end.addr().saturating_sub(r.start.addr()) as u64
 }
 
+/// What an artifact's bytes say, kept after its loaded form is unloaded (see `Known`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Facts {
+    /// Instantiating it runs none of its code (no start function).
+    pub inert: bool,
+    /// Its data segments' bytes ([`data_bytes`]).
+    pub data_bytes: u64,
+}
+
+impl Facts {
+    /// The facts of `bytes`.
+    pub(super) fn of(bytes: &[u8]) -> Facts {
+        Facts {
+            inert: !runs_at_instantiation(bytes),
+            data_bytes: data_bytes(bytes),
+        }
+    }
+}
+
 /// The bytes of initial data in `bytes`' data segments (a core module's, or those of every
 /// module nested in a component): what its memory images are made of.
 pub(super) fn data_bytes(bytes: &[u8]) -> u64 {

@@ -92,21 +92,35 @@ impl CodeCache {
         Ok(compiled)
     }
 
-    fn load_or_compile<C: Compiled>(
-        &self,
-        engine: &Engine,
-        bytes: &[u8],
-        sha: &str,
-    ) -> Result<C, String> {
-        let file = self.dir.as_ref().map(|d| {
+    /// Code compiled earlier for the artifact whose sha256 is `sha` and this engine, from its
+    /// entry (its MAC checked), without the artifact's bytes; its memory images made. None when
+    /// there is no usable entry. The entry is bound to that sha: what runs is that artifact's
+    /// code, whatever the artifact file holds now.
+    pub(super) fn compiled_entry<C: Compiled>(&self, engine: &Engine, sha: &str) -> Option<C> {
+        let began = std::time::Instant::now();
+        let compiled = self.entry::<C>(engine, sha)?;
+        if let Err(e) = compiled.initialize_images() {
+            tracing::debug!(error = %e, "memory images are made at the first call instead");
+        }
+        tracing::debug!(took = ?began.elapsed(), "compiled code ready from its entry");
+        Some(compiled)
+    }
+
+    /// The entry's file for `sha` (modules and components apart).
+    fn entry_file<C: Compiled>(&self, sha: &str) -> Option<PathBuf> {
+        self.dir.as_ref().map(|d| {
             d.join(format!(
                 "{}-{}{}.cwasm",
                 sha.trim_start_matches("sha256:"),
                 self.engine,
                 C::SUFFIX
             ))
-        });
-        if let (Some(f), Some(key)) = (&file, &self.key)
+        })
+    }
+
+    /// The compiled code of the entry for `sha`, when there is one and its MAC holds.
+    fn entry<C: Compiled>(&self, engine: &Engine, sha: &str) -> Option<C> {
+        if let (Some(f), Some(key)) = (&self.entry_file::<C>(sha), &self.key)
             && let Ok(data) = std::fs::read(f)
         {
             let began = std::time::Instant::now();
@@ -115,13 +129,13 @@ impl CodeCache {
             match verified {
                 Some(compiled) => {
                     // SAFETY: these exact bytes carry a valid MAC under our secret key, made
-                    // by `C::serialize` for the artifact whose sha256 was just verified and an
-                    // engine with the same compatibility hash (the file name keeps modules
-                    // and components apart).
+                    // by `C::serialize` (only ever from code we compiled) for the artifact whose
+                    // sha256 is `sha` and an engine with the same compatibility hash (the file
+                    // name keeps modules and components apart).
                     match unsafe { C::deserialize(engine, compiled) } {
                         Ok(m) => {
                             touch(f);
-                            return Ok(m);
+                            return Some(m);
                         }
                         Err(e) => {
                             tracing::warn!(file = %f.display(), error = %e, "discarding an unusable compiled module")
@@ -134,6 +148,19 @@ impl CodeCache {
                 ),
             }
         }
+        None
+    }
+
+    fn load_or_compile<C: Compiled>(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+        sha: &str,
+    ) -> Result<C, String> {
+        if let Some(compiled) = self.entry::<C>(engine, sha) {
+            return Ok(compiled);
+        }
+        let file = self.entry_file::<C>(sha);
         let (began, before) = (std::time::Instant::now(), self.functions.counts());
         let module = C::compile(engine, bytes)?;
         let after = self.functions.counts();

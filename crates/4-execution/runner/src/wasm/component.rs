@@ -215,7 +215,7 @@ impl WasmRunner {
     /// into tool.toml). `export` as `[run] export`.
     pub fn component_schemas(&self, bytes: &[u8], export: Option<&str>) -> Result<Schemas, String> {
         let sha = hashing::sha256_bytes(bytes);
-        let component = self.compile_cached::<Component>(bytes, &sha)?;
+        let component = self.compile_cached::<Component>(super::Source::Bytes(bytes), &sha)?;
         let p = pick(&self.engine, &component, export)?;
         Ok(Schemas {
             export: p.shown,
@@ -227,13 +227,14 @@ impl WasmRunner {
     /// Verify and load a component tool, using the in-memory and on-disk caches.
     pub(super) fn load_component(&self, dir: &Path, tool: &Tool) -> Result<Arc<Loaded>, RunError> {
         let name = &tool.manifest.name;
-        self.load_verified(dir, tool, |bytes, sha, stamp| {
+        self.load_verified(dir, tool, |source, sha, stamp| {
             let start = |message: String| RunError::Start {
                 tool: name.clone(),
                 message,
             };
+            let inert = source.inert();
             let component = self
-                .compile_cached::<Component>(bytes, &sha)
+                .compile_cached::<Component>(source, &sha)
                 .map_err(start)?;
             let Picked {
                 shown: export,
@@ -265,7 +266,7 @@ impl WasmRunner {
             })?;
             Ok(Loaded {
                 pre,
-                inert: !super::artifact::runs_at_instantiation(bytes),
+                inert,
                 func,
                 export,
                 params,

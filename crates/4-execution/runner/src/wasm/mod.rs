@@ -144,6 +144,40 @@ pub struct WasmRunner {
     /// call arriving while the server prepares the same tool waits for that work instead of
     /// doing it again beside it.
     loading: Arc<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>>,
+    /// Per artifact file, what its last verified load found (see [`Known`]).
+    known: Arc<Mutex<HashMap<PathBuf, Known>>>,
+}
+
+/// What verifying an artifact found, kept after its loaded form is unloaded for the memory
+/// budget: loaded again while its file is unchanged (the same stamp) and tool.toml records the
+/// same sha256, it is made from the compiled-code entry bound to that sha256 (MAC-checked)
+/// without reading and hashing the artifact again. What runs is the code of the artifact with
+/// that sha256 whatever the file holds; the stamp keeps a changed file's own verification
+/// (and its "tampered" refusal) as before.
+#[derive(Clone)]
+struct Known {
+    stamp: Stamp,
+    sha: String,
+    /// What the artifact's bytes said (see `artifact`).
+    facts: artifact::Facts,
+}
+
+/// What a tool's loaded form is made from: the artifact's bytes, read and verified now, or
+/// what an earlier verification of the same unchanged file found.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Bytes(&'a [u8]),
+    Known(&'a artifact::Facts),
+}
+
+impl Source<'_> {
+    /// Whether instantiating it runs none of its code (no start function).
+    fn inert(&self) -> bool {
+        match self {
+            Source::Bytes(b) => !artifact::runs_at_instantiation(b),
+            Source::Known(f) => f.inert,
+        }
+    }
 }
 
 /// How many WASM calls run, and the ticker's wake-up when the first one starts.
@@ -258,6 +292,7 @@ impl WasmRunner {
             roots: roots.into(),
             ticking,
             loading: Arc::default(),
+            known: Arc::default(),
         })
     }
 
@@ -277,9 +312,9 @@ impl WasmRunner {
     /// Verify and load the module of a tool, using the in-memory and on-disk caches.
     fn load(&self, dir: &Path, tool: &Tool) -> Result<Arc<Loaded>, RunError> {
         let name = &tool.manifest.name;
-        self.load_verified(dir, tool, |bytes, sha, stamp| {
+        self.load_verified(dir, tool, |source, sha, stamp| {
             let module = self
-                .compile_cached::<Module>(bytes, &sha)
+                .compile_cached::<Module>(source, &sha)
                 .map_err(|message| RunError::Start {
                     tool: name.clone(),
                     message,
@@ -295,7 +330,7 @@ impl WasmRunner {
                 })?;
             Ok(Loaded {
                 pre,
-                inert: !artifact::runs_at_instantiation(bytes),
+                inert: source.inert(),
                 stamp,
                 sha,
             })
@@ -310,7 +345,7 @@ impl WasmRunner {
         &self,
         dir: &Path,
         tool: &Tool,
-        make: impl FnOnce(&[u8], String, Stamp) -> Result<L, RunError>,
+        make: impl Fn(Source<'_>, String, Stamp) -> Result<L, RunError>,
     ) -> Result<Arc<L>, RunError> {
         let name = &tool.manifest.name;
         let path = dir.join(tool.manifest.artifact());
@@ -338,6 +373,28 @@ impl WasmRunner {
             return Ok(l);
         }
         let began = std::time::Instant::now();
+        // Unloaded for the budget, the file unchanged: from its compiled-code entry.
+        let known = self
+            .known
+            .lock()
+            .ok()
+            .and_then(|k| k.get(&path).cloned())
+            .filter(|k| k.stamp == stamp && k.sha == expected);
+        if let Some(k) = known {
+            match make(Source::Known(&k.facts), k.sha.clone(), stamp) {
+                Ok(l) => {
+                    let loaded = Arc::new(l);
+                    let size = loaded.code_bytes() + k.facts.data_bytes;
+                    tracing::debug!(tool = %name, size, loaded = ?began.elapsed(), "loaded again from its compiled code, the artifact unchanged");
+                    self.resident.insert(path, name, Arc::clone(&loaded), size);
+                    budget::give_back();
+                    return Ok(loaded);
+                }
+                Err(e) => {
+                    tracing::debug!(tool = %name, error = %e, "verifying the artifact again")
+                }
+            }
+        }
         let bytes = std::fs::read(&path).map_err(|_| RunError::NotBuilt {
             tool: name.clone(),
             path: path.clone(),
@@ -351,11 +408,22 @@ impl WasmRunner {
                 actual,
             });
         }
-        let loaded = Arc::new(make(&bytes, actual, stamp)?);
+        let loaded = Arc::new(make(Source::Bytes(&bytes), actual.clone(), stamp)?);
+        let facts = artifact::Facts::of(&bytes);
         // What it holds resident: its code's mapping, and the initial data its memory
         // images hold (a copy of the data segments).
-        let size = loaded.code_bytes() + artifact::data_bytes(&bytes);
+        let size = loaded.code_bytes() + facts.data_bytes;
         drop(bytes);
+        if let Ok(mut k) = self.known.lock() {
+            k.insert(
+                path.clone(),
+                Known {
+                    stamp,
+                    sha: actual,
+                    facts,
+                },
+            );
+        }
         tracing::debug!(tool = %name, size, ?hashed, loaded = ?began.elapsed(), "artifact verified and loaded");
         self.resident.insert(path, name, Arc::clone(&loaded), size);
         budget::give_back();
@@ -370,9 +438,17 @@ impl WasmRunner {
         }
     }
 
-    /// Verified compiled code for an artifact whose sha256 is `sha` (see `cache`).
-    fn compile_cached<C: Compiled>(&self, bytes: &[u8], sha: &str) -> Result<C, String> {
-        self.cache.compiled::<C>(&self.engine, bytes, sha)
+    /// Verified compiled code for an artifact whose sha256 is `sha` (see `cache`): from its
+    /// bytes (compiled now, or the entry for them), or — an artifact known unchanged — from
+    /// its entry only.
+    fn compile_cached<C: Compiled>(&self, source: Source<'_>, sha: &str) -> Result<C, String> {
+        match source {
+            Source::Bytes(bytes) => self.cache.compiled::<C>(&self.engine, bytes, sha),
+            Source::Known(_) => self
+                .cache
+                .compiled_entry::<C>(&self.engine, sha)
+                .ok_or_else(|| "no compiled-code entry for it".to_string()),
+        }
     }
 
     /// A call's approved capabilities onto its WASI context: `env` and secrets as environment
