@@ -132,6 +132,23 @@ fn a_poisoned_compiled_module_is_never_run() {
         "the entry was recompiled"
     );
 
+    // Both the code and its MAC copied over: the MAC binds the code to its own artifact.
+    let mac = |p: &std::path::Path| std::path::PathBuf::from(format!("{}.mac", p.display()));
+    std::fs::copy(&silent_entry, &word_entry).unwrap();
+    std::fs::copy(mac(&silent_entry), mac(&word_entry)).unwrap();
+    let out = call(
+        &tb,
+        "word_count",
+        json!({"text": "five words are right here"}),
+    )
+    .unwrap();
+    assert_eq!(
+        out.structured.as_ref().map(|v| v["words"].clone()),
+        Some(json!(5)),
+        "word_count's own code ran, not the copied module and MAC: {out:?}"
+    );
+    assert_ne!(std::fs::read(&word_entry).unwrap(), poisoned);
+
     // Bytes edited inside an entry (its MAC no longer holds): recompiled too.
     let mut forged = std::fs::read(&word_entry).unwrap();
     let n = forged.len();

@@ -3,13 +3,18 @@
 //!
 //! # Verified, never trusted
 //! A cache entry is native code: loading a forged one runs it inside the server. Each entry
-//! (`<artifact-sha>-<engine>.cwasm`) therefore carries an HMAC-SHA256 over the artifact's
+//! (`<artifact-sha>-<engine>.cwasm`, the compiled code exactly as wasmtime serialized it)
+//! therefore has a MAC beside it (`….cwasm.mac`): BLAKE3 in keyed mode over the artifact's
 //! sha256, the engine key and the compiled bytes, keyed by a random secret kept **outside the
 //! cache directory** (`<data dir>/toolsmith/wasm-cache.key`, mode 0600). The artifact's sha256
-//! has just been verified against tool.toml, so an entry is bound to the exact module it was
-//! compiled from. On load the file is read once, the MAC checked, and the module deserialized
-//! from those same bytes (no re-read between check and use). Any mismatch — another tool's
-//! entry copied over, bytes edited, a foreign engine — is discarded and the module recompiled.
+//! was verified against tool.toml when the entry was made, so an entry is bound to the exact
+//! module it was compiled from. On load the entry is opened once and mapped; the MAC is
+//! checked over the mapped bytes, and on Linux the code is then mapped from that same open
+//! file (its `/proc/self/fd` link: a file renamed over the entry meanwhile is not what is
+//! loaded) — only when the file is this user's and nobody else may write it, so that no one
+//! else can change its bytes between the check and their use; otherwise the checked bytes
+//! are copied and loaded from the copy. Any mismatch — another tool's entry copied over, bytes
+//! edited, a foreign engine, a missing MAC — is discarded and the module recompiled.
 //!
 //! What an attacker who can write the cache directory can do: delete or corrupt entries
 //! (costing a recompile), never get native code run. One who can also read the key file (the
@@ -120,35 +125,41 @@ impl CodeCache {
 
     /// The compiled code of the entry for `sha`, when there is one and its MAC holds.
     fn entry<C: Compiled>(&self, engine: &Engine, sha: &str) -> Option<C> {
-        if let (Some(f), Some(key)) = (&self.entry_file::<C>(sha), &self.key)
-            && let Ok(data) = std::fs::read(f)
-        {
-            let began = std::time::Instant::now();
-            let verified = verify_entry(key, sha, &self.engine, &data);
-            tracing::debug!(bytes = data.len(), took = ?began.elapsed(), "compiled-code entry checked");
-            match verified {
-                Some(compiled) => {
-                    // SAFETY: these exact bytes carry a valid MAC under our secret key, made
-                    // by `C::serialize` (only ever from code we compiled) for the artifact whose
-                    // sha256 is `sha` and an engine with the same compatibility hash (the file
-                    // name keeps modules and components apart).
-                    match unsafe { C::deserialize(engine, compiled) } {
-                        Ok(m) => {
-                            touch(f);
-                            return Some(m);
-                        }
-                        Err(e) => {
-                            tracing::warn!(file = %f.display(), error = %e, "discarding an unusable compiled module")
-                        }
-                    }
-                }
-                None => tracing::warn!(
-                    file = %f.display(),
-                    "discarding a compiled module that does not belong to this artifact (bad integrity record); recompiling"
-                ),
+        let (f, key) = (self.entry_file::<C>(sha)?, self.key.as_ref()?);
+        let tag = std::fs::read(mac_path(&f)).ok()?;
+        let file = std::fs::File::open(&f).ok()?;
+        // SAFETY: a read-only mapping of the entry, whose bytes are only read here (hashed, or
+        // copied); a change to the file while it is mapped can make them wrong, never unsound
+        // to read, and the MAC is checked over the very bytes then used.
+        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+        let began = std::time::Instant::now();
+        let verified = verify_entry(key, sha, &self.engine, &map, &tag);
+        tracing::debug!(bytes = map.len(), took = ?began.elapsed(), "compiled-code entry checked");
+        if !verified {
+            tracing::warn!(
+                file = %f.display(),
+                "discarding a compiled module that does not belong to this artifact (bad integrity record); recompiling"
+            );
+            return None;
+        }
+        // SAFETY: these exact bytes carry a valid MAC under our secret key, made for code we
+        // compiled (`C::serialize`) from the artifact whose sha256 is `sha`, on an engine with
+        // the same compatibility hash (the file name keeps modules and components apart). They
+        // are loaded from the same open file only when no one but this user can write it.
+        let loaded = match same_file_link(&file) {
+            Some(link) => unsafe { C::deserialize_file(engine, &link) },
+            None => unsafe { C::deserialize(engine, &map) },
+        };
+        match loaded {
+            Ok(m) => {
+                touch(&f);
+                Some(m)
+            }
+            Err(e) => {
+                tracing::warn!(file = %f.display(), error = %e, "discarding an unusable compiled module");
+                None
             }
         }
-        None
     }
 
     fn load_or_compile<C: Compiled>(
@@ -174,11 +185,17 @@ impl CodeCache {
             if let Some(parent) = f.parent() {
                 let _ = std::fs::create_dir_all(parent);
             }
-            let mut entry = Vec::with_capacity(ENTRY_MAGIC.len() + 32 + data.len());
-            entry.extend_from_slice(ENTRY_MAGIC);
-            entry.extend_from_slice(&entry_mac(key, sha, &self.engine, &data));
-            entry.extend_from_slice(&data);
-            let _ = crate::platform::write_atomic(f, &entry, crate::platform::Atomic::CACHE);
+            // The code first, then its MAC: an entry without one is never loaded.
+            let mut tag = MAC_MAGIC.to_vec();
+            tag.extend_from_slice(&entry_mac(key, sha, &self.engine, &data));
+            let _ = crate::platform::write_atomic(f, &data, crate::platform::Atomic::CACHE)
+                .and_then(|()| {
+                    crate::platform::write_atomic(
+                        &mac_path(f),
+                        &tag,
+                        crate::platform::Atomic::CACHE,
+                    )
+                });
             self.trim(f);
         }
         Ok(module)
@@ -206,6 +223,7 @@ impl CodeCache {
                 break;
             }
             if path != kept && std::fs::remove_file(&path).is_ok() {
+                let _ = std::fs::remove_file(mac_path(&path));
                 tracing::debug!(file = %path.display(), "compiled-code cache: dropped the entry used longest ago");
                 total -= len;
             }
@@ -220,42 +238,67 @@ fn touch(path: &Path) {
     }
 }
 
-/// The first bytes of a cache entry, before the 32-byte MAC and the compiled module.
-const ENTRY_MAGIC: &[u8] = b"toolsmith-cwasm-v1\n";
+/// The first bytes of an entry's MAC file, before the 32-byte MAC.
+const MAC_MAGIC: &[u8] = b"toolsmith-cwasm-mac-v2\n";
 
-type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+/// Where the MAC of the entry at `entry` is.
+fn mac_path(entry: &Path) -> PathBuf {
+    let mut p = entry.as_os_str().to_owned();
+    p.push(".mac");
+    PathBuf::from(p)
+}
 
 /// The MAC of a cache entry: binds the compiled bytes to the artifact and engine.
 fn entry_mac(key: &[u8; 32], artifact_sha: &str, engine: &str, compiled: &[u8]) -> [u8; 32] {
-    use hmac::Mac;
-    let mut mac = <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC takes any key length");
+    let mut mac = blake3::Hasher::new_keyed(key);
     for part in [artifact_sha.as_bytes(), b"\0", engine.as_bytes(), b"\0"] {
         mac.update(part);
     }
     mac.update(compiled);
-    mac.finalize().into_bytes().into()
+    *mac.finalize().as_bytes()
 }
 
-/// Check an entry read from disk; the compiled bytes when its MAC holds.
-fn verify_entry<'a>(
+/// Whether `tag` (an entry's MAC file) holds the MAC of `compiled` for this artifact and engine.
+fn verify_entry(
     key: &[u8; 32],
     artifact_sha: &str,
     engine: &str,
-    data: &'a [u8],
-) -> Option<&'a [u8]> {
-    use hmac::Mac;
-    let rest = data.strip_prefix(ENTRY_MAGIC)?;
-    if rest.len() < 32 {
-        return None;
+    compiled: &[u8],
+    tag: &[u8],
+) -> bool {
+    let Some(tag) = tag.strip_prefix(MAC_MAGIC) else {
+        return false;
+    };
+    let Ok(tag) = <[u8; 32]>::try_from(tag) else {
+        return false;
+    };
+    // Constant-time comparison (`blake3::Hash`'s equality).
+    blake3::Hash::from_bytes(entry_mac(key, artifact_sha, engine, compiled))
+        == blake3::Hash::from_bytes(tag)
+}
+
+/// A path that opens `file` itself (not whatever its name points at by then), when no one
+/// but this user can change its bytes: owned by this user, writable by no one else. Linux
+/// only (`/proc/self/fd`); None elsewhere, and then the checked bytes are copied.
+fn same_file_link(file: &std::fs::File) -> Option<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        use std::os::unix::io::AsRawFd;
+        let meta = file.metadata().ok()?;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if meta.uid() != me || meta.mode() & 0o022 != 0 {
+            return None;
+        }
+        let link = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+        link.exists().then_some(link)
     }
-    let (tag, compiled) = rest.split_at(32);
-    let mut mac = <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC takes any key length");
-    for part in [artifact_sha.as_bytes(), b"\0", engine.as_bytes(), b"\0"] {
-        mac.update(part);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
+        None
     }
-    mac.update(compiled);
-    // Constant-time comparison.
-    mac.verify_slice(tag).ok().map(|()| compiled)
 }
 
 /// Compiled code the cache holds: a core module or a component.
@@ -267,6 +310,11 @@ pub(super) trait Compiled: Sized {
     /// # Safety
     /// `bytes` must come from `serialize` on an engine with the same compatibility hash.
     unsafe fn deserialize(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Self>;
+    /// [`deserialize`](Compiled::deserialize), the code mapped from the file at `path`.
+    ///
+    /// # Safety
+    /// As `deserialize`, for the file's bytes, which must not change while it is loaded.
+    unsafe fn deserialize_file(engine: &Engine, path: &Path) -> wasmtime::Result<Self>;
     /// Write the copy-on-write images of its linear memories now (on Linux a memfd holding
     /// the initial data: tens of MB for a component embedding an interpreter) instead of
     /// at its first instantiation, which is a call.
@@ -285,6 +333,10 @@ impl Compiled for Module {
         // SAFETY: the caller's promise.
         unsafe { Module::deserialize(engine, bytes) }
     }
+    unsafe fn deserialize_file(engine: &Engine, path: &Path) -> wasmtime::Result<Self> {
+        // SAFETY: the caller's promise.
+        unsafe { Module::deserialize_file(engine, path) }
+    }
     fn initialize_images(&self) -> wasmtime::Result<()> {
         self.initialize_copy_on_write_image()
     }
@@ -302,6 +354,10 @@ impl Compiled for wasmtime::component::Component {
     unsafe fn deserialize(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Self> {
         // SAFETY: the caller's promise.
         unsafe { wasmtime::component::Component::deserialize(engine, bytes) }
+    }
+    unsafe fn deserialize_file(engine: &Engine, path: &Path) -> wasmtime::Result<Self> {
+        // SAFETY: the caller's promise.
+        unsafe { wasmtime::component::Component::deserialize_file(engine, path) }
     }
     fn initialize_images(&self) -> wasmtime::Result<()> {
         self.initialize_copy_on_write_image()
