@@ -172,15 +172,11 @@ fn refusal(r: Refusal) -> Response {
 /// Run `f` with the app on a blocking thread (git and file work), its index brought up to date.
 async fn blocking<T: Send + 'static>(c: &Shared, f: impl FnOnce(&App) -> T + Send + 'static) -> T {
     let c = Arc::clone(c);
-    match tokio::task::spawn_blocking(move || {
+    crate::platform::blocking(move || {
         c.app.refresh();
         f(&c.app)
     })
     .await
-    {
-        Ok(v) => v,
-        Err(e) => std::panic::resume_unwind(e.into_panic()),
-    }
 }
 
 async fn login(State(c): State<Shared>, headers: HeaderMap, Path(token): Path<String>) -> Response {

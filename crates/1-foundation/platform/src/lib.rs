@@ -6,7 +6,10 @@
 
 #![deny(missing_docs)]
 
+mod blocking;
 pub mod tls;
+
+pub use blocking::{blocking, blocking_here};
 
 use std::fs::File;
 use std::io;

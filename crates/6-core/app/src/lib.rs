@@ -12,6 +12,7 @@ use toolsmith_deps as deps;
 use toolsmith_error as error;
 use toolsmith_index as index;
 use toolsmith_manifest as manifest;
+use toolsmith_platform as platform;
 use toolsmith_runner as runner;
 use toolsmith_search as search;
 use toolsmith_telemetry as telemetry;

@@ -209,12 +209,9 @@ impl App {
         match tool.manifest.kind {
             Kind::Wasm => {
                 let runner = self.wasm()?.clone();
-                let out = run_blocking(move || runner.call(&dir, &tool, &args))
-                    .await
-                    .map_err(|e| RunError::Trap {
-                        tool: name.to_string(),
-                        message: e.to_string(),
-                    })??;
+                let out =
+                    crate::platform::blocking_here(move || runner.call(&dir, &tool, &args))
+                        .await?;
                 for l in &out.logs {
                     host.log("info", l);
                 }
@@ -305,19 +302,5 @@ impl App {
         }
         last.logs = logs;
         Ok(last)
-    }
-}
-
-/// Run `f` (a WASM call: bounded by its epoch deadline, usually well under a millisecond)
-/// off the async scheduler. On a multi-threaded runtime this thread runs it while its other
-/// work moves to another thread (`block_in_place`): no hand-over to a blocking-pool thread,
-/// which after an idle moment has to be woken first (about half a millisecond here, most of
-/// a first call after a pause). Elsewhere (a current-thread runtime) a blocking-pool thread.
-async fn run_blocking<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, tokio::task::JoinError> {
-    match tokio::runtime::Handle::current().runtime_flavor() {
-        tokio::runtime::RuntimeFlavor::MultiThread => Ok(tokio::task::block_in_place(f)),
-        _ => tokio::task::spawn_blocking(f).await,
     }
 }

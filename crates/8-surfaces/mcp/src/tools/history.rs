@@ -127,11 +127,9 @@ where
     T: Send + 'static,
     E: std::fmt::Display + Send + 'static,
 {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(error_result(&e, hint(&e))),
-        Err(e) => Err(error_result(format!("the operation failed: {e}"), None)),
-    }
+    crate::platform::blocking(f)
+        .await
+        .map_err(|e| error_result(&e, hint(&e)))
 }
 
 fn to_json(v: impl serde::Serialize) -> Value {
