@@ -321,13 +321,7 @@ fn show(tb: &Toolbox, name: &str, as_json: bool) -> Result<i32> {
         )
     })?;
     let text = std::fs::read_to_string(dir.join(crate::manifest::FILE_NAME)).unwrap_or_default();
-    let files: Vec<String> = walkdir::WalkDir::new(&dir)
-        .min_depth(1)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            !crate::hashing::IGNORED_NAMES.contains(&e.file_name().to_string_lossy().as_ref())
-        })
+    let files: Vec<String> = crate::hashing::walk_tool_dir(&dir)
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
         .filter_map(|e| {

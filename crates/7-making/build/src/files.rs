@@ -303,14 +303,7 @@ pub fn read_sources(
     artifact: Option<&str>,
 ) -> Result<BTreeMap<String, Vec<u8>>, BuildError> {
     let mut out = BTreeMap::new();
-    for entry in walkdir::WalkDir::new(dir)
-        .min_depth(1)
-        .into_iter()
-        .filter_entry(|e| {
-            !(e.file_type().is_dir()
-                && IGNORED_NAMES.contains(&e.file_name().to_string_lossy().as_ref()))
-        })
-    {
+    for entry in crate::hashing::walk_tool_dir(dir) {
         let entry = entry.map_err(BuildError::io("read", dir))?;
         if !entry.file_type().is_file() {
             continue;

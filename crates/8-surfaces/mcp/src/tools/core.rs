@@ -222,13 +222,7 @@ fn source_files(dir: &std::path::Path) -> Vec<Value> {
     const BUDGET: usize = 256 * 1024;
     let mut used = 0;
     let mut out = Vec::new();
-    for e in walkdir::WalkDir::new(dir)
-        .min_depth(1)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            !crate::hashing::IGNORED_NAMES.contains(&e.file_name().to_string_lossy().as_ref())
-        })
+    for e in crate::hashing::walk_tool_dir(dir)
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
     {
