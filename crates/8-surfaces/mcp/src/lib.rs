@@ -38,6 +38,12 @@ use toolsmith_trust as trust;
 
 mod convert;
 mod early;
+// The conformance suite's fixtures: only in builds with the `conformance-fixtures` feature
+// (the test and bench builds), never in the shipped binary.
+#[cfg(feature = "conformance-fixtures")]
+mod fixtures;
+#[cfg(not(feature = "conformance-fixtures"))]
+#[path = "fixtures_off.rs"]
 mod fixtures;
 mod handler;
 mod host;
@@ -72,7 +78,8 @@ pub struct Shared {
     pub exposure: Exposure,
     /// The index generation last announced to clients.
     announced: std::sync::atomic::AtomicU64,
-    /// Serve the conformance-suite fixtures too (test-only; `TOOLSMITH_CONFORMANCE_FIXTURES=1`).
+    /// Serve the conformance-suite fixtures too (test builds only: the `conformance-fixtures`
+    /// feature, and `TOOLSMITH_CONFORMANCE_FIXTURES=1`).
     pub fixtures: bool,
     /// Wakes the watcher task to announce a change made through MCP.
     poke: tokio::sync::Notify,
@@ -152,7 +159,12 @@ pub fn guide(
 pub fn start(app: App, exposure: Exposure) -> anyhow::Result<Arc<Shared>> {
     let (app, pool) = upstream::with_client(app);
     let generation = app.generation();
-    let fixtures = app.config().conformance_fixtures;
+    let fixtures = app.config().conformance_fixtures && cfg!(feature = "conformance-fixtures");
+    if app.config().conformance_fixtures && !fixtures {
+        tracing::warn!(
+            "TOOLSMITH_CONFORMANCE_FIXTURES is set, but this build has no conformance fixtures (hint: they are in test builds: `cargo test` builds the binary with the `conformance-fixtures` feature)"
+        );
+    }
     let shared = Arc::new(Shared {
         app,
         hub: Hub::default(),
