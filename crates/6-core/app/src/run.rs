@@ -8,8 +8,8 @@ use crate::error::{HostCode, HostError};
 use crate::index::{Callee, Origin, Tool};
 use crate::manifest::{Kind, OnError};
 use crate::pipeline;
+use crate::runner::CallOutput;
 use crate::runner::host::Host;
-use crate::runner::{CallOutput, RunError};
 use futures::future::BoxFuture;
 use serde_json::Value;
 
@@ -210,8 +210,7 @@ impl App {
             Kind::Wasm => {
                 let runner = self.wasm()?.clone();
                 let out =
-                    crate::platform::blocking_here(move || runner.call(&dir, &tool, &args))
-                        .await?;
+                    crate::platform::blocking_here(move || runner.call(&dir, &tool, &args)).await?;
                 for l in &out.logs {
                     host.log("info", l);
                 }

@@ -2,7 +2,6 @@
 //! the per-tool work directory (locked, synced file by file) that cargo builds in.
 
 use super::{BuildError, BuildRequest};
-use crate::hashing::IGNORED_NAMES;
 use crate::manifest::{CrateDep, Manifest};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;

@@ -23,8 +23,8 @@ use toolsmith_config as config;
 use toolsmith_hashing as hashing;
 use toolsmith_index as index;
 use toolsmith_manifest as manifest;
-use toolsmith_platform as platform;
 use toolsmith_names as names;
+use toolsmith_platform as platform;
 use toolsmith_runner as runner;
 use toolsmith_sandbox as sandbox;
 use toolsmith_scaffold as scaffold;
@@ -429,6 +429,13 @@ fn reusable_artifact(previous: &Option<(PathBuf, Manifest)>, source_hash: &str) 
     (m.hashes.artifact.as_deref() == Some(hashing::sha256_bytes(&bytes).as_str())).then_some(bytes)
 }
 
+/// A build step's blocking work (`platform::blocking`), its error a build error.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, BuildError> + Send + 'static,
+) -> Result<T, BuildError> {
+    crate::platform::blocking(f).await
+}
+
 async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutcome, BuildError> {
     let started = Instant::now();
     let name = plan.name.clone();
@@ -451,7 +458,7 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
         .unwrap_or_else(|| app.config().cache_dir.clone());
     let work = {
         let (cache, n) = (cache.clone(), name.clone());
-        crate::platform::blocking(move || files::WorkDir::acquire(&cache, &n)).await?
+        blocking(move || files::WorkDir::acquire(&cache, &n)).await?
     };
     work.sync(&plan.files)?;
     let pre_hash = hashing::source_hash(&work.path, Some(&artifact))
@@ -486,7 +493,7 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
             let config = app.config();
             let toolchain = {
                 let cargo = config.cargo.clone();
-                crate::platform::blocking(move || toolchain::resolve(&cargo)).await?
+                blocking(move || toolchain::resolve(&cargo)).await?
             };
             let target = if parsed.manifest.is_component() {
                 cargo::COMPONENT_TARGET
@@ -557,7 +564,7 @@ async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutc
     specs.push(FileSpec::new(manifest::FILE_NAME, text.into_bytes()));
     let (tb, actor, n2) = (app.toolbox.clone(), opts.actor.clone(), name.clone());
     let out = crate::telemetry::stage("commit")
-        .run(crate::platform::blocking(move || Ok(tb.write_tool(&n2, &specs, &actor)?)))
+        .run(blocking(move || Ok(tb.write_tool(&n2, &specs, &actor)?)))
         .await?;
     drop(work);
     app.refresh();
