@@ -172,11 +172,16 @@ fn refusal(r: Refusal) -> Response {
 /// Run `f` with the app on a blocking thread (git and file work), its index brought up to date.
 async fn blocking<T: Send + 'static>(c: &Shared, f: impl FnOnce(&App) -> T + Send + 'static) -> T {
     let c = Arc::clone(c);
-    crate::platform::blocking(move || {
+    match crate::platform::blocking(move || {
         c.app.refresh();
         f(&c.app)
     })
     .await
+    {
+        Ok(v) => v,
+        // As before: the page's work failing is the request's failing (axum answers 500).
+        Err(e) => panic!("{e}"),
+    }
 }
 
 async fn login(State(c): State<Shared>, headers: HeaderMap, Path(token): Path<String>) -> Response {

@@ -8,7 +8,7 @@ use crate::error::{HostCode, HostError};
 use crate::index::{Callee, Origin, Tool};
 use crate::manifest::{Kind, OnError};
 use crate::pipeline;
-use crate::runner::CallOutput;
+use crate::runner::{CallOutput, RunError};
 use crate::runner::host::Host;
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -210,7 +210,12 @@ impl App {
             Kind::Wasm => {
                 let runner = self.wasm()?.clone();
                 let out =
-                    crate::platform::blocking_here(move || runner.call(&dir, &tool, &args)).await?;
+                    crate::platform::blocking_here(move || runner.call(&dir, &tool, &args))
+                        .await
+                        .map_err(|e| RunError::Trap {
+                            tool: name.to_string(),
+                            message: e.to_string(),
+                        })??;
                 for l in &out.logs {
                     host.log("info", l);
                 }

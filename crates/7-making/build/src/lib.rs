@@ -433,7 +433,11 @@ fn reusable_artifact(previous: &Option<(PathBuf, Manifest)>, source_hash: &str) 
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, BuildError> + Send + 'static,
 ) -> Result<T, BuildError> {
-    crate::platform::blocking(f).await
+    crate::platform::blocking(f)
+        .await
+        .map_err(|e| BuildError::Internal {
+            message: e.to_string(),
+        })?
 }
 
 async fn run_plan(app: &App, plan: Plan, opts: &Options<'_>) -> Result<BuildOutcome, BuildError> {

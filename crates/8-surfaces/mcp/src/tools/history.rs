@@ -127,9 +127,11 @@ where
     T: Send + 'static,
     E: std::fmt::Display + Send + 'static,
 {
-    crate::platform::blocking(f)
-        .await
-        .map_err(|e| error_result(&e, hint(&e)))
+    match crate::platform::blocking(f).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(error_result(&e, hint(&e))),
+        Err(e) => Err(error_result(e, None)),
+    }
 }
 
 fn to_json(v: impl serde::Serialize) -> Value {
