@@ -179,7 +179,7 @@ async fn blocking<T: Send + 'static>(c: &Shared, f: impl FnOnce(&App) -> T + Sen
     .await
     {
         Ok(v) => v,
-        // As before: the page's work failing is the request's failing (axum answers 500).
+        // As before: a panic in the page's work continues in the request.
         Err(e) => panic!("{e}"),
     }
 }
