@@ -8,8 +8,8 @@ use crate::error::{HostCode, HostError};
 use crate::index::{Callee, Origin, Tool};
 use crate::manifest::{Kind, OnError};
 use crate::pipeline;
-use crate::runner::{CallOutput, RunError};
 use crate::runner::host::Host;
+use crate::runner::{CallOutput, RunError};
 use futures::future::BoxFuture;
 use serde_json::Value;
 
@@ -209,13 +209,12 @@ impl App {
         match tool.manifest.kind {
             Kind::Wasm => {
                 let runner = self.wasm()?.clone();
-                let out =
-                    crate::platform::blocking_here(move || runner.call(&dir, &tool, &args))
-                        .await
-                        .map_err(|e| RunError::Trap {
-                            tool: name.to_string(),
-                            message: e.to_string(),
-                        })??;
+                let out = crate::platform::blocking_here(move || runner.call(&dir, &tool, &args))
+                    .await
+                    .map_err(|e| RunError::Trap {
+                        tool: name.to_string(),
+                        message: e.to_string(),
+                    })??;
                 for l in &out.logs {
                     host.log("info", l);
                 }
