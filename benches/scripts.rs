@@ -518,24 +518,11 @@ fn skillz(bin: &Path) {
     let b2b = s.calls("py_echo", 200, Duration::ZERO);
     rows.push(("skillz, back to back (200, after 10)".into(), b2b));
     s.stop();
-    println!(
-        "\nSkillz ({}), the same Python echo through MCP (stdio)",
+    let title = format!(
+        "Skillz ({}), the same Python echo through MCP (stdio)",
         bin.display()
     );
-    println!(
-        "{:<60} {:>5} {:>8} {:>8} {:>8}",
-        "case", "calls", "p50 ms", "p90 ms", "p95 ms"
-    );
-    for (name, v) in &rows {
-        println!(
-            "{:<60} {:>5} {:>8.2} {:>8.2} {:>8.2}",
-            name,
-            v.len(),
-            pct(v, 0.5),
-            pct(v, 0.9),
-            pct(v, 0.95)
-        );
-    }
+    print_rows(&title, &rows);
 }
 
 /// The first calls of a Python tool (issue 41) and back to back, per mechanism, each beside a
@@ -636,12 +623,20 @@ fn first_calls(root: &Path, cache: &Path) {
         rows.push((format!("python, {mech}, back to back (200, after 10)"), b2b));
         s.stop();
     }
-    println!("\nfirst calls and back to back through MCP (stdio, `toolsmith serve`), Python echo");
+    print_rows(
+        "first calls and back to back through MCP (stdio, `toolsmith serve`), Python echo",
+        &rows,
+    );
+}
+
+/// A table of cases: calls, p50, p90 and p95 in milliseconds.
+fn print_rows(title: &str, rows: &[(String, Vec<Duration>)]) {
+    println!("\n{title}");
     println!(
         "{:<60} {:>5} {:>8} {:>8} {:>8}",
         "case", "calls", "p50 ms", "p90 ms", "p95 ms"
     );
-    for (name, v) in &rows {
+    for (name, v) in rows {
         println!(
             "{:<60} {:>5} {:>8.2} {:>8.2} {:>8.2}",
             name,
