@@ -31,7 +31,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use thiserror::Error;
 
 /// How long a registration waits for what its tool's first call will find waiting (its fork
@@ -199,16 +199,6 @@ pub enum RegisterError {
     /// Writing the tool (the commit) failed.
     #[error(transparent)]
     Toolbox(#[from] crate::toolbox::ToolboxError),
-    /// A file of the staged tool could not be read or written.
-    #[error("{action} {path}: {source}")]
-    Io {
-        /// What was being done.
-        action: &'static str,
-        /// To which file.
-        path: PathBuf,
-        /// Why it failed.
-        source: std::io::Error,
-    },
 }
 
 impl crate::error::Hint for RegisterError {
@@ -220,7 +210,6 @@ impl crate::error::Hint for RegisterError {
                 Some("fix the code or the examples; the examples show what each input gave".into())
             }
             RegisterError::Toolbox(e) => e.hint(),
-            RegisterError::Io { .. } => Some("check permissions and free space".into()),
         }
     }
 }
