@@ -3,7 +3,8 @@
 //! HTTP/protobuf (`pipeline`): a span per MCP request by the OpenTelemetry MCP conventions,
 //! its parent the trace context the client sent in `_meta` (`request`), children for the
 //! stages of a call, a build or a registration (`stage`), and the conventions' histograms with
-//! per-tool call and error counts.
+//! per-tool call and error counts. While a request runs, it and its stages only record ids and
+//! times (`record`); its spans and points are made together when it ends (`spans`).
 //!
 //! Invariant: nothing leaves the process that a person did not ask for. Arguments and results
 //! are recorded only when the person opted in (`TOOLSMITH_TELEMETRY_CONTENT`, read by
@@ -16,11 +17,15 @@
 #![forbid(unsafe_code)]
 
 mod pipeline;
+mod record;
 mod request;
 pub mod settings;
+mod spans;
 mod stage;
 
-pub use pipeline::{PipelineError, enabled, install, settings, shutdown};
-pub use request::{Outcome, Request, RequestInfo, Target, Transport, request, session_ended};
+pub use pipeline::{PipelineError, enabled, install, settings};
+pub use record::{Outcome, Transport};
+pub use request::{Request, RequestInfo, Target, request, session_ended};
 pub use settings::Settings;
+pub use spans::{flush, shutdown};
 pub use stage::{Carried, Stage, stage};

@@ -139,6 +139,7 @@ pub fn install(settings: Settings) -> Result<bool, PipelineError> {
                 .build();
             Some(
                 SdkTracerProvider::builder()
+                    .with_id_generator(crate::record::Assigned::default())
                     .with_span_processor(processor)
                     .with_resource(resource.clone())
                     .build(),
@@ -204,9 +205,8 @@ pub fn install(settings: Settings) -> Result<bool, PipelineError> {
     Ok(true)
 }
 
-/// Export what is still buffered and stop (the server stopping). Spans and points recorded
-/// after this are dropped.
-pub fn shutdown() {
+/// Stop the providers, exporting what the SDK still holds.
+pub(crate) fn stop() {
     let Some(p) = PIPELINE.get() else { return };
     if let Some(t) = &p.tracers
         && let Err(e) = t.shutdown()

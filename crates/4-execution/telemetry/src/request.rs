@@ -12,35 +12,20 @@
 //! `gen_ai.tool.call.result`) only when the person opted in, and then only after every stored
 //! secret value, in each of its forms, is replaced by `[secret NAME]`.
 //!
+//! While the request runs, its span is a span id and a start time (`record`); the span, its
+//! stages' and the points are made together when it ends (`spans`).
+//!
 //! The MCP layer knows the protocol; this module knows only the names and values it is given.
 
 use crate::pipeline;
-use opentelemetry::propagation::{Extractor, TextMapPropagator};
-use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
+use crate::record::Recorder;
+use crate::record::{Done, Outcome, Target as Owned, Transport};
 use opentelemetry::{Context, KeyValue};
-use opentelemetry_sdk::propagation::TraceContextPropagator;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
 
 /// The most characters of arguments or a result recorded (when content is recorded at all).
 const CONTENT_CHARS: usize = 8 * 1024;
-
-/// How the request arrived.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
-    /// stdio (`network.transport = pipe`).
-    Pipe,
-    /// Streamable HTTP (`network.transport = tcp`).
-    Tcp,
-}
-
-impl Transport {
-    fn name(self) -> &'static str {
-        match self {
-            Transport::Pipe => "pipe",
-            Transport::Tcp => "tcp",
-        }
-    }
-}
 
 /// What a request is about.
 #[derive(Debug, Clone, Copy)]
@@ -77,102 +62,53 @@ pub struct RequestInfo<'a> {
     pub tracestate: Option<&'a str>,
 }
 
-/// How a request ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Answered.
-    Ok,
-    /// A tool's result with `isError`.
-    ToolError,
-    /// A JSON-RPC error with this code.
-    RpcError(i32),
-}
-
-/// A request's span, while the request runs.
+/// A request's span, while the request runs. When it is dropped — after `finish`, or
+/// unfinished — its spans and points are made.
 pub struct Request {
     cx: Context,
+    recorder: Arc<Recorder>,
     started: Instant,
+    start: SystemTime,
     method: String,
-    tool: Option<String>,
+    target: Owned,
+    request_id: String,
     protocol_version: Option<String>,
+    session_id: Option<String>,
     transport: Transport,
-}
-
-struct Meta<'a> {
-    traceparent: Option<&'a str>,
-    tracestate: Option<&'a str>,
-}
-
-impl Extractor for Meta<'_> {
-    fn get(&self, key: &str) -> Option<&str> {
-        match key {
-            "traceparent" => self.traceparent,
-            "tracestate" => self.tracestate,
-            _ => None,
-        }
-    }
-    fn keys(&self) -> Vec<&str> {
-        vec!["traceparent", "tracestate"]
-    }
+    traceparent: Option<String>,
+    tracestate: Option<String>,
+    outcome: Option<Outcome>,
+    content: Vec<KeyValue>,
 }
 
 /// Start a request's span (None when nothing is exported).
 pub fn request(info: &RequestInfo<'_>) -> Option<Request> {
     let p = pipeline::get()?;
-    let (name_target, tool) = match info.target {
-        Target::Tool(t) => (Some(t), Some(t.to_string())),
-        Target::Prompt(p) => (Some(p), None),
-        _ => (None, None),
-    };
-    let parent = match info.traceparent {
-        Some(tp) => TraceContextPropagator::new().extract(&Meta {
-            traceparent: Some(tp),
-            tracestate: info.tracestate,
-        }),
-        None => Context::new(),
-    };
+    let recorder = Recorder::new();
     let cx = match &p.tracer {
-        Some(tracer) => {
-            let name = match name_target {
-                Some(t) => format!("{} {t}", info.method),
-                None => info.method.to_string(),
-            };
-            let mut attrs = vec![
-                KeyValue::new("mcp.method.name", info.method.to_string()),
-                KeyValue::new("jsonrpc.request.id", info.request_id.clone()),
-                KeyValue::new("network.transport", info.transport.name()),
-            ];
-            if let Some(v) = &info.protocol_version {
-                attrs.push(KeyValue::new("mcp.protocol.version", v.clone()));
-            }
-            if let Some(s) = info.session_id {
-                attrs.push(KeyValue::new("mcp.session.id", s.to_string()));
-            }
-            match info.target {
-                Target::Tool(t) => {
-                    attrs.push(KeyValue::new("gen_ai.tool.name", t.to_string()));
-                    attrs.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
-                }
-                Target::Prompt(n) => attrs.push(KeyValue::new("gen_ai.prompt.name", n.to_string())),
-                Target::Resource(u) => attrs.push(KeyValue::new("mcp.resource.uri", u.to_string())),
-                Target::None => {}
-            }
-            let span = tracer
-                .span_builder(name)
-                .with_kind(SpanKind::Server)
-                .with_attributes(attrs)
-                .start_with_context(tracer, &parent);
-            parent.with_span(span)
-        }
-        None => parent,
+        Some(_) => crate::record::scope(&Context::new().with_value(recorder.clone()), recorder.id),
+        None => Context::new(),
     };
     Some(Request {
         cx,
+        recorder,
         started: Instant::now(),
+        start: opentelemetry::time::now(),
         method: info.method.to_string(),
-        tool,
+        target: match info.target {
+            Target::None => Owned::None,
+            Target::Tool(t) => Owned::Tool(t.to_string()),
+            Target::Prompt(t) => Owned::Prompt(t.to_string()),
+            Target::Resource(t) => Owned::Resource(t.to_string()),
+        },
+        request_id: info.request_id.clone(),
         protocol_version: info.protocol_version.clone(),
+        session_id: info.session_id.map(str::to_string),
         transport: info.transport,
+        traceparent: info.traceparent.map(str::to_string),
+        tracestate: info.tracestate.map(str::to_string),
+        outcome: None,
+        content: Vec::new(),
     })
 }
 
@@ -195,7 +131,11 @@ impl Request {
     /// Record a tool's arguments and result (only when `records_content`), each redacted of
     /// every stored secret (in the JSON values, then in the text they make) and cut to
     /// `CONTENT_CHARS`.
-    pub fn content(&self, arguments: Option<serde_json::Value>, result: Option<serde_json::Value>) {
+    pub fn content(
+        &mut self,
+        arguments: Option<serde_json::Value>,
+        result: Option<serde_json::Value>,
+    ) {
         let Some(p) = pipeline::get().filter(|p| p.settings.content) else {
             return;
         };
@@ -204,7 +144,6 @@ impl Request {
             // Secrets unreadable: nothing can be shown to be free of them.
             Err(_) => return,
         };
-        let span = self.cx.span();
         for (key, value) in [
             ("gen_ai.tool.call.arguments", arguments),
             ("gen_ai.tool.call.result", result),
@@ -220,52 +159,39 @@ impl Request {
                 clean.truncate(cut);
                 clean.push('…');
             }
-            span.set_attribute(KeyValue::new(key, clean));
+            self.content.push(KeyValue::new(key, clean));
         }
     }
 
-    /// End the span with `outcome` and record the request's metrics.
-    pub fn finish(self, outcome: Outcome) {
-        let secs = self.started.elapsed().as_secs_f64();
-        let error_type = match outcome {
-            Outcome::Ok => None,
-            Outcome::ToolError => Some("tool_error".to_string()),
-            Outcome::RpcError(code) => Some(code.to_string()),
-        };
-        let span = self.cx.span();
-        if let Some(t) = &error_type {
-            span.set_attribute(KeyValue::new("error.type", t.clone()));
-            if let Outcome::RpcError(code) = outcome {
-                span.set_attribute(KeyValue::new("rpc.response.status_code", code.to_string()));
-            }
-            span.set_status(Status::error(t.clone()));
-        }
-        span.end();
-        let Some(m) = pipeline::get().and_then(|p| p.instruments.as_ref()) else {
+    /// End the span with `outcome` (and record the request's metrics).
+    pub fn finish(mut self, outcome: Outcome) {
+        self.outcome = Some(outcome);
+    }
+}
+
+impl Drop for Request {
+    fn drop(&mut self) {
+        if pipeline::get().is_none() {
             return;
+        }
+        let done = Done {
+            recorder: self.recorder.clone(),
+            method: std::mem::take(&mut self.method),
+            target: std::mem::replace(&mut self.target, Owned::None),
+            request_id: std::mem::take(&mut self.request_id),
+            protocol_version: self.protocol_version.take(),
+            session_id: self.session_id.take(),
+            transport: self.transport,
+            traceparent: self.traceparent.take(),
+            tracestate: self.tracestate.take(),
+            start: self.start,
+            end: opentelemetry::time::now(),
+            secs: self.started.elapsed().as_secs_f64(),
+            outcome: self.outcome,
+            content: std::mem::take(&mut self.content),
+            stages: self.recorder.take(),
         };
-        let mut attrs = vec![
-            KeyValue::new("mcp.method.name", self.method),
-            KeyValue::new("network.transport", self.transport.name()),
-        ];
-        if let Some(v) = self.protocol_version {
-            attrs.push(KeyValue::new("mcp.protocol.version", v));
-        }
-        if let Some(t) = &self.tool {
-            attrs.push(KeyValue::new("gen_ai.tool.name", t.clone()));
-        }
-        if let Some(e) = &error_type {
-            attrs.push(KeyValue::new("error.type", e.clone()));
-        }
-        m.operation.record(secs, &attrs);
-        if let Some(t) = self.tool {
-            let tool = [KeyValue::new("gen_ai.tool.name", t)];
-            m.calls.add(1, &tool);
-            if let Some(e) = error_type {
-                m.errors
-                    .add(1, &[tool[0].clone(), KeyValue::new("error.type", e)]);
-            }
-        }
+        crate::spans::queue::push(crate::spans::Pending::Request(Box::new(done)));
     }
 }
 

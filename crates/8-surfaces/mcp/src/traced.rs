@@ -297,7 +297,7 @@ impl ServerHandler for Traced {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        let Some(span) = self.start("tools/call", Target::Tool(&name), &ctx) else {
+        let Some(mut span) = self.start("tools/call", Target::Tool(&name), &ctx) else {
             return self.inner.call_tool(request, ctx).await;
         };
         let arguments = span
