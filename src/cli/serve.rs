@@ -126,7 +126,7 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
             None => "stdio".to_string(),
         };
         let warm = std::sync::Arc::clone(&shared);
-        tokio::task::spawn_blocking(move || {
+        crate::platform::detached(move || {
             let idx = warm.app.index();
             let (ok, broken) = (idx.tools().count(), idx.broken().count());
             eprintln!(
@@ -169,7 +169,7 @@ pub(super) fn serve(tb: Toolbox, args: ServeArgs, config: Arc<Config>) -> Result
         let pre = Arc::clone(&shared);
         tokio::spawn(async move {
             let idx = Arc::clone(&pre);
-            let _ = tokio::task::spawn_blocking(move || drop(idx.app.index())).await;
+            let _ = crate::platform::blocking(move || drop(idx.app.index())).await;
             let mut listed = pre.listed.subscribe();
             let _ = tokio::time::timeout(PRESTART_AFTER, listed.wait_for(|l| *l)).await;
             // A client that calls right after its list: the call comes first and runs alone

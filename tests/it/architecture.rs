@@ -648,6 +648,21 @@ fn files_are_replaced_atomically_in_one_place() {
     );
 }
 
+/// One way to run blocking work from async code: `platform::blocking` (awaited: a panic comes
+/// back as an error), `platform::blocking_here` (a WASM call) and `platform::detached` (nobody
+/// waits). A raw `spawn_blocking` is how a panic became a request never answered.
+#[test]
+fn blocking_work_runs_one_way() {
+    let bad = offenders(
+        &["crates/1-foundation/platform/"],
+        &["tokio::task::spawn_blocking", "task::block_in_place"],
+    );
+    assert!(
+        bad.is_empty(),
+        "ARCHITECTURE: run blocking work through `platform::blocking`, `blocking_here` or `detached`; found in: {bad:?}"
+    );
+}
+
 /// Every source path ARCHITECTURE.md names (`` `dir/file.rs` ``) exists, under the workspace
 /// or under `src/`: a moved file leaves no pointer to nowhere.
 #[test]

@@ -30,6 +30,12 @@ pub async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f).await.map_err(Stopped::of)
 }
 
+/// Start blocking work nobody waits for (a warm-up, a memo caught up, a watch set up in the
+/// background); a panic in it is reported by the panic hook, as on any thread.
+pub fn detached(f: impl FnOnce() + Send + 'static) {
+    drop(tokio::task::spawn_blocking(f));
+}
+
 /// Run `f` (short work bounded by its own deadline: a WASM call) off the async scheduler. On a
 /// multi-threaded runtime this thread runs it while its other work moves to another thread
 /// (`block_in_place`): no hand-over to a blocking-pool thread, which after an idle moment has

@@ -9,7 +9,7 @@
 mod blocking;
 pub mod tls;
 
-pub use blocking::{Stopped, blocking, blocking_here};
+pub use blocking::{Stopped, blocking, blocking_here, detached};
 
 use std::fs::File;
 use std::io;

@@ -122,7 +122,7 @@ impl Usage {
                 let usage = Arc::clone(self);
                 drop(h.spawn(async move {
                     tokio::time::sleep(PERSIST_AFTER).await;
-                    let _ = tokio::task::spawn_blocking(move || usage.write_now()).await;
+                    let _ = toolsmith_platform::blocking(move || usage.write_now()).await;
                 }))
             }
             Err(_) => self.write_now(),

@@ -188,7 +188,7 @@ pub fn env_dir(root: &Path, tool: &str) -> PathBuf {
 async fn env_lock(dir: &Path) -> Result<std::fs::File, DepsError> {
     let path = dir.join("lock");
     let held = path.clone();
-    match tokio::task::spawn_blocking(move || crate::platform::lock(&held)).await {
+    match crate::platform::blocking(move || crate::platform::lock(&held)).await {
         Ok(r) => r.map_err(io("lock", &path)),
         Err(e) => Err(io("lock", &path)(std::io::Error::other(e))),
     }

@@ -70,7 +70,7 @@ impl Server {
         .map_err(|e| Unusable(format!("socketpair: {e}")))?;
         let r2 = r.clone();
         let (mut launched, setup) =
-            tokio::task::spawn_blocking(move || launch::spawn_fork_server(&r2, there))
+            crate::platform::blocking(move || launch::spawn_fork_server(&r2, there))
                 .await
                 .map_err(|e| Unusable(e.to_string()))?
                 .map_err(|e| Unusable(e.to_string()))?;
@@ -174,7 +174,7 @@ impl Server {
                     // A move into a cgroup waits for an RCU grace period (milliseconds): off
                     // the async threads, which serve the calls running meanwhile.
                     let raw = rustix::process::Pid::as_raw(Some(pid)).unsigned_abs();
-                    let moved = tokio::task::spawn_blocking(move || cg.adopt(raw).map(|()| cg))
+                    let moved = crate::platform::blocking(move || cg.adopt(raw).map(|()| cg))
                         .await
                         .map_err(|e| Unusable(format!("moving the call into its cgroup: {e}")))?
                         .map_err(unusable("moving the call into its cgroup"))?;

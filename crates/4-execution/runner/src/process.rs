@@ -142,11 +142,11 @@ impl CallProcess {
         match self {
             CallProcess::Tree(mut l) => {
                 let _ = l.child.wait().await;
-                let _ = tokio::task::spawn_blocking(move || drop(l)).await;
+                let _ = crate::platform::blocking(move || drop(l)).await;
             }
             #[cfg(target_os = "linux")]
             CallProcess::Forked(f) => {
-                let _ = tokio::task::spawn_blocking(move || drop(f)).await;
+                let _ = crate::platform::blocking(move || drop(f)).await;
             }
         }
     }

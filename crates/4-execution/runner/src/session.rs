@@ -43,7 +43,7 @@ impl Session<'_> {
                 Some(mem) => {
                     let (mem, tool, method) =
                         (mem.clone(), self.tool.to_string(), method.to_string());
-                    tokio::task::spawn_blocking(move || mem.answer(&tool, &method, &params))
+                    crate::platform::blocking(move || mem.answer(&tool, &method, &params))
                         .await
                         .unwrap_or_else(|e| Err(HostError::new(HostCode::Internal, e.to_string())))
                 }

@@ -474,7 +474,7 @@ impl Drop for Pool {
 /// Start a process off the async threads (the fork waits for the child's sandbox set-up).
 async fn start(r: &Recipe, spare: bool) -> Result<Launched, RunError> {
     let r2 = r.clone();
-    tokio::task::spawn_blocking(move || launch::spawn(&r2, spare))
+    crate::platform::blocking(move || launch::spawn(&r2, spare))
         .await
         .unwrap_or_else(|e| {
             Err(RunError::Start {

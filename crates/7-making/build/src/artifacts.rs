@@ -219,7 +219,7 @@ pub async fn prepare(
     std::fs::create_dir_all(&root).map_err(BuildError::io("create", &root))?;
     let entry = root.join(key);
     let lock_path = root.join(format!("{key}.lock"));
-    let guard = tokio::task::spawn_blocking(move || lock_file(&lock_path))
+    let guard = crate::platform::blocking(move || lock_file(&lock_path))
         .await
         .map_err(|e| BuildError::Internal {
             message: e.to_string(),
@@ -267,7 +267,7 @@ pub async fn prepare(
     }
     let from = entry.join("target");
     let to = dir.clone();
-    tokio::task::spawn_blocking(move || copy_tree(&from, &to))
+    crate::platform::blocking(move || copy_tree(&from, &to))
         .await
         .map_err(|e| BuildError::Internal {
             message: e.to_string(),

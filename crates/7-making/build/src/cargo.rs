@@ -180,7 +180,7 @@ pub async fn fetch(
     // step's private cargo home).
     let lock_path = cx.cache.join("cargo-fetch.lock");
     std::fs::create_dir_all(cx.cache).map_err(BuildError::io("create", cx.cache))?;
-    let _guard = tokio::task::spawn_blocking(move || {
+    let _guard = crate::platform::blocking(move || {
         let f = std::fs::OpenOptions::new()
             .read(true)
             .write(true)

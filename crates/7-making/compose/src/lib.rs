@@ -11,6 +11,7 @@ use toolsmith_app::examples;
 use toolsmith_error as error;
 use toolsmith_index as index;
 use toolsmith_manifest as manifest;
+use toolsmith_platform as platform;
 use toolsmith_runner as runner;
 use toolsmith_toolbox as toolbox;
 

@@ -240,7 +240,7 @@ pub async fn create(
     let tb = app.toolbox.clone();
     let name = spec.name.clone();
     let actor = actor.clone();
-    let out = tokio::task::spawn_blocking(move || tb.write_tool(&name, &files, actor))
+    let out = crate::platform::blocking(move || tb.write_tool(&name, &files, actor))
         .await
         .map_err(|e| CreateError::Manifest(e.to_string()))??;
     app.refresh();

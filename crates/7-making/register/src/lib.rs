@@ -14,6 +14,7 @@ use toolsmith_deps as deps;
 use toolsmith_error as error;
 use toolsmith_index as index;
 use toolsmith_manifest as manifest;
+use toolsmith_platform as platform;
 use toolsmith_names as names;
 use toolsmith_runner as runner;
 use toolsmith_telemetry as telemetry;
@@ -424,7 +425,7 @@ pub async fn register(
 
     let (tb2, name, actor2) = (tb.clone(), spec.name.clone(), actor.clone());
     let files2 = files.clone();
-    let write = tokio::task::spawn_blocking(move || tb2.write_tool(&name, &files2, &actor2));
+    let write = crate::platform::blocking(move || tb2.write_tool(&name, &files2, &actor2));
     let out: WriteOutcome = crate::telemetry::stage("commit")
         .run(write)
         .await

@@ -570,7 +570,7 @@ pub async fn add(
         }
     };
     let tb = app.toolbox.clone();
-    let commit = tokio::task::spawn_blocking(move || tb.apply(&changes, &message))
+    let commit = crate::platform::blocking(move || tb.apply(&changes, &message))
         .await
         .map_err(|e| AddError::Io {
             action: "commit",

@@ -22,7 +22,7 @@ pub fn index_for_list(shared: &Arc<Shared>) -> Arc<Index> {
         let s = Arc::clone(shared);
         tokio::spawn(async move {
             let s2 = Arc::clone(&s);
-            let _ = tokio::task::spawn_blocking(move || s2.app.index()).await;
+            let _ = crate::platform::blocking(move || s2.app.index()).await;
             tracing::info!("index ready; notifying clients that listed early");
             s.hub.tools_changed().await;
         });

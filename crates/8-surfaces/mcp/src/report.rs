@@ -19,7 +19,7 @@ pub fn resource() -> Resource {
 /// Read the report now (it reads the audit log, git and the embeddings: off the scheduler).
 pub async fn read(shared: &Arc<Shared>) -> Result<ReadResourceResult, McpError> {
     let s = Arc::clone(shared);
-    let report = tokio::task::spawn_blocking(move || health::report(&s.app))
+    let report = crate::platform::blocking(move || health::report(&s.app))
         .await
         .map_err(|e| McpError::internal_error(format!("the report failed: {e}"), None))?
         .map_err(|e| {
@@ -38,7 +38,7 @@ pub async fn read(shared: &Arc<Shared>) -> Result<ReadResourceResult, McpError> 
 /// when there are none.
 pub async fn similar(shared: &Arc<Shared>, name: &str) -> Option<Value> {
     let (s, n) = (Arc::clone(shared), name.to_string());
-    let found = tokio::task::spawn_blocking(move || health::like(&s.app, &n))
+    let found = crate::platform::blocking(move || health::like(&s.app, &n))
         .await
         .ok()?;
     (!found.is_empty()).then(|| serde_json::to_value(found).unwrap_or(Value::Null))

@@ -37,7 +37,7 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
     tokio::spawn(async move {
         // Setting up a recursive watch walks the tree (~40 ms for 2,000 directories): do it
         // off the async threads, while the server already answers.
-        let watcher = tokio::task::spawn_blocking(move || {
+        let watcher = crate::platform::blocking(move || {
             watcher
                 .watch(&tools, RecursiveMode::Recursive)
                 .map(|()| watcher)
@@ -82,7 +82,7 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
                 }
             }
             let s = Arc::clone(&shared);
-            let changed = tokio::task::spawn_blocking(move || {
+            let changed = crate::platform::blocking(move || {
                 if full {
                     s.app.refresh()
                 } else {
@@ -100,7 +100,7 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
                 if tokio::time::timeout(RELIST_WAIT, relist).await.is_ok() {
                     let s = Arc::clone(&shared);
                     let _ =
-                        tokio::task::spawn_blocking(move || s.app.refresh_tools(&changed)).await;
+                        crate::platform::blocking(move || s.app.refresh_tools(&changed)).await;
                 }
             }
             announce(&shared).await;
@@ -108,7 +108,7 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
             // sync): catch the history memo up now, so the next tool_history does not (when
             // HEAD has not moved this is one look at it).
             let s = Arc::clone(&shared);
-            tokio::task::spawn_blocking(move || {
+            crate::platform::detached(move || {
                 if let Err(e) = crate::history::prepare(&s.app.toolbox) {
                     tracing::debug!(error = %e, "the history memo was not caught up");
                 }

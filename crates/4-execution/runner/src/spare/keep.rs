@@ -52,7 +52,7 @@ pub(super) fn start_sweeping(inner: &Arc<Inner>) {
             let Some(inner) = weak.upgrade() else {
                 return;
             };
-            let _ = tokio::task::spawn_blocking(move || sweep(&inner)).await;
+            let _ = crate::platform::blocking(move || sweep(&inner)).await;
         }
     });
 }

@@ -304,7 +304,7 @@ impl OAuth {
             return;
         }
         let uri = self.jwks_uri.clone();
-        match tokio::task::spawn_blocking(move || fetch_jwks(&uri)).await {
+        match crate::platform::blocking(move || fetch_jwks(&uri)).await {
             Ok(Ok(set)) => {
                 if let Ok(mut g) = self.keys.write() {
                     *g = (set, Instant::now());

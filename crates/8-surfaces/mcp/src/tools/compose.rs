@@ -181,7 +181,7 @@ async fn pipeline_tool(ctx: &Ctx, a: PipelineArgs) -> Outcome {
             }
             let tb = app.toolbox.clone();
             let actor = ctx.actor.clone();
-            let out = tokio::task::spawn_blocking(move || tb.delete_tool(&name, actor))
+            let out = crate::platform::blocking(move || tb.delete_tool(&name, actor))
                 .await
                 .map_err(|e| error_result(e, None))?
                 .map_err(|e| failure(&e, e.hint()))?;

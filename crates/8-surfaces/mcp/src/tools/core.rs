@@ -309,7 +309,7 @@ async fn search_tools(ctx: &Ctx, a: SearchArgs) -> Result<CallToolResult, CallTo
     let shared = std::sync::Arc::clone(&ctx.shared);
     let query = a.query.clone();
     // Off the async threads: a configured endpoint is a blocking HTTP request.
-    let found = tokio::task::spawn_blocking(move || shared.app.search(&query, limit))
+    let found = crate::platform::blocking(move || shared.app.search(&query, limit))
         .await
         .map_err(|e| error_result(e, None))?;
     let mut v = json!({"query": a.query, "results": found.results, "ranking": found.ranking});
@@ -349,7 +349,7 @@ async fn delete_tool(ctx: &Ctx, a: NameArgs) -> Result<CallToolResult, CallToolR
     }
     let tb = ctx.shared.app.toolbox.clone();
     let actor = ctx.actor.clone();
-    let out = tokio::task::spawn_blocking(move || tb.delete_tool(&name, &actor))
+    let out = crate::platform::blocking(move || tb.delete_tool(&name, &actor))
         .await
         .map_err(|e| error_result(e, None))?
         .map_err(|e| failure(&e, e.hint()))?;

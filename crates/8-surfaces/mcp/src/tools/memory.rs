@@ -67,7 +67,7 @@ async fn memory(a: MemoryArgs, ctx: &Ctx) -> Outcome {
         }
     }
     let mem = Memory::for_toolbox(ctx.shared.app.toolbox.root());
-    tokio::task::spawn_blocking(move || run(&mem, a))
+    crate::platform::blocking(move || run(&mem, a))
         .await
         .unwrap_or_else(|e| Err(error_result(e, None)))
 }

@@ -442,7 +442,7 @@ pub fn list_stale(
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let s = Arc::clone(&shared);
-        let Ok(idx) = tokio::task::spawn_blocking(move || s.app.index()).await else {
+        let Ok(idx) = crate::platform::blocking(move || s.app.index()).await else {
             return;
         };
         let root = shared.app.toolbox.root().to_path_buf();
