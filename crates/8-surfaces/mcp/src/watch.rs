@@ -99,8 +99,7 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
                     super::upstream::list_stale(Arc::clone(&shared), Some(changed.clone()));
                 if tokio::time::timeout(RELIST_WAIT, relist).await.is_ok() {
                     let s = Arc::clone(&shared);
-                    let _ =
-                        crate::platform::blocking(move || s.app.refresh_tools(&changed)).await;
+                    let _ = crate::platform::blocking(move || s.app.refresh_tools(&changed)).await;
                 }
             }
             announce(&shared).await;
