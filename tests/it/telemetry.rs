@@ -505,3 +505,127 @@ fn a_secret_never_appears_in_any_exported_field() {
         "{result}"
     );
 }
+
+const TASK_TRACE: &str = "7c1e9a7d3b5f4e2a9d8c6b4a2f0e1d3c";
+
+/// A call that runs as a task (over streamable HTTP, for a client that opted in) outlives its
+/// request: the request's span ends when the task is created, and the stages that end after it
+/// (the run) are still exported, in the client's trace, under the request's span.
+#[test]
+fn a_tasks_stages_that_end_after_its_request_are_exported_under_it() {
+    let (tmp, tb) = crate::support::example_box();
+    let dir = tb.join("tools/slow_hello");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("tool.toml"),
+        "name = \"slow_hello\"\ndescription = \"Waits a moment, then greets\"\nkind = \"script\"\n\n[run]\nlanguage = \"bash\"\nentry = \"main.sh\"\nprotocol = \"plain\"\nlong = true\n\n[input_schema]\ntype = \"object\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.sh"),
+        "cat > /dev/null\nsleep 1\necho '{\"hello\": \"world\"}'\n",
+    )
+    .unwrap();
+    crate::common::git(&tb, &["add", "tools/slow_hello"]);
+    crate::common::git(
+        &tb,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "add slow_hello",
+        ],
+    );
+    let receiver = Receiver::start(tmp.path());
+    let endpoint = receiver.endpoint();
+    let server = crate::support::HttpServer::start(
+        &tb,
+        &[],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+            // Spans leave within 100 ms, not at shutdown (this server is killed, not stopped).
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ],
+    );
+    let mut c = crate::support::McpHttp::new(&server.url, None);
+    let r = c.post_raw(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}, "clientInfo": {"name": "telemetry-test", "version": "1"}}}).to_string(),
+        "application/json",
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    c.session = r
+        .headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    c.post_raw(
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        "application/json",
+    );
+    let tp = format!("00-{TASK_TRACE}-{PARENT_SPAN}-01");
+    let r = c.request(
+        "tools/call",
+        json!({"name": "slow_hello", "arguments": {}, "_meta": {"traceparent": tp}}),
+    );
+    assert_eq!(r["result"]["resultType"], "task", "{r}");
+    let id = r["result"]["taskId"]
+        .as_str()
+        .expect("a taskId")
+        .to_string();
+    let until = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let t = c.request("tasks/get", json!({"taskId": id}));
+        let status = t["result"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if status == "completed" {
+            break;
+        }
+        assert!(
+            status == "working" && std::time::Instant::now() < until,
+            "the task: {t}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The run's span is exported after the task ended (the telemetry thread, then a batch).
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    let in_trace = loop {
+        let text = std::fs::read_to_string(&receiver.out).unwrap_or_default();
+        if text.ends_with('\n') && text.contains("\"tool run\"") {
+            let spans: Vec<Value> = receiver
+                .spans()
+                .into_iter()
+                .filter(|s| s["traceId"] == TASK_TRACE)
+                .collect();
+            if names(&spans).contains(&"tool run") {
+                break spans;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "no run span exported: {:?}",
+            names(&receiver.spans())
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let root = span(&in_trace, "tools/call slow_hello");
+    assert_eq!(root["parentSpanId"], PARENT_SPAN, "{root}");
+    let run = span(&in_trace, "tool run");
+    assert_eq!(run["parentSpanId"], root["spanId"], "{run}");
+    let end = |s: &Value| -> u128 {
+        s["endTimeUnixNano"]
+            .as_str()
+            .and_then(|v| v.parse().ok())
+            .or_else(|| s["endTimeUnixNano"].as_u64().map(u128::from))
+            .unwrap_or_else(|| panic!("an end time: {s}"))
+    };
+    assert!(
+        end(run) > end(root),
+        "the run ended after the request answered: {run} {root}"
+    );
+}
