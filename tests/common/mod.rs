@@ -20,6 +20,29 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Write a tool's files under `tb/tools/<name>/` and commit them (as author `t`), the way a
+/// person adds a tool by hand.
+pub fn commit_tool(tb: &Path, name: &str, files: &[(&str, &str)]) {
+    let dir = tb.join("tools").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    git(tb, &["add", &format!("tools/{name}")]);
+    git(
+        tb,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            &format!("add {name}"),
+        ],
+    );
+}
+
 /// A git repository at `repo` holding `files` (path, text) in one commit.
 pub fn git_repo(repo: &Path, files: &[(&str, &str)]) -> std::path::PathBuf {
     for (p, text) in files {

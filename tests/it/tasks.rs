@@ -7,85 +7,21 @@
 use crate::common;
 use crate::support;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use std::time::{Duration, Instant};
-use support::{HttpServer, McpHttp, example_box};
+use support::{HttpServer, example_box, session, wait_terminal};
 
-/// A 2025-11-25 session that declares (or not) the tasks extension.
-fn session(url: &str, tasks: bool) -> McpHttp {
-    let mut c = McpHttp::new(url, None);
-    let caps = if tasks {
-        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
-    } else {
-        json!({})
-    };
-    let r = c.post_raw(
-        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": caps, "clientInfo": {"name": "tasks-test", "version": "1"}}}).to_string(),
-        "application/json",
-    );
-    assert_eq!(r.status, 200, "{}", r.body);
-    let init = &r.messages()[0];
-    assert!(
-        init["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object(),
-        "the server does not advertise tasks: {init}"
-    );
-    c.session = r
-        .headers
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    c.post_raw(
-        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
-        "application/json",
-    );
-    c
-}
-
-/// Poll tasks/get until the task is terminal (or 120 s pass); the last DetailedTask.
-fn wait_terminal(c: &mut McpHttp, id: &str) -> Value {
-    let start = Instant::now();
-    loop {
-        let r = c.request("tasks/get", json!({"taskId": id}));
-        let task = r["result"].clone();
-        let status = task["status"].as_str().unwrap_or("").to_string();
-        if ["completed", "failed", "cancelled"].contains(&status.as_str()) {
-            return task;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "task {id} stuck: {task}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
+/// A long script tool: waits a second, then greets (telemetry's task test uses it too).
+pub(crate) const SLOW_HELLO: &str = "name = \"slow_hello\"\ndescription = \"Waits a moment, then greets\"\nkind = \"script\"\n\n[run]\nlanguage = \"bash\"\nentry = \"main.sh\"\nprotocol = \"plain\"\nlong = true\n\n[input_schema]\ntype = \"object\"\n";
+pub(crate) const SLOW_HELLO_SH: &str = "cat > /dev/null\nsleep 1\necho '{\"hello\": \"world\"}'\n";
 
 #[test]
 fn a_long_stored_tool_is_a_task_only_for_clients_that_opt_in() {
     let (_tmp, tb) = example_box();
-    let dir = tb.join("tools/slow_hello");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("tool.toml"),
-        "name = \"slow_hello\"\ndescription = \"Waits a moment, then greets\"\nkind = \"script\"\n\n[run]\nlanguage = \"bash\"\nentry = \"main.sh\"\nprotocol = \"plain\"\nlong = true\n\n[input_schema]\ntype = \"object\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("main.sh"),
-        "cat > /dev/null\nsleep 1\necho '{\"hello\": \"world\"}'\n",
-    )
-    .unwrap();
-    common::git(&tb, &["add", "tools/slow_hello"]);
-    common::git(
+    common::commit_tool(
         &tb,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "add slow_hello",
-        ],
+        "slow_hello",
+        &[("tool.toml", SLOW_HELLO), ("main.sh", SLOW_HELLO_SH)],
     );
     let server = HttpServer::start(&tb, &[], &[]);
 
@@ -111,29 +47,15 @@ fn a_long_stored_tool_is_a_task_only_for_clients_that_opt_in() {
     assert_eq!(r["error"]["code"], -32021, "{r}");
 
     // Cancelling a long tool's task kills its process.
-    let dir = tb.join("tools/slow_forever");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("tool.toml"),
-        "name = \"slow_forever\"\ndescription = \"Sleeps far too long\"\nkind = \"script\"\n\n[run]\nlanguage = \"bash\"\nentry = \"main.sh\"\nprotocol = \"plain\"\nlong = true\n\n[limits]\ntimeout_ms = 120000\n\n[input_schema]\ntype = \"object\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("main.sh"),
-        "cat > /dev/null\nsleep 37.25\necho '{}'\n",
-    )
-    .unwrap();
-    common::git(&tb, &["add", "tools/slow_forever"]);
-    common::git(
+    common::commit_tool(
         &tb,
+        "slow_forever",
         &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "add slow_forever",
+            (
+                "tool.toml",
+                "name = \"slow_forever\"\ndescription = \"Sleeps far too long\"\nkind = \"script\"\n\n[run]\nlanguage = \"bash\"\nentry = \"main.sh\"\nprotocol = \"plain\"\nlong = true\n\n[limits]\ntimeout_ms = 120000\n\n[input_schema]\ntype = \"object\"\n",
+            ),
+            ("main.sh", "cat > /dev/null\nsleep 37.25\necho '{}'\n"),
         ],
     );
     // A person approves its long time limit (the server's personal directory, see support).

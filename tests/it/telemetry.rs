@@ -514,29 +514,12 @@ const TASK_TRACE: &str = "7c1e9a7d3b5f4e2a9d8c6b4a2f0e1d3c";
 #[test]
 fn a_tasks_stages_that_end_after_its_request_are_exported_under_it() {
     let (tmp, tb) = crate::support::example_box();
-    let dir = tb.join("tools/slow_hello");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("tool.toml"),
-        "name = \"slow_hello\"\ndescription = \"Waits a moment, then greets\"\nkind = \"script\"\n\n[run]\nlanguage = \"bash\"\nentry = \"main.sh\"\nprotocol = \"plain\"\nlong = true\n\n[input_schema]\ntype = \"object\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("main.sh"),
-        "cat > /dev/null\nsleep 1\necho '{\"hello\": \"world\"}'\n",
-    )
-    .unwrap();
-    crate::common::git(&tb, &["add", "tools/slow_hello"]);
-    crate::common::git(
+    crate::common::commit_tool(
         &tb,
+        "slow_hello",
         &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "add slow_hello",
+            ("tool.toml", crate::tasks::SLOW_HELLO),
+            ("main.sh", crate::tasks::SLOW_HELLO_SH),
         ],
     );
     let receiver = Receiver::start(tmp.path());
@@ -551,21 +534,7 @@ fn a_tasks_stages_that_end_after_its_request_are_exported_under_it() {
             ("OTEL_BSP_SCHEDULE_DELAY", "100"),
         ],
     );
-    let mut c = crate::support::McpHttp::new(&server.url, None);
-    let r = c.post_raw(
-        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}, "clientInfo": {"name": "telemetry-test", "version": "1"}}}).to_string(),
-        "application/json",
-    );
-    assert_eq!(r.status, 200, "{}", r.body);
-    c.session = r
-        .headers
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    c.post_raw(
-        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
-        "application/json",
-    );
+    let mut c = crate::support::session(&server.url, true);
     let tp = format!("00-{TASK_TRACE}-{PARENT_SPAN}-01");
     let r = c.request(
         "tools/call",
@@ -576,22 +545,8 @@ fn a_tasks_stages_that_end_after_its_request_are_exported_under_it() {
         .as_str()
         .expect("a taskId")
         .to_string();
-    let until = std::time::Instant::now() + Duration::from_secs(120);
-    loop {
-        let t = c.request("tasks/get", json!({"taskId": id}));
-        let status = t["result"]["status"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        if status == "completed" {
-            break;
-        }
-        assert!(
-            status == "working" && std::time::Instant::now() < until,
-            "the task: {t}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let task = crate::support::wait_terminal(&mut c, &id);
+    assert_eq!(task["status"], "completed", "{task}");
     // The run's span is exported after the task ended (the telemetry thread, then a batch).
     let until = std::time::Instant::now() + Duration::from_secs(30);
     let in_trace = loop {

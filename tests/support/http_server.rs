@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A running `serve --http` on a free loopback port; killed on drop.
 pub struct HttpServer {
@@ -210,5 +210,53 @@ impl McpHttp {
             .into_iter()
             .find(|m| m.get("id") == Some(&json!(id)))
             .unwrap_or_else(|| panic!("no response to {method} in {:?}", r.body))
+    }
+}
+
+/// A 2025-11-25 session that declares (or not) the tasks extension.
+pub fn session(url: &str, tasks: bool) -> McpHttp {
+    let mut c = McpHttp::new(url, None);
+    let caps = if tasks {
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
+    } else {
+        json!({})
+    };
+    let r = c.post_raw(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": caps, "clientInfo": {"name": "tasks-test", "version": "1"}}}).to_string(),
+        "application/json",
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let init = &r.messages()[0];
+    assert!(
+        init["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object(),
+        "the server does not advertise tasks: {init}"
+    );
+    c.session = r
+        .headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    c.post_raw(
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        "application/json",
+    );
+    c
+}
+
+/// Poll tasks/get until the task is terminal (or 120 s pass); the last DetailedTask.
+pub fn wait_terminal(c: &mut McpHttp, id: &str) -> Value {
+    let start = Instant::now();
+    loop {
+        let r = c.request("tasks/get", json!({"taskId": id}));
+        let task = r["result"].clone();
+        let status = task["status"].as_str().unwrap_or("").to_string();
+        if ["completed", "failed", "cancelled"].contains(&status.as_str()) {
+            return task;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "task {id} stuck: {task}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
     }
 }

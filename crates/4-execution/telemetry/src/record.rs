@@ -155,12 +155,15 @@ pub(crate) struct Done {
     pub traceparent: Option<String>,
     pub tracestate: Option<String>,
     pub start: SystemTime,
+    /// When it ended (set then).
     pub end: SystemTime,
+    /// How long it took (set when it ended).
     pub secs: f64,
     /// None: dropped before it finished (no outcome, no points).
     pub outcome: Option<Outcome>,
     /// Arguments and result, redacted, when the person opted in.
     pub content: Vec<KeyValue>,
+    /// Its stages that ended before it did, in start order (taken when it ended).
     pub stages: Vec<SpanRecord>,
 }
 

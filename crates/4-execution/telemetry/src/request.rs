@@ -12,17 +12,15 @@
 //! `gen_ai.tool.call.result`) only when the person opted in, and then only after every stored
 //! secret value, in each of its forms, is replaced by `[secret NAME]`.
 //!
-//! While the request runs, its span is a span id and a start time (`record`); the span, its
-//! stages' and the points are made together when it ends (`spans`).
+//! While the request runs, its span is a span id and a start time (`record`); when it ends,
+//! the telemetry thread makes the span, its stages' and the points (`spans`).
 //!
 //! The MCP layer knows the protocol; this module knows only the names and values it is given.
 
 use crate::pipeline;
-use crate::record::Recorder;
-use crate::record::{Done, Outcome, Target as Owned, Transport};
+use crate::record::{Done, Outcome, Recorder, Target as Owned, Transport};
 use opentelemetry::{Context, KeyValue};
-use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 /// The most characters of arguments or a result recorded (when content is recorded at all).
 const CONTENT_CHARS: usize = 8 * 1024;
@@ -63,22 +61,12 @@ pub struct RequestInfo<'a> {
 }
 
 /// A request's span, while the request runs. When it is dropped — after `finish`, or
-/// unfinished — its spans and points are made.
+/// unfinished — its records go to the telemetry thread.
 pub struct Request {
     cx: Context,
-    recorder: Arc<Recorder>,
     started: Instant,
-    start: SystemTime,
-    method: String,
-    target: Owned,
-    request_id: String,
-    protocol_version: Option<String>,
-    session_id: Option<String>,
-    transport: Transport,
-    traceparent: Option<String>,
-    tracestate: Option<String>,
-    outcome: Option<Outcome>,
-    content: Vec<KeyValue>,
+    /// What the telemetry thread gets; its end, duration and stages are filled in at the end.
+    done: Option<Box<Done>>,
 }
 
 /// Start a request's span (None when nothing is exported).
@@ -89,26 +77,32 @@ pub fn request(info: &RequestInfo<'_>) -> Option<Request> {
         Some(_) => crate::record::scope(&Context::new().with_value(recorder.clone()), recorder.id),
         None => Context::new(),
     };
+    let start = opentelemetry::time::now();
     Some(Request {
         cx,
-        recorder,
         started: Instant::now(),
-        start: opentelemetry::time::now(),
-        method: info.method.to_string(),
-        target: match info.target {
-            Target::None => Owned::None,
-            Target::Tool(t) => Owned::Tool(t.to_string()),
-            Target::Prompt(t) => Owned::Prompt(t.to_string()),
-            Target::Resource(t) => Owned::Resource(t.to_string()),
-        },
-        request_id: info.request_id.clone(),
-        protocol_version: info.protocol_version.clone(),
-        session_id: info.session_id.map(str::to_string),
-        transport: info.transport,
-        traceparent: info.traceparent.map(str::to_string),
-        tracestate: info.tracestate.map(str::to_string),
-        outcome: None,
-        content: Vec::new(),
+        done: Some(Box::new(Done {
+            recorder,
+            method: info.method.to_string(),
+            target: match info.target {
+                Target::None => Owned::None,
+                Target::Tool(t) => Owned::Tool(t.to_string()),
+                Target::Prompt(t) => Owned::Prompt(t.to_string()),
+                Target::Resource(t) => Owned::Resource(t.to_string()),
+            },
+            request_id: info.request_id.clone(),
+            protocol_version: info.protocol_version.clone(),
+            session_id: info.session_id.map(str::to_string),
+            transport: info.transport,
+            traceparent: info.traceparent.map(str::to_string),
+            tracestate: info.tracestate.map(str::to_string),
+            start,
+            end: start,
+            secs: 0.0,
+            outcome: None,
+            content: Vec::new(),
+            stages: Vec::new(),
+        })),
     })
 }
 
@@ -136,7 +130,10 @@ impl Request {
         arguments: Option<serde_json::Value>,
         result: Option<serde_json::Value>,
     ) {
-        let Some(p) = pipeline::get().filter(|p| p.settings.content) else {
+        let (Some(p), Some(done)) = (
+            pipeline::get().filter(|p| p.settings.content),
+            self.done.as_mut(),
+        ) else {
             return;
         };
         let redactor = match toolsmith_secrets::Store::new(&p.settings.personal).load() {
@@ -159,39 +156,27 @@ impl Request {
                 clean.truncate(cut);
                 clean.push('…');
             }
-            self.content.push(KeyValue::new(key, clean));
+            done.content.push(KeyValue::new(key, clean));
         }
     }
 
     /// End the span with `outcome` (and record the request's metrics).
     pub fn finish(mut self, outcome: Outcome) {
-        self.outcome = Some(outcome);
+        if let Some(d) = self.done.as_mut() {
+            d.outcome = Some(outcome);
+        }
     }
 }
 
 impl Drop for Request {
     fn drop(&mut self) {
-        if pipeline::get().is_none() {
+        let Some(mut done) = self.done.take() else {
             return;
-        }
-        let done = Done {
-            recorder: self.recorder.clone(),
-            method: std::mem::take(&mut self.method),
-            target: std::mem::replace(&mut self.target, Owned::None),
-            request_id: std::mem::take(&mut self.request_id),
-            protocol_version: self.protocol_version.take(),
-            session_id: self.session_id.take(),
-            transport: self.transport,
-            traceparent: self.traceparent.take(),
-            tracestate: self.tracestate.take(),
-            start: self.start,
-            end: opentelemetry::time::now(),
-            secs: self.started.elapsed().as_secs_f64(),
-            outcome: self.outcome,
-            content: std::mem::take(&mut self.content),
-            stages: self.recorder.take(),
         };
-        crate::spans::queue::push(crate::spans::Pending::Request(Box::new(done)));
+        done.end = opentelemetry::time::now();
+        done.secs = self.started.elapsed().as_secs_f64();
+        done.stages = done.recorder.take();
+        crate::spans::queue::push(crate::spans::Pending::Request(done));
     }
 }
 
