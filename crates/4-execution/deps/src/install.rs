@@ -68,11 +68,55 @@ pub(super) async fn step(
     if text.is_empty() {
         text = out.status;
     }
+    if let Some(log) = npm_log_errors(&text) {
+        text = format!("{text}\n{log}");
+    }
     Err(DepsError::Install {
         tool: tool.to_string(),
         installer,
         output: super::tail_text(&text, 6000),
     })
+}
+
+/// What npm prints last when it fails: where its debug log is.
+const NPM_LOG_POINTER: &str = "A complete log of this run can be found in:";
+
+/// npm's own account of a failure it printed nothing about but the path of its debug log
+/// (some failures print only that line): the log's error lines, its failed fetches and the
+/// first lines of its stack, at most 40 lines. `None` when npm said more, or the log is gone.
+fn npm_log_errors(printed: &str) -> Option<String> {
+    let path = printed
+        .lines()
+        .find_map(|l| l.split_once(NPM_LOG_POINTER))
+        .map(|(_, p)| p.trim())?;
+    let said_more = printed
+        .lines()
+        .any(|l| l.starts_with("npm error") && !l.contains(NPM_LOG_POINTER));
+    if said_more {
+        return None;
+    }
+    let log = std::fs::read_to_string(path).ok()?;
+    let mut frames = 0;
+    let wanted: Vec<&str> = log
+        .lines()
+        .filter(|line| {
+            // "<n> <level> <message>"; stack frames repeat the number of their message.
+            let rest = line.split_once(' ').map_or("", |(_, r)| r);
+            if rest.starts_with("verbose stack") {
+                frames += 1;
+                return frames <= 4;
+            }
+            (rest.starts_with("error ") && !rest.contains(NPM_LOG_POINTER))
+                || rest.starts_with("warn ")
+                || rest.starts_with("verbose type ")
+                || (rest.starts_with("http fetch ") && !rest.contains(" 200 "))
+        })
+        .collect();
+    if wanted.is_empty() {
+        return None;
+    }
+    let tail = &wanted[wanted.len().saturating_sub(40)..];
+    Some(format!("npm's log ({path}) says:\n{}", tail.join("\n")))
 }
 
 /// The npm registry's host (the person's `npm_config_registry`, else the public one).
@@ -337,4 +381,55 @@ pub fn no_wheel_for(e: &DepsError) -> Option<String> {
             .trim();
         (!r.is_empty()).then(|| r.to_string())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_npm_failure_that_printed_only_its_log_path_is_told_from_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("debug-0.log");
+        std::fs::write(
+            &log,
+            "17 http fetch GET 200 https://registry.npmjs.org/a 3ms (cache stale)\n\
+             18 http fetch GET 503 https://registry.npmjs.org/b 40ms\n\
+             20 verbose type FetchError\n\
+             21 verbose stack FetchError: request to https://registry.npmjs.org/b failed\n\
+             21 verbose stack     at one\n\
+             21 verbose stack     at two\n\
+             21 verbose stack     at three\n\
+             21 verbose stack     at four\n\
+             22 error code ECONNRESET\n\
+             27 verbose cwd /tmp/x\n\
+             33 error A complete log of this run can be found in: /x.log\n",
+        )
+        .unwrap();
+        let printed = format!("npm error {NPM_LOG_POINTER} {}", log.display());
+        let told = npm_log_errors(&printed).expect("the log's errors");
+        assert!(
+            told.contains("GET 503") && !told.contains("GET 200"),
+            "{told}"
+        );
+        assert!(told.contains("error code ECONNRESET"), "{told}");
+        assert!(told.contains("verbose type FetchError"), "{told}");
+        assert!(
+            told.contains("at three") && !told.contains("at four"),
+            "{told}"
+        );
+        assert!(
+            !told.contains("verbose cwd") && !told.contains("/x.log"),
+            "{told}"
+        );
+
+        // npm said what failed: its output is enough.
+        let said = format!("npm error code ETARGET\n{printed}");
+        assert_eq!(npm_log_errors(&said), None);
+        // No log to read: nothing added.
+        assert_eq!(
+            npm_log_errors(&format!("npm error {NPM_LOG_POINTER} /nonexistent/x.log")),
+            None
+        );
+    }
 }
