@@ -5,7 +5,7 @@ use super::output::{self, UserError};
 use crate::app::App;
 use crate::build::{self, BuildError};
 use crate::error::{HostCode, HostError};
-use crate::runner::script::Host;
+use crate::runner::script::{Host, ToolRequest};
 use anyhow::Result;
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -22,11 +22,11 @@ impl Host for Terminal {
         }
     }
     fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}
-    fn request<'a>(&'a self, method: &'a str, _: Value) -> BoxFuture<'a, Result<Value, HostError>> {
+    fn request(&self, request: ToolRequest) -> BoxFuture<'_, Result<Value, HostError>> {
         Box::pin(async move {
             Err(HostError::new(
                 HostCode::MethodNotFound,
-                format!("{method} is not available during a build"),
+                format!("{} is not available during a build", request.method()),
             ))
         })
     }

@@ -90,7 +90,8 @@ pub fn history(tb: &Toolbox, a: &HistoryArgs, json: bool) -> Result<i32> {
 }
 
 pub fn diff(tb: &Toolbox, a: &DiffArgs, json: bool) -> Result<i32> {
-    let d = history::diff_tool(tb, &a.name, &a.from, &a.to).map_err(UserError::from)?;
+    let d = history::diff_tool(tb, &a.name, &a.from, &a.to)
+        .map_err(|e| UserError::from(HistoryError::from(e)))?;
     if json {
         output::json(&serde_json::to_value(&d)?);
     } else {

@@ -209,15 +209,14 @@ impl crate::runner::script::Host for StderrHost {
         eprintln!("{message}");
     }
     fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}
-    fn request<'a>(
-        &'a self,
-        method: &'a str,
-        _: Value,
-    ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
+    fn request(
+        &self,
+        request: crate::runner::script::ToolRequest,
+    ) -> futures::future::BoxFuture<'_, Result<Value, HostError>> {
         Box::pin(async move {
             Err(HostError::new(
                 HostCode::MethodNotFound,
-                format!("the command line does not offer {method}"),
+                format!("the command line does not offer {}", request.method()),
             ))
         })
     }

@@ -982,5 +982,47 @@ fn the_tier_picture_is_the_workspace() {
         arch.replace('\n', " ").contains(&said),
         "ARCHITECTURE.md should give the longest chain as: {said}"
     );
-    assert!(chain.len() <= 10, "the tower grew back: {said}");
+    assert!(chain.len() <= 9, "the tower grew back: {said}");
+}
+
+#[test]
+fn a_tools_requests_are_told_apart_by_type_not_by_method_name() {
+    // The script protocol's method names are parsed in one place (call::host::ToolRequest,
+    // memory::MemoryOp); no host routes by comparing one.
+    let names = [
+        "\"tools/call\"",
+        "\"resources/read\"",
+        "\"elicitation/create\"",
+        "\"sampling/createMessage\"",
+        "\"memory/",
+    ];
+    let routes = |l: &str| {
+        ["=>", "==", "!=", "starts_with("]
+            .iter()
+            .any(|r| l.contains(r))
+    };
+    let bad: Vec<String> = sources()
+        .into_iter()
+        .filter(|(p, _)| {
+            p != "crates/4-execution/call/src/host.rs" && p != "crates/3-storage/memory/src/lib.rs"
+        })
+        .flat_map(|(p, t)| {
+            code_only(&t)
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| names.iter().any(|n| l.contains(n)) && routes(l))
+                .map(|(i, l)| format!("{p}:{}: {}", i + 1, l.trim()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "ARCHITECTURE: a tool's request is parsed once into call::host::ToolRequest; found routing by name: {bad:?}"
+    );
+    let host = std::fs::read_to_string(root().join("crates/4-execution/call/src/host.rs"))
+        .expect("runner's host");
+    assert!(
+        host.contains("pub enum ToolRequest"),
+        "the request enum is where the trait is"
+    );
 }

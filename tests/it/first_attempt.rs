@@ -8,7 +8,6 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use toolsmith::error::Hint;
-use toolsmith::error::{HostCode, HostError};
 
 /// The real Agent Skills fixtures: `shared/fixtures/agent-skills` beside the repository (CI
 /// copies `shared/` next to its clone), found by walking up from the crate; or
@@ -184,18 +183,6 @@ impl toolsmith::runner::script::Host for Quiet {
         self.0.lock().unwrap().push(message.to_string());
     }
     fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}
-    fn request<'a>(
-        &'a self,
-        method: &'a str,
-        _: Value,
-    ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
-        Box::pin(async move {
-            Err(HostError::new(
-                HostCode::MethodNotFound,
-                format!("no {method}"),
-            ))
-        })
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

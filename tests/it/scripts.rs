@@ -14,7 +14,7 @@ use toolsmith::error::Hint;
 use toolsmith::error::{HostCode, HostError};
 use toolsmith::register::{self, RegisterError, ScriptSpec};
 use toolsmith::runner::RunError;
-use toolsmith::runner::script::Host;
+use toolsmith::runner::script::{Host, ToolRequest};
 use toolsmith::toolbox::Actor;
 
 /// A host that records what scripts send and answers `tools/call` through the app.
@@ -32,28 +32,19 @@ impl Host for Recorder<'_> {
     fn progress(&self, p: f64, _: Option<f64>, _: Option<String>) {
         self.progress.lock().unwrap().push(p);
     }
-    fn request<'a>(
-        &'a self,
-        method: &'a str,
-        params: Value,
-    ) -> BoxFuture<'a, Result<Value, HostError>> {
+    fn request(&self, request: ToolRequest) -> BoxFuture<'_, Result<Value, HostError>> {
         Box::pin(async move {
-            match (method, self.app) {
-                ("tools/call", Some(app)) => {
-                    let name = params["name"].as_str().unwrap_or_default().to_string();
+            match (request, self.app) {
+                (ToolRequest::CallTool { name, arguments }, Some(app)) => {
                     let out = app
-                        .call(
-                            &name,
-                            params["arguments"].clone(),
-                            &toolsmith::runner::script::NoHost,
-                        )
+                        .call(&name, arguments, &toolsmith::runner::script::NoHost)
                         .await
                         .map_err(|e| HostError::new(HostCode::Refused, e.to_string()))?;
                     Ok(out.structured.unwrap_or(Value::String(out.text)))
                 }
-                _ => Err(HostError::new(
+                (request, _) => Err(HostError::new(
                     HostCode::MethodNotFound,
-                    format!("no {method}"),
+                    format!("no {}", request.method()),
                 )),
             }
         })

@@ -12,7 +12,6 @@ use std::sync::{Mutex, OnceLock};
 use toolsmith::app::{App, CallError};
 use toolsmith::build::{self, BuildError, BuildOutcome, BuildRequest};
 use toolsmith::error::Hint;
-use toolsmith::error::{HostCode, HostError};
 use toolsmith::runner::RunError;
 use toolsmith::runner::script::{Host, NoHost};
 use toolsmith::toolbox::Toolbox;
@@ -135,18 +134,6 @@ impl Host for Recorder {
             .lock()
             .unwrap()
             .push(message.unwrap_or_default());
-    }
-    fn request<'a>(
-        &'a self,
-        method: &'a str,
-        _: Value,
-    ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
-        Box::pin(async move {
-            Err(HostError::new(
-                HostCode::MethodNotFound,
-                format!("no {method} in tests"),
-            ))
-        })
     }
 }
 
@@ -655,13 +642,6 @@ fn cancelling_a_build_stops_cargo_and_commits_nothing() {
             }
         }
         fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}
-        fn request<'a>(
-            &'a self,
-            _: &'a str,
-            _: Value,
-        ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
-            Box::pin(async { Err(HostError::new(HostCode::MethodNotFound, String::new())) })
-        }
     }
     let (_tmp, tb) = toolbox();
     let root = tb.root().to_path_buf();

@@ -17,17 +17,22 @@ use toolsmith_names as names;
 use toolsmith_personal as personal;
 use toolsmith_platform as platform;
 use toolsmith_toolbox as toolbox;
+use toolsmith_versions as versions;
 
 mod restore;
 mod scan;
 
 pub use restore::same_environment;
+// A tool at a revision and diffs: the read half, below the toolbox (`toolsmith-versions`).
 pub use restore::{
     RollbackOutcome, UndoOutcome, UndoneTool, restore_tool, rollback_tool, undo_session,
 };
+pub(crate) use versions::files_at;
+pub use versions::{
+    FileAt, FileDiff, ToolAt, ToolDiff, VersionsError, diff_files, diff_tool, tool_at,
+};
 
 use crate::git::{CommitInfo, GitError};
-use crate::index::TOOLS_DIR;
 use crate::names::NameError;
 use crate::toolbox::{Toolbox, ToolboxError};
 use serde::Serialize;
@@ -142,6 +147,16 @@ pub enum HistoryError {
     },
 }
 
+impl From<VersionsError> for HistoryError {
+    fn from(e: VersionsError) -> Self {
+        match e {
+            VersionsError::Git(e) => HistoryError::Git(e),
+            VersionsError::Name(e) => HistoryError::Name(e),
+            VersionsError::NotAt { name, rev } => HistoryError::NotAt { name, rev },
+        }
+    }
+}
+
 impl crate::error::Hint for HistoryError {
     /// What the user can do about it.
     fn hint(&self) -> Option<String> {
@@ -237,8 +252,7 @@ impl From<&CommitInfo> for Version {
 
 /// The repository-relative directory of a tool, after validating its name.
 pub(crate) fn prefix(name: &str) -> Result<String, HistoryError> {
-    names::validate(name)?;
-    Ok(format!("{TOOLS_DIR}/{name}"))
+    Ok(versions::prefix(name)?)
 }
 
 /// The versions of a tool, newest first (also those from before a delete).
@@ -263,24 +277,12 @@ pub fn prepare_apart(tb: &Toolbox, build_apart: impl FnOnce() -> bool) -> Result
     scan::prepare_apart(tb, build_apart)
 }
 
-/// One file of a tool at some revision.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileAt {
-    /// Path relative to the tool directory, `/`-separated.
-    pub path: String,
-    /// What it holds.
-    pub bytes: Vec<u8>,
-    /// Its git mode is 100755.
-    pub executable: bool,
-}
-
-impl From<FileAt> for crate::toolbox::FileSpec {
-    fn from(f: FileAt) -> Self {
-        crate::toolbox::FileSpec {
-            path: f.path,
-            contents: f.bytes,
-            executable: f.executable,
-        }
+/// The toolbox's file of a tool's file at some revision.
+fn spec(f: FileAt) -> crate::toolbox::FileSpec {
+    crate::toolbox::FileSpec {
+        path: f.path,
+        contents: f.bytes,
+        executable: f.executable,
     }
 }
 
@@ -290,7 +292,7 @@ pub fn change_to(files: Vec<FileAt>, keep_env: bool) -> crate::toolbox::Change {
         crate::toolbox::Change::Remove
     } else {
         crate::toolbox::Change::Write {
-            files: files.into_iter().map(Into::into).collect(),
+            files: files.into_iter().map(spec).collect(),
             keep_env,
         }
     }
@@ -298,189 +300,8 @@ pub fn change_to(files: Vec<FileAt>, keep_env: bool) -> crate::toolbox::Change {
 
 /// Write `files` into `dir` (a scratch or export directory), with the one path check.
 pub fn write_files(dir: &std::path::Path, files: &[FileAt]) -> Result<(), HistoryError> {
-    let specs: Vec<crate::toolbox::FileSpec> = files.iter().cloned().map(Into::into).collect();
+    let specs: Vec<crate::toolbox::FileSpec> = files.iter().cloned().map(spec).collect();
     Ok(crate::toolbox::write_files(dir, &specs)?)
-}
-
-/// A tool's directory as it was in one commit.
-#[derive(Debug, Clone)]
-pub struct ToolAt {
-    /// The tool.
-    pub name: String,
-    /// The full commit id the revision resolved to.
-    pub commit: String,
-    /// Its files, sorted by path.
-    pub files: Vec<FileAt>,
-}
-
-impl ToolAt {
-    /// The text of tool.toml, if there is one and it is UTF-8.
-    pub fn manifest_text(&self) -> Option<&str> {
-        self.file(crate::manifest::FILE_NAME)
-            .and_then(|f| std::str::from_utf8(&f.bytes).ok())
-    }
-
-    /// The file at that path (relative to the tool directory).
-    pub fn file(&self, path: &str) -> Option<&FileAt> {
-        self.files.iter().find(|f| f.path == path)
-    }
-}
-
-/// The files of a tool at a revision; an empty list when it did not exist there.
-pub(crate) fn files_at(
-    tb: &Toolbox,
-    name: &str,
-    commit: &str,
-) -> Result<Vec<FileAt>, HistoryError> {
-    let prefix = prefix(name)?;
-    Ok(git::read_tree_at(tb.root(), commit, &prefix)?
-        .into_iter()
-        .map(|(path, bytes, executable)| FileAt {
-            path,
-            bytes,
-            executable,
-        })
-        .collect())
-}
-
-/// A tool as it was at revision `rev` (a commit id or prefix, `HEAD~2`, a branch or tag).
-pub fn tool_at(tb: &Toolbox, name: &str, rev: &str) -> Result<ToolAt, HistoryError> {
-    let commit = git::resolve(tb.root(), rev)?;
-    let files = files_at(tb, name, &commit)?;
-    if files.is_empty() {
-        return Err(HistoryError::NotAt {
-            name: name.to_string(),
-            rev: rev.to_string(),
-        });
-    }
-    Ok(ToolAt {
-        name: name.to_string(),
-        commit,
-        files,
-    })
-}
-
-/// How one file differs between two revisions.
-#[derive(Debug, Clone, Serialize)]
-pub struct FileDiff {
-    /// Its path relative to the tool directory.
-    pub path: String,
-    /// "added", "removed", "modified" or "binary".
-    pub status: &'static str,
-}
-
-/// The difference of a tool between two revisions.
-#[derive(Debug, Clone, Serialize)]
-pub struct ToolDiff {
-    /// The tool.
-    pub name: String,
-    /// The older revision's commit.
-    pub from: String,
-    /// The newer revision's commit (or the work tree).
-    pub to: String,
-    /// Each file that differs.
-    pub files: Vec<FileDiff>,
-    /// A unified diff (`a/` and `b/` paths relative to the tool directory).
-    pub unified: String,
-}
-
-/// The unified diff of a tool's files between revisions `a` and `b`. A side where the tool
-/// did not exist counts as empty; it is an error when it exists at neither.
-pub fn diff_tool(tb: &Toolbox, name: &str, a: &str, b: &str) -> Result<ToolDiff, HistoryError> {
-    let ca = git::resolve(tb.root(), a)?;
-    let cb = git::resolve(tb.root(), b)?;
-    let fa = files_at(tb, name, &ca)?;
-    let fb = files_at(tb, name, &cb)?;
-    if fa.is_empty() && fb.is_empty() {
-        return Err(HistoryError::NotAt {
-            name: name.to_string(),
-            rev: format!("{a} or {b}"),
-        });
-    }
-    let (files, unified) = diff_files(&fa, &fb);
-    Ok(ToolDiff {
-        name: name.to_string(),
-        from: ca,
-        to: cb,
-        files,
-        unified,
-    })
-}
-
-/// Compare two file sets: per-file status and one unified diff.
-pub fn diff_files(old: &[FileAt], new: &[FileAt]) -> (Vec<FileDiff>, String) {
-    let mut paths: Vec<&str> = old.iter().chain(new).map(|f| f.path.as_str()).collect();
-    paths.sort();
-    paths.dedup();
-    let mut files = Vec::new();
-    let mut out = String::new();
-    for path in paths {
-        let o = old.iter().find(|f| f.path == path);
-        let n = new.iter().find(|f| f.path == path);
-        if o.map(|f| (&f.bytes, f.executable)) == n.map(|f| (&f.bytes, f.executable)) {
-            continue;
-        }
-        fn text(f: Option<&FileAt>) -> Option<&str> {
-            match f {
-                None => Some(""),
-                Some(f) => std::str::from_utf8(&f.bytes).ok(),
-            }
-        }
-        let status = match (o, n, text(o), text(n)) {
-            (None, _, _, _) => "added",
-            (_, None, _, _) => "removed",
-            (_, _, Some(_), Some(_)) => "modified",
-            _ => "binary",
-        };
-        let (ta, tb) = (text(o), text(n));
-        match (ta, tb) {
-            (Some(ta), Some(tb)) if ta != tb => {
-                let a_name = if o.is_some() {
-                    format!("a/{path}")
-                } else {
-                    "/dev/null".into()
-                };
-                let b_name = if n.is_some() {
-                    format!("b/{path}")
-                } else {
-                    "/dev/null".into()
-                };
-                let diff = similar::TextDiff::from_lines(ta, tb);
-                out.push_str(&format!("diff a/{path} b/{path}\n"));
-                out.push_str(
-                    &diff
-                        .unified_diff()
-                        .context_radius(3)
-                        .header(&a_name, &b_name)
-                        .missing_newline_hint(true)
-                        .to_string(),
-                );
-            }
-            (Some(_), Some(_)) => {
-                out.push_str(&format!(
-                    "diff a/{path} b/{path}\nmode changed: executable {} -> {}\n",
-                    o.is_some_and(|f| f.executable),
-                    n.is_some_and(|f| f.executable)
-                ));
-            }
-            _ => {
-                let h = |f: Option<&FileAt>| {
-                    f.map(|f| crate::hashing::sha256_bytes(&f.bytes))
-                        .unwrap_or_else(|| "(none)".into())
-                };
-                out.push_str(&format!(
-                    "diff a/{path} b/{path}\nBinary files differ: {} -> {}\n",
-                    h(o),
-                    h(n)
-                ));
-            }
-        }
-        files.push(FileDiff {
-            path: path.to_string(),
-            status,
-        });
-    }
-    (files, out)
 }
 
 #[cfg(test)]
@@ -496,34 +317,5 @@ mod tests {
         assert_eq!(git::format_utc(0), "1970-01-01T00:00:00Z");
         assert_eq!(git::format_utc(1_700_000_000), "2023-11-14T22:13:20Z");
         assert_eq!(git::format_utc(951_782_400), "2000-02-29T00:00:00Z");
-    }
-
-    #[test]
-    fn diff_statuses() {
-        let f = |p: &str, b: &[u8]| FileAt {
-            path: p.into(),
-            bytes: b.to_vec(),
-            executable: false,
-        };
-        let (files, text) = diff_files(
-            &[
-                f("a.txt", b"one\ntwo\n"),
-                f("gone", b"x"),
-                f("bin", &[0xff, 0]),
-            ],
-            &[f("a.txt", b"one\n2\n"), f("new", b"y\n"), f("bin", &[0xfe])],
-        );
-        let st: Vec<_> = files.iter().map(|d| (d.path.as_str(), d.status)).collect();
-        assert_eq!(
-            st,
-            [
-                ("a.txt", "modified"),
-                ("bin", "binary"),
-                ("gone", "removed"),
-                ("new", "added")
-            ]
-        );
-        assert!(text.contains("-two\n+2\n"), "{text}");
-        assert!(text.contains("--- /dev/null"), "{text}");
     }
 }

@@ -145,7 +145,7 @@ pub fn same_environment(old: &[FileAt], new: &[FileAt]) -> bool {
 /// Current files of a tool in the HEAD commit (empty when absent or no HEAD).
 fn head_files(tb: &Toolbox, name: &str) -> Result<Vec<FileAt>, HistoryError> {
     match git::resolve(tb.root(), "HEAD") {
-        Ok(head) => files_at(tb, name, &head),
+        Ok(head) => Ok(files_at(tb, name, &head)?),
         Err(_) => Ok(Vec::new()),
     }
 }

@@ -220,43 +220,104 @@ impl Memory {
         Ok(json!({"tools": tools, "keys": total_keys, "bytes": total_bytes, "dir": self.dir}))
     }
 
-    /// Answer a script's `memory/*` request for `tool`: (result, or JSON-RPC error).
-    pub fn answer(&self, tool: &str, method: &str, params: &Value) -> Result<Value, HostError> {
+    /// Answer a tool's memory request (`memory/*`, parsed by [`MemoryOp::parse`]) for `tool`:
+    /// its result, or how the host refuses it.
+    pub fn answer(&self, tool: &str, op: MemoryOp) -> Result<Value, HostError> {
+        let fail = |e: MemoryError| HostError::new(HostCode::Refused, e.to_string());
+        match op {
+            MemoryOp::Get { key } => {
+                let v = self.get(tool, &key).map_err(fail)?;
+                Ok(json!({"key": key, "found": v.is_some(), "value": v}))
+            }
+            MemoryOp::Set { key, value } => {
+                let old = self.set(tool, &key, value).map_err(fail)?;
+                Ok(json!({"key": key, "previous": old}))
+            }
+            MemoryOp::Delete { key } => {
+                let existed = self.delete(tool, &key).map_err(fail)?;
+                Ok(json!({"key": key, "deleted": existed}))
+            }
+            MemoryOp::List { prefix } => {
+                Ok(json!({"keys": self.list(tool, prefix.as_deref()).map_err(fail)?}))
+            }
+        }
+    }
+}
+
+/// A tool's memory request, as the script protocol's `memory/get`, `memory/set`,
+/// `memory/delete` and `memory/list` carry it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MemoryOp {
+    /// `memory/get {key}`
+    Get {
+        /// The key read.
+        key: String,
+    },
+    /// `memory/set {key, value}`
+    Set {
+        /// The key written.
+        key: String,
+        /// Its new value (`null` when the request has none).
+        value: Value,
+    },
+    /// `memory/delete {key}`
+    Delete {
+        /// The key removed.
+        key: String,
+    },
+    /// `memory/list {prefix?}`
+    List {
+        /// Only keys starting with it, when given.
+        prefix: Option<String>,
+    },
+}
+
+impl MemoryOp {
+    /// The request `method` (one of `memory/*`) with `params`; an unknown memory method or a
+    /// missing `key` is refused as the host refuses it.
+    pub fn parse(method: &str, mut params: Value) -> Result<MemoryOp, HostError> {
         let key = || {
             params
                 .get("key")
                 .and_then(Value::as_str)
+                .map(str::to_string)
                 .ok_or(HostError::new(
                     HostCode::InvalidParams,
                     format!("{method} needs a string `key`"),
                 ))
         };
-        let fail = |e: MemoryError| HostError::new(HostCode::Refused, e.to_string());
-        match method {
-            "memory/get" => {
-                let k = key()?;
-                let v = self.get(tool, k).map_err(fail)?;
-                Ok(json!({"key": k, "found": v.is_some(), "value": v}))
+        Ok(match method {
+            "memory/get" => MemoryOp::Get { key: key()? },
+            "memory/set" => MemoryOp::Set {
+                key: key()?,
+                value: params
+                    .get_mut("value")
+                    .map(Value::take)
+                    .unwrap_or(Value::Null),
+            },
+            "memory/delete" => MemoryOp::Delete { key: key()? },
+            "memory/list" => MemoryOp::List {
+                prefix: params
+                    .get("prefix")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            },
+            other => {
+                return Err(HostError::new(
+                    HostCode::MethodNotFound,
+                    format!("unknown memory method {other:?}"),
+                ));
             }
-            "memory/set" => {
-                let k = key()?;
-                let value = params.get("value").cloned().unwrap_or(Value::Null);
-                let old = self.set(tool, k, value).map_err(fail)?;
-                Ok(json!({"key": k, "previous": old}))
-            }
-            "memory/delete" => {
-                let k = key()?;
-                let existed = self.delete(tool, k).map_err(fail)?;
-                Ok(json!({"key": k, "deleted": existed}))
-            }
-            "memory/list" => {
-                let prefix = params.get("prefix").and_then(Value::as_str);
-                Ok(json!({"keys": self.list(tool, prefix).map_err(fail)?}))
-            }
-            other => Err(HostError::new(
-                HostCode::MethodNotFound,
-                format!("unknown memory method {other:?}"),
-            )),
+        })
+    }
+
+    /// Its method's name in the script protocol.
+    pub fn method(&self) -> &'static str {
+        match self {
+            MemoryOp::Get { .. } => "memory/get",
+            MemoryOp::Set { .. } => "memory/set",
+            MemoryOp::Delete { .. } => "memory/delete",
+            MemoryOp::List { .. } => "memory/list",
         }
     }
 }
@@ -271,6 +332,34 @@ fn check_key(key: &str) -> Result<(), MemoryError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_memory_request_is_parsed_once_and_answered_by_its_kind() {
+        let tmp = tempfile::tempdir().unwrap();
+        let m = Memory::at(tmp.path().to_path_buf());
+        let op = |method: &str, params: Value| MemoryOp::parse(method, params).unwrap();
+        let set = op("memory/set", json!({"key": "k", "value": [1, 2]}));
+        assert_eq!(set.method(), "memory/set");
+        assert_eq!(m.answer("t", set).unwrap()["previous"], Value::Null);
+        let got = m
+            .answer("t", op("memory/get", json!({"key": "k"})))
+            .unwrap();
+        assert_eq!(got["value"], json!([1, 2]));
+        let listed = m
+            .answer("t", op("memory/list", json!({"prefix": "k"})))
+            .unwrap();
+        assert_eq!(listed["keys"], json!(["k"]));
+        assert_eq!(
+            MemoryOp::parse("memory/get", json!({})).unwrap_err().code,
+            HostCode::InvalidParams
+        );
+        assert_eq!(
+            MemoryOp::parse("memory/wipe", json!({"key": "k"}))
+                .unwrap_err()
+                .code,
+            HostCode::MethodNotFound
+        );
+    }
 
     #[test]
     fn set_get_list_delete_persist_across_instances() {

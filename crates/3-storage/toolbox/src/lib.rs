@@ -172,6 +172,13 @@ pub struct Toolbox {
     state: std::sync::Arc<state::State>,
 }
 
+/// A toolbox is its root directory where a path is asked for (reading its git history).
+impl AsRef<Path> for Toolbox {
+    fn as_ref(&self) -> &Path {
+        &self.root
+    }
+}
+
 impl Toolbox {
     /// Open an existing toolbox, finishing any write a crash interrupted.
     pub fn open(root: &Path) -> Result<Toolbox, ToolboxError> {

@@ -245,28 +245,56 @@ impl Recipe {
         if let Some(real) = crate::sandbox::interp::resolve(&interp[0]) {
             interp[0] = real.to_string_lossy().into_owned();
         }
-        let is_node = m.run.language.as_deref() == Some("node")
-            || Path::new(&interp[0])
-                .file_name()
-                .is_some_and(|f| f.to_string_lossy().starts_with("node"));
         let entry = dir.join(m.run.entry.as_deref().unwrap_or("main"));
         let starts = if worker {
             Starts::Worker
         } else {
             Starts::Script
         };
-        let vars = Vars::of(m, dir, &env, is_node, starts)?;
-        let mut visible = vec![dir.to_path_buf()];
-        visible.extend(env.dirs.iter().cloned());
         // A spare learns its entry from one line: a path with a newline starts directly.
         // (Unix: a spare moves its descriptors, see `stubs.rs`.)
         let stub = (cfg!(unix) && !worker && !entry.to_string_lossy().contains('\n'))
             .then(|| Stub::for_interpreter(&interp[0], m.run.interpreter.is_none()));
+        Recipe::assemble(
+            dir,
+            tool,
+            config,
+            &env,
+            (interp, entry, Vec::new()),
+            starts,
+            stub,
+        )
+    }
+
+    /// The recipe of `tool` living in `dir` that runs `command` (interpreter and flags, entry,
+    /// arguments) with the dependency environment `env`: the one place a process's
+    /// environment, grants, sandbox and limits are decided, for scripts, workers and MCP
+    /// entries' servers alike.
+    pub fn assemble(
+        dir: &Path,
+        tool: &super::Granted,
+        config: &Config,
+        env: &deps::Env,
+        command: (Vec<String>, PathBuf, Vec<String>),
+        starts: Starts,
+        stub: Option<Stub>,
+    ) -> Result<Recipe, RunError> {
+        let m = &tool.manifest;
+        let (interp, entry, args) = command;
+        let is_node = m.run.language.as_deref() == Some("node")
+            || interp.first().is_some_and(|i| {
+                Path::new(i)
+                    .file_name()
+                    .is_some_and(|f| f.to_string_lossy().starts_with("node"))
+            });
+        let vars = Vars::of(m, dir, env, is_node, starts)?;
+        let mut visible = vec![dir.to_path_buf()];
+        visible.extend(env.dirs.iter().cloned());
         Ok(Recipe {
-            name,
+            name: m.name.clone(),
             interp,
             entry,
-            args: Vec::new(),
+            args,
             env: vars,
             secrets: tool.secrets.clone(),
             mode: m.sandbox(),

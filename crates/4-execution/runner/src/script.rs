@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 
-pub use super::host::{Host, NoHost};
+pub use super::host::{Host, NoHost, ToolRequest};
 use super::outcome::{Outcome, finish, speaks_jsonrpc};
 use super::session::{Session, request_line};
 

@@ -8,7 +8,7 @@
 //!
 //! It knows nothing of the protocol spoken over those pipes (that is `mcp::upstream`).
 
-use super::launch::{self, Launched, Recipe, Starts, Vars};
+use super::launch::{self, Launched, Recipe, Starts};
 use super::{RunError, deps};
 use crate::config::Config;
 use std::collections::VecDeque;
@@ -212,31 +212,16 @@ async fn recipe(dir: &Path, tool: &super::Granted, config: &Config) -> Result<Re
         ))
     })?;
     let (interp, entry) = command_line(found, &env);
-    let is_node = Path::new(&interp[0])
-        .file_name()
-        .is_some_and(|f| f.to_string_lossy().starts_with("node"));
-    let vars = Vars::of(m, dir, &env, is_node, Starts::Server)?;
-    let mut visible = vec![dir.to_path_buf()];
-    visible.extend(env.dirs.iter().cloned());
-    Ok(Recipe {
-        name,
-        interp,
-        entry,
-        args: entry_args(dir, &server.args),
-        env: vars,
-        secrets: tool.secrets.clone(),
-        mode: m.sandbox(),
-        network: m.capabilities.network.clone(),
-        visible,
-        read: m.capabilities.read.clone(),
-        write: m.capabilities.write.clone(),
-        roots: config.roots.clone(),
-        sandbox: config.sandbox.clone(),
-        memory_mb: m.limits.memory_mb(),
-        is_node,
-        stub: None,
-        admitted: tool.admitted.map(|id| (dir.to_path_buf(), id)),
-    })
+    let args = entry_args(dir, &server.args);
+    Recipe::assemble(
+        dir,
+        tool,
+        config,
+        &env,
+        (interp, entry, args),
+        Starts::Server,
+        None,
+    )
 }
 
 /// Start the server of the entry `tool` (admitted: its grants decided) living in `dir`.

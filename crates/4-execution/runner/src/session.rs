@@ -3,10 +3,11 @@
 //! methods) until its response arrives.
 
 use super::CallOutput;
-use super::host::Host;
+use super::host::{Host, ToolRequest};
 use super::outcome::Outcome;
 use crate::error::{HostCode, HostError};
 use crate::index::Tool;
+use crate::memory::MemoryOp;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -35,25 +36,30 @@ pub(crate) struct Session<'a> {
 }
 
 impl Session<'_> {
-    async fn answer(&self, method: &str, mut params: Value) -> Result<Value, HostError> {
-        if method.starts_with("memory/") {
-            // What a tool stores is read back by the AI (the memory meta-tool): no secret in it.
-            self.host.redact(&mut params);
-            return match self.memory {
-                Some(mem) => {
-                    let (mem, tool, method) =
-                        (mem.clone(), self.tool.to_string(), method.to_string());
-                    crate::platform::blocking(move || mem.answer(&tool, &method, &params))
-                        .await
-                        .unwrap_or_else(|e| Err(HostError::new(HostCode::Internal, e.to_string())))
+    async fn answer(&self, method: &str, params: Value) -> Result<Value, HostError> {
+        match ToolRequest::parse(method, params)? {
+            ToolRequest::Memory(mut op) => {
+                // What a tool stores is read back by the AI (the memory meta-tool): no secret in it.
+                if let MemoryOp::Set { value, .. } = &mut op {
+                    self.host.redact(value);
                 }
-                None => Err(HostError::new(
-                    HostCode::MethodNotFound,
-                    "memory is only available to tools stored in a toolbox",
-                )),
-            };
+                match self.memory {
+                    Some(mem) => {
+                        let (mem, tool) = (mem.clone(), self.tool.to_string());
+                        crate::platform::blocking(move || mem.answer(&tool, op))
+                            .await
+                            .unwrap_or_else(|e| {
+                                Err(HostError::new(HostCode::Internal, e.to_string()))
+                            })
+                    }
+                    None => Err(HostError::new(
+                        HostCode::MethodNotFound,
+                        "memory is only available to tools stored in a toolbox",
+                    )),
+                }
+            }
+            request => self.host.request(request).await,
         }
-        self.host.request(method, params).await
     }
 
     /// Read the script's messages until the response to `id`; `Outcome::Eof` when stdout ends.

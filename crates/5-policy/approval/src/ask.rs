@@ -15,8 +15,8 @@
 //! or how to set it. No form asks for a secret value.
 
 use super::{Decision, Gate, Item, Record, request};
+use crate::call::host::Host;
 use crate::index::Tool;
-use crate::runner::script::Host;
 use serde_json::{Value, json};
 
 /// The choice "approve for this version" (remembered on this machine).
@@ -41,7 +41,7 @@ pub fn changed_since(gate: &Gate<'_>, name: &str, r: &Record) -> String {
         return format!("a person decided on an earlier version on {when}; the tool changed since");
     };
     let short: String = commit.chars().take(8).collect();
-    match crate::history::diff_tool(gate.toolbox, name, commit, "HEAD") {
+    match crate::versions::diff_tool(gate.toolbox, name, commit, "HEAD") {
         Ok(d) if !d.files.is_empty() => format!(
             "changed since the version approved on {when} (commit {short}): {}",
             d.files
@@ -62,7 +62,7 @@ const DIFF_LINES: usize = 60;
 /// The unified diff since the last approved version, cut to `DIFF_LINES`.
 pub fn diff_since(gate: &Gate<'_>, name: &str, r: &Record) -> Option<String> {
     let commit = r.approved_commit.as_deref()?;
-    let d = crate::history::diff_tool(gate.toolbox, name, commit, "HEAD").ok()?;
+    let d = crate::versions::diff_tool(gate.toolbox, name, commit, "HEAD").ok()?;
     let lines: Vec<&str> = d.unified.lines().collect();
     let mut out = lines[..lines.len().min(DIFF_LINES)].join("\n");
     if lines.len() > DIFF_LINES {

@@ -4,8 +4,8 @@
 //! and progress messages are labelled as its own (`Host::tool_question`, `Host::tool_log`,
 //! `tool NAME: …`).
 
+use crate::call::host::{Host, ToolRequest};
 use crate::error::HostError;
-use crate::runner::script::Host;
 use crate::secrets::{Redactor, lines::Window};
 use serde_json::Value;
 use std::sync::Mutex;
@@ -59,20 +59,19 @@ impl Host for Redacting<'_> {
         let message = message.map(|m| format!("tool {}: {}", self.tool, self.redactor.text(&m)));
         self.inner.progress(progress, total, message);
     }
-    fn request<'a>(
-        &'a self,
-        method: &'a str,
-        mut params: Value,
-    ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
+    fn request(
+        &self,
+        mut request: ToolRequest,
+    ) -> futures::future::BoxFuture<'_, Result<Value, HostError>> {
         // What a tool sends out (a question to the person, a prompt, another tool's
         // arguments: a secret reaches only the tools that declare it) is redacted too.
-        if !method.starts_with("memory/") {
-            self.redactor.json(&mut params);
+        if let Some(out) = request.outgoing_mut() {
+            self.redactor.json(out);
         }
-        if method == "elicitation/create" {
-            return self.inner.tool_question(self.tool, params);
+        match request {
+            ToolRequest::Question(params) => self.inner.tool_question(self.tool, params),
+            request => self.inner.request(request),
         }
-        self.inner.request(method, params)
     }
     fn tool_question<'a>(
         &'a self,
@@ -122,12 +121,8 @@ mod tests {
         fn progress(&self, _: f64, _: Option<f64>, message: Option<String>) {
             self.seen.lock().unwrap().extend(message);
         }
-        fn request<'a>(
-            &'a self,
-            method: &'a str,
-            params: Value,
-        ) -> BoxFuture<'a, Result<Value, HostError>> {
-            self.seen.lock().unwrap().push(format!("{method} {params}"));
+        fn request(&self, request: ToolRequest) -> BoxFuture<'_, Result<Value, HostError>> {
+            self.seen.lock().unwrap().push(format!("{request:?}"));
             Box::pin(async { Ok(Value::Null) })
         }
     }
@@ -176,7 +171,8 @@ mod tests {
         let r = redactor();
         let host = Redacting::new(&client, &r, "t");
         let params = serde_json::json!({"name": "other", "arguments": {"token": VALUE}});
-        futures::executor::block_on(host.request("tools/call", params)).unwrap();
+        let request = ToolRequest::parse("tools/call", params).unwrap();
+        futures::executor::block_on(host.request(request)).unwrap();
         let seen = client.seen.lock().unwrap().clone();
         assert!(!seen.concat().contains(VALUE), "{seen:?}");
         assert!(seen[0].contains("[secret T]"), "{seen:?}");

@@ -23,22 +23,22 @@
 
 // The crates below, under the names the code map gives them.
 use toolsmith_audit as audit;
+use toolsmith_call as call;
 use toolsmith_deps as deps;
 use toolsmith_error as error;
 use toolsmith_git as git;
 use toolsmith_hashing as hashing;
-use toolsmith_history as history;
 use toolsmith_index as index;
 use toolsmith_manifest as manifest;
 use toolsmith_names as names;
 use toolsmith_personal as personal;
 use toolsmith_platform as platform;
-use toolsmith_runner as runner;
 use toolsmith_secrets as secrets;
 use toolsmith_toolbox as toolbox;
+use toolsmith_versions as versions;
 
+mod admitted;
 mod ask;
-mod call;
 mod host;
 pub mod references;
 pub mod request;
@@ -46,15 +46,15 @@ pub mod status;
 pub mod store;
 mod wait;
 
-pub use call::Call;
+pub use admitted::Call;
 pub use host::Redacting;
 pub use request::{Item, requested};
 pub use status::{DecideError, Status};
 pub use store::{Decision, Record, Store};
 
+use crate::call::Granted;
+use crate::call::host::Host;
 use crate::index::{Origin, Tool};
-use crate::runner::Granted;
-use crate::runner::script::Host;
 use crate::secrets::{Redactor, SecretEnv};
 use crate::toolbox::Toolbox;
 use serde_json::Value;
@@ -465,7 +465,7 @@ fn outside_private(personal: &Path, roots: &[PathBuf], tool: &Tool) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::CallOutput;
+    use crate::call::CallOutput;
     use serde_json::json;
     use std::collections::BTreeMap;
 

@@ -69,7 +69,7 @@ pub fn diff_since_approved(gate: &Gate<'_>, s: &Status) -> String {
     let Some(commit) = s.record.as_ref().and_then(|r| r.approved_commit.clone()) else {
         return String::new();
     };
-    match crate::history::diff_tool(gate.toolbox, &s.name, &commit, "HEAD") {
+    match crate::versions::diff_tool(gate.toolbox, &s.name, &commit, "HEAD") {
         Ok(d) => d.unified,
         Err(e) => format!("(no diff: {e})"),
     }

@@ -6,7 +6,7 @@
 //! reset their request timeout on progress. A client that cancels the call ends the wait with
 //! it.
 
-use crate::runner::script::Host;
+use crate::call::host::Host;
 use std::path::Path;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -115,9 +115,6 @@ impl Waiting<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::HostError;
-    use futures::future::BoxFuture;
-    use serde_json::Value;
     use std::sync::Mutex;
 
     #[derive(Default)]
@@ -135,9 +132,6 @@ mod tests {
                 total.unwrap_or(0.0),
                 message.unwrap_or_default()
             ));
-        }
-        fn request<'a>(&'a self, _: &'a str, _: Value) -> BoxFuture<'a, Result<Value, HostError>> {
-            Box::pin(async { Ok(Value::Null) })
         }
     }
 

@@ -21,10 +21,10 @@
 // The crates below, under the names the code map gives them.
 use toolsmith_error as error;
 use toolsmith_git as git;
-use toolsmith_history as history;
 use toolsmith_index as index;
 use toolsmith_names as names;
 use toolsmith_toolbox as toolbox;
+use toolsmith_versions as versions;
 
 mod evidence;
 mod view;
@@ -49,7 +49,7 @@ pub enum TrustError {
     Toolbox(#[from] crate::toolbox::ToolboxError),
     /// Its history could not be read.
     #[error(transparent)]
-    History(#[from] crate::history::HistoryError),
+    History(#[from] crate::versions::VersionsError),
     /// No tool of that name at HEAD.
     #[error("there is no committed tool named {0:?}")]
     NoSuchTool(String),
@@ -425,10 +425,10 @@ pub fn review(tb: &Toolbox, name: &str) -> Result<Review, TrustError> {
         });
     }
     let diff = match &since {
-        Some(base) => crate::history::diff_tool(tb, name, base, "HEAD")?.unified,
+        Some(base) => crate::versions::diff_tool(tb, name, base, "HEAD")?.unified,
         None => {
-            let head = crate::history::tool_at(tb, name, "HEAD")?;
-            crate::history::diff_files(&[], &head.files).1
+            let head = crate::versions::tool_at(tb, name, "HEAD")?;
+            crate::versions::diff_files(&[], &head.files).1
         }
     };
     Ok(Review {

@@ -14,25 +14,15 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 impl App {
-    /// Answer a script's `tools/call` request (`{"name", "arguments"}`) with the JSON-RPC
+    /// Answer a script's `tools/call` request (`ToolRequest::CallTool`) with the JSON-RPC
     /// shape the script protocol expects: the tool's structured result (or its text), or an
     /// error (code, message). `host` serves the called tool's own requests.
     pub async fn call_for_script(
         &self,
-        params: &Value,
+        name: &str,
+        args: Value,
         host: &dyn Host,
     ) -> Result<Value, HostError> {
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or(HostError::new(
-                HostCode::InvalidParams,
-                "tools/call needs a `name`".to_string(),
-            ))?;
-        let args = params
-            .get("arguments")
-            .cloned()
-            .unwrap_or_else(|| serde_json::json!({}));
         match self.call(name, args, host).await {
             Ok(out) => Ok(out.structured.unwrap_or(Value::String(out.text))),
             // The tool is told what to do too: a refusal it passes on keeps its hint.

@@ -10,7 +10,7 @@ use crate::error::{HostCode, HostError};
 use crate::index::Tool;
 use crate::manifest::{self, Kind, Manifest, Protocol};
 use crate::runner::CallOutput;
-use crate::runner::host::Host;
+use crate::runner::host::{Host, ToolRequest};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -162,19 +162,16 @@ impl Host for CountingHost<'_> {
     fn redact(&self, value: &mut Value) {
         self.outer.redact(value);
     }
-    fn request<'b>(
-        &'b self,
-        method: &'b str,
-        params: Value,
-    ) -> BoxFuture<'b, Result<Value, HostError>> {
+    fn request(&self, request: ToolRequest) -> BoxFuture<'_, Result<Value, HostError>> {
         Box::pin(async move {
-            if method == "elicitation/create" {
+            let (name, arguments) = match request {
+                ToolRequest::CallTool { name, arguments } => (name, arguments),
                 // The code's own question: shown as execute_code's, never as toolsmith's.
-                return self.outer.tool_question("execute_code", params).await;
-            }
-            if method != "tools/call" {
-                return self.outer.request(method, params).await;
-            }
+                ToolRequest::Question(params) => {
+                    return self.outer.tool_question("execute_code", params).await;
+                }
+                request => return self.outer.request(request).await,
+            };
             let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
             if n > self.max_calls {
                 return Err(HostError::new(
@@ -198,7 +195,7 @@ impl Host for CountingHost<'_> {
                 max_calls: self.max_calls,
                 depth: self.depth + 1,
             };
-            self.app.call_for_script(&params, &inner).await
+            self.app.call_for_script(&name, arguments, &inner).await
         })
     }
 }

@@ -289,6 +289,13 @@ pub enum ShareError {
     },
 }
 
+/// A tool's version could not be read: told as history's error.
+impl From<crate::history::VersionsError> for ShareError {
+    fn from(e: crate::history::VersionsError) -> Self {
+        ShareError::History(e.into())
+    }
+}
+
 impl crate::error::Hint for ShareError {
     /// What the user can do about it.
     fn hint(&self) -> Option<String> {

@@ -6,7 +6,7 @@
 
 use super::Shared;
 use crate::error::{HostCode, HostError};
-use crate::runner::script::Host;
+use crate::runner::script::{Host, ToolRequest};
 use futures::future::BoxFuture;
 use rmcp::model::{
     CreateMessageRequestParams, ElicitRequestParams, LoggingLevel, LoggingMessageNotificationParam,
@@ -352,14 +352,10 @@ impl Host for McpHost {
         });
     }
 
-    fn request<'a>(
-        &'a self,
-        method: &'a str,
-        params: Value,
-    ) -> BoxFuture<'a, Result<Value, HostError>> {
+    fn request(&self, request: ToolRequest) -> BoxFuture<'_, Result<Value, HostError>> {
         Box::pin(async move {
-            match method {
-                "tools/call" => {
+            match request {
+                ToolRequest::CallTool { name, arguments } => {
                     if self.depth >= MAX_DEPTH {
                         return Err(HostError::new(
                             HostCode::Refused,
@@ -378,29 +374,25 @@ impl Host for McpHost {
                         actor: self.actor.clone(),
                         elicitation: self.elicitation,
                     };
-                    self.shared.app.call_for_script(&params, &inner).await
+                    self.shared.app.call_for_script(&name, arguments, &inner).await
                 }
-                "resources/read" => {
-                    let uri = params
-                        .get("uri")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default();
-                    match super::resources::read_text(&self.shared, uri) {
+                ToolRequest::ReadResource { uri } => {
+                    match super::resources::read_text(&self.shared, &uri) {
                         Some((text, _)) => Ok(json!({"uri": uri, "text": text})),
                         None => Err(HostError::new(HostCode::ResourceNotFound, format!("no resource {uri}"))),
                     }
                 }
                 // Reached without a tool's name (every stored tool's requests come through the
                 // approval gate's host, which names it): labelled all the same.
-                "elicitation/create" => self.tool_question("(unnamed)", params).await,
-                "sampling/createMessage" => self.sample(params).await,
-                m if m.starts_with("memory/") => Err(HostError::new(
+                ToolRequest::Question(params) => self.tool_question("(unnamed)", params).await,
+                ToolRequest::Sample(params) => self.sample(params).await,
+                ToolRequest::Memory(_) => Err(HostError::new(
                     HostCode::MethodNotFound,
                     "memory is answered by the script runner for stored tools; this call has no tool to keep memory for".to_string(),
                 )),
-                other => Err(HostError::new(
+                request @ ToolRequest::Unknown(_) => Err(HostError::new(
                     HostCode::MethodNotFound,
-                    format!("the host does not offer {other:?} in this version of toolsmith"),
+                    format!("the host does not offer {:?} in this version of toolsmith", request.method()),
                 )),
             }
         })

@@ -169,7 +169,7 @@ async fn diff_tool(ctx: &Ctx, a: DiffArgs) -> Result<CallToolResult, CallToolRes
             for rev in [&a.from, &to] {
                 not_held(&tb, &a.name, rev)?;
             }
-            history::diff_tool(&tb, &a.name, &a.from, &to).map_err(Refused::History)
+            history::diff_tool(&tb, &a.name, &a.from, &to).map_err(|e| Refused::History(e.into()))
         },
         Refused::hint,
     )

@@ -2,8 +2,8 @@
 //! redacted, the audit entry written, the refusal or the reduced grants said.
 
 use crate::audit;
-use crate::runner::CallOutput;
-use crate::runner::script::Host;
+use crate::call::CallOutput;
+use crate::call::host::Host;
 use crate::secrets::{self, Redactor};
 use crate::{GateError, Redacting};
 use std::time::Instant;

@@ -1,0 +1,201 @@
+//! What a running tool can ask of its caller: the MCP layer implements [`Host`] and routes each
+//! request to the client; [`NoHost`] (the CLI, tests) refuses everything but logging. A tool's
+//! requests arrive as the script protocol's method names and are parsed once, where they
+//! arrive, into a [`ToolRequest`]; every host matches on that, never on a name.
+
+use crate::error::{HostCode, HostError};
+use crate::memory::MemoryOp;
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+/// What a running tool asks of its host.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolRequest {
+    /// `tools/call`: another stored tool, by name.
+    CallTool {
+        /// The tool called.
+        name: String,
+        /// Its arguments (`{}` when the request has none).
+        arguments: Value,
+    },
+    /// `resources/read`: one of toolsmith's resources.
+    ReadResource {
+        /// The resource's URI.
+        uri: String,
+    },
+    /// `elicitation/create`: the tool's own question to the person (shown as the tool's).
+    Question(Value),
+    /// `sampling/createMessage`: a request for the client's model.
+    Sample(Value),
+    /// `memory/*`: the calling tool's memory (answered by the runner, which knows the tool).
+    Memory(MemoryOp),
+    /// A method toolsmith does not offer, by the name the tool sent.
+    Unknown(String),
+}
+
+impl ToolRequest {
+    /// The request the tool sent as `method` with `params`; bad params of a known method are
+    /// refused here, as the host refuses them.
+    pub fn parse(method: &str, params: Value) -> Result<ToolRequest, HostError> {
+        let text = |field: &str| {
+            params
+                .get(field)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or(HostError::new(
+                    HostCode::InvalidParams,
+                    format!("{method} needs a string `{field}`"),
+                ))
+        };
+        Ok(match method {
+            "tools/call" => ToolRequest::CallTool {
+                name: text("name")?,
+                arguments: params
+                    .get("arguments")
+                    .cloned()
+                    .unwrap_or_else(|| serde_json::json!({})),
+            },
+            "resources/read" => ToolRequest::ReadResource { uri: text("uri")? },
+            "elicitation/create" => ToolRequest::Question(params),
+            "sampling/createMessage" => ToolRequest::Sample(params),
+            m if m.starts_with("memory/") => ToolRequest::Memory(MemoryOp::parse(m, params)?),
+            other => ToolRequest::Unknown(other.to_string()),
+        })
+    }
+
+    /// Its method's name in the script protocol (for messages).
+    pub fn method(&self) -> &str {
+        match self {
+            ToolRequest::CallTool { .. } => "tools/call",
+            ToolRequest::ReadResource { .. } => "resources/read",
+            ToolRequest::Question(_) => "elicitation/create",
+            ToolRequest::Sample(_) => "sampling/createMessage",
+            ToolRequest::Memory(op) => op.method(),
+            ToolRequest::Unknown(m) => m,
+        }
+    }
+
+    /// What the tool sends out with it to someone else (a question, a prompt, another tool's
+    /// arguments), for redaction; memory stays with the tool and is redacted where it is kept.
+    pub fn outgoing_mut(&mut self) -> Option<&mut Value> {
+        match self {
+            ToolRequest::CallTool { arguments, .. } => Some(arguments),
+            ToolRequest::Question(p) | ToolRequest::Sample(p) => Some(p),
+            ToolRequest::ReadResource { .. } | ToolRequest::Memory(_) | ToolRequest::Unknown(_) => {
+                None
+            }
+        }
+    }
+
+    /// How a host that does not offer it refuses it.
+    pub fn not_offered(&self) -> HostError {
+        HostError::new(
+            HostCode::MethodNotFound,
+            format!("the host does not offer {} here", self.method()),
+        )
+    }
+}
+
+/// What a running script can ask of the host. The MCP layer implements it and routes each
+/// request to the client; `NoHost` refuses everything but logging.
+pub trait Host: Send + Sync {
+    /// A log line from the tool.
+    fn log(&self, level: &str, message: &str);
+    /// A log line from the stored tool `tool`, sent as that tool's (the MCP layer names the
+    /// tool as the logger, never toolsmith). Default: `log`.
+    fn tool_log(&self, tool: &str, level: &str, message: &str) {
+        let _ = tool;
+        self.log(level, message);
+    }
+    /// A progress report from the tool.
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>);
+    /// A request from the tool (another tool, a resource, a question, a prompt): its result,
+    /// or a JSON-RPC error (code, message). Refused by default.
+    fn request(&self, request: ToolRequest) -> BoxFuture<'_, Result<Value, HostError>> {
+        Box::pin(async move { Err(request.not_offered()) })
+    }
+    /// Who makes the call (name, session), for the audit log; None when unknown.
+    fn actor(&self) -> Option<(String, Option<String>)> {
+        None
+    }
+    /// toolsmith tells the client that a URL-mode elicitation it asked for (`elicitation_id`)
+    /// was completed out of band (the person submitted the page).
+    fn elicitation_complete(&self, elicitation_id: &str) {
+        let _ = elicitation_id;
+    }
+    /// Take secret values out of what a tool stores (a memory write): `[secret NAME]` instead.
+    /// No-op for a host that knows no secrets.
+    fn redact(&self, value: &mut Value) {
+        let _ = value;
+    }
+    /// A tool's question to the person (`elicitation/create` from `tool`'s script), shown as
+    /// the tool's, never as toolsmith's. Refused by default.
+    fn tool_question<'a>(
+        &'a self,
+        tool: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, HostError>> {
+        let _ = (tool, params);
+        Box::pin(async move {
+            Err(HostError::new(
+                HostCode::MethodNotFound,
+                "the host does not offer elicitation/create here",
+            ))
+        })
+    }
+    /// toolsmith's own question to the person (an approval, a missing secret): an elicitation
+    /// under a `key` of its own, which a tool's requests cannot use. Refused by default.
+    fn ask_person<'a>(
+        &'a self,
+        key: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, HostError>> {
+        let _ = (key, params);
+        Box::pin(async move {
+            Err(HostError::new(
+                HostCode::MethodNotFound,
+                "the host cannot ask the person here (no MCP client that offers elicitation)",
+            ))
+        })
+    }
+}
+
+/// A host that logs through tracing and answers no requests.
+pub struct NoHost;
+
+impl Host for NoHost {
+    fn log(&self, level: &str, message: &str) {
+        tracing::info!(level, "tool: {message}");
+    }
+    fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_tools_request_is_parsed_once_by_its_method() {
+        let call = ToolRequest::parse("tools/call", json!({"name": "t"})).unwrap();
+        assert_eq!(
+            call,
+            ToolRequest::CallTool {
+                name: "t".into(),
+                arguments: json!({})
+            }
+        );
+        let bad = ToolRequest::parse("tools/call", json!({"arguments": {}})).unwrap_err();
+        assert_eq!(bad.code, HostCode::InvalidParams);
+        assert!(bad.message.contains("`name`"), "{bad:?}");
+        let mem = ToolRequest::parse("memory/set", json!({"key": "k", "value": 1})).unwrap();
+        assert_eq!(mem.method(), "memory/set");
+        let mut q = ToolRequest::parse("elicitation/create", json!({"message": "m"})).unwrap();
+        assert_eq!(q.outgoing_mut(), Some(&mut json!({"message": "m"})));
+        let other = ToolRequest::parse("roots/list", json!({})).unwrap();
+        assert_eq!(other, ToolRequest::Unknown("roots/list".into()));
+        let refused = futures::executor::block_on(NoHost.request(other)).unwrap_err();
+        assert_eq!(refused.code, HostCode::MethodNotFound);
+        assert!(refused.message.contains("roots/list"), "{refused:?}");
+    }
+}
