@@ -99,7 +99,7 @@ fn run(
     app: &crate::app::App,
     specs: &[ServerSpec],
     source: Option<&str>,
-) -> Result<servers::Outcome> {
+) -> Result<servers::Additions> {
     let rt = super::runtime(Some(2))?;
     let progress = |_: f64, _: f64, m: String| eprintln!("{m}");
     let actor = Actor::from(super::CLI_ACTOR);
@@ -111,7 +111,7 @@ fn run(
     out.map_err(|e| UserError::wrap(&e))
 }
 
-fn report(o: &servers::Outcome, as_json: bool, notes: &[String]) {
+fn report(o: &servers::Additions, as_json: bool, notes: &[String]) {
     if as_json {
         output::json(&json!({"entries": o.entries, "commit": o.commit, "notes": notes}));
         return;

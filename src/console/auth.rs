@@ -27,7 +27,7 @@ pub fn token(bytes: usize) -> std::io::Result<String> {
 
 /// An open session.
 #[derive(Clone)]
-pub struct Session {
+pub struct Login {
     /// The CSRF token every form of this session carries.
     pub csrf: String,
     id: String,
@@ -39,7 +39,7 @@ pub struct Auth {
     /// `127.0.0.1:PORT`: the only Host accepted.
     host: String,
     login: Mutex<Option<(String, Instant)>>,
-    sessions: Mutex<HashMap<String, Session>>,
+    sessions: Mutex<HashMap<String, Login>>,
     /// Each session's notice for its next page (written by the console only).
     notices: Mutex<HashMap<String, String>>,
 }
@@ -108,7 +108,7 @@ impl Auth {
             .unwrap_or_else(|p| p.into_inner())
             .insert(
                 id.clone(),
-                Session {
+                Login {
                     csrf,
                     id: id.clone(),
                     expires: Instant::now() + SESSION_TTL,
@@ -118,7 +118,7 @@ impl Auth {
     }
 
     /// The session of the request's cookie.
-    pub fn session(&self, h: &HeaderMap) -> Result<Session, Refusal> {
+    pub fn session(&self, h: &HeaderMap) -> Result<Login, Refusal> {
         let id = h
             .get_all("cookie")
             .iter()
@@ -139,7 +139,7 @@ impl Auth {
     }
 
     /// A form post: the session, from the console's own pages, with its CSRF token.
-    pub fn check_post(&self, h: &HeaderMap, csrf: &str) -> Result<Session, Refusal> {
+    pub fn check_post(&self, h: &HeaderMap, csrf: &str) -> Result<Login, Refusal> {
         let s = self.session(h)?;
         let origin = self.origin();
         if header(h, "origin").is_some_and(|o| o != origin)
@@ -152,7 +152,7 @@ impl Auth {
     }
 
     /// Keep `notice` (the console's own words) for the session's next page.
-    pub fn tell(&self, s: &Session, notice: String) {
+    pub fn tell(&self, s: &Login, notice: String) {
         self.notices
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -160,7 +160,7 @@ impl Auth {
     }
 
     /// The session's notice, once: taken by the page that shows it.
-    pub fn take_notice(&self, s: &Session) -> Option<String> {
+    pub fn take_notice(&self, s: &Login) -> Option<String> {
         self.notices
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -149,8 +149,8 @@ pub fn parse(ecosystem: Ecosystem, spec: &str) -> Result<DirectRef, AllowError> 
         }
     };
     match entry {
-        super::spec::Entry::Direct(d) => Ok(d),
-        super::spec::Entry::Index => Err(AllowError::NotDirect {
+        super::spec::PipEntry::Direct(d) => Ok(d),
+        super::spec::PipEntry::Index => Err(AllowError::NotDirect {
             spec: spec.to_string(),
         }),
     }

@@ -6,7 +6,7 @@
 
 use super::install::{self, Ctx};
 use super::{
-    Allowed, Checked, DepsError, Entry, MARKER, NPM_LOCK, NPM_MANIFEST, PIP_LOCK, REQUEST, io,
+    Allowed, Checked, DepsError, PipEntry, MARKER, NPM_LOCK, NPM_MANIFEST, PIP_LOCK, REQUEST, io,
     marker_matches, npm_refs, spec, tail_text, verify,
 };
 use crate::hashing::sha256_bytes;
@@ -378,8 +378,8 @@ pub(super) fn pip_lock(
     for line in String::from_utf8_lossy(lock).lines() {
         match spec::pip_lock_line(line)? {
             None => {}
-            Some(Entry::Index) => reqs.push(line.trim().to_string()),
-            Some(Entry::Direct(d)) => direct.push(verify(ctx, tool, d, true)?),
+            Some(PipEntry::Index) => reqs.push(line.trim().to_string()),
+            Some(PipEntry::Direct(d)) => direct.push(verify(ctx, tool, d, true)?),
         }
     }
     Ok((reqs, direct))

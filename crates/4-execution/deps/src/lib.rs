@@ -37,7 +37,7 @@ pub use allowed::{
 use eco::Eco;
 pub use install::Ctx;
 pub use reference::{DirectRef, Ecosystem, Source};
-use spec::Entry;
+use spec::PipEntry;
 pub use spec::{SpecError, check_npm, check_pip};
 
 use crate::hashing::sha256_bytes;
@@ -337,12 +337,12 @@ fn checked(ctx: Ctx<'_>, m: &Manifest, content: bool) -> Result<Checked, DepsErr
     let mut out = Checked::default();
     for p in &m.dependencies.pip {
         match spec::pip_entry(p)? {
-            Entry::Index => out.pip.push(p.trim().to_string()),
-            Entry::Direct(d) => out.pip_direct.push(verify(ctx, tool, d, content)?),
+            PipEntry::Index => out.pip.push(p.trim().to_string()),
+            PipEntry::Direct(d) => out.pip_direct.push(verify(ctx, tool, d, content)?),
         }
     }
     for (name, version) in &m.dependencies.npm {
-        if let Entry::Direct(d) = spec::npm_entry(name, version)? {
+        if let PipEntry::Direct(d) = spec::npm_entry(name, version)? {
             out.npm_direct.push(verify(ctx, tool, d, content)?);
         }
     }
@@ -462,7 +462,7 @@ pub async fn ensure(ctx: Ctx<'_>, root: &Path, m: &Manifest, dir: &Path) -> Resu
             && String::from_utf8_lossy(l).contains('@')
         {
             for line in String::from_utf8_lossy(l).lines() {
-                if let Some(Entry::Direct(d)) = spec::pip_lock_line(line)? {
+                if let Some(PipEntry::Direct(d)) = spec::pip_lock_line(line)? {
                     verify(ctx, tool, d, false)?;
                 }
             }

@@ -3,7 +3,7 @@
 //! option (`-r FILE`, `--target DIR`, `--index-url URL`, `-e PATH`); an npm entry is a package
 //! name with a version, range or tag from the registry. Anything else that names a package —
 //! pip `name @ URL`, npm `file:`, `link:`, `git+…`, `github:`/`user/repo`, a tarball URL — is a
-//! direct reference (`reference`), an `Entry::Direct` that only a person's allowance for the
+//! direct reference (`reference`), an `PipEntry::Direct` that only a person's allowance for the
 //! tool lets through (`deps::check`). A person can also make packages available through the
 //! package manager's own configuration when starting toolsmith (a local wheel directory in
 //! `PIP_FIND_LINKS`, another registry), which a dependency then names like any other.
@@ -125,7 +125,7 @@ fn is_marker(m: &str) -> bool {
 /// What a dependency entry is: a package from the registry, or a direct reference (which
 /// only a person's allowance lets through).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Entry {
+pub enum PipEntry {
     Index,
     Direct(DirectRef),
 }
@@ -133,8 +133,8 @@ pub enum Entry {
 /// Check one pip requirement (PEP 508, names and version specifiers only).
 pub fn check_pip(entry: &str) -> Result<(), SpecError> {
     match pip_entry(entry)? {
-        Entry::Index => Ok(()),
-        Entry::Direct(_) => Err(pip_err(
+        PipEntry::Index => Ok(()),
+        PipEntry::Direct(_) => Err(pip_err(
             entry,
             "it is a direct reference (a URL, a file or a path, a VCS repository or an archive); toolsmith installs packages only from the package index, where a build backend of the package's own cannot run at install",
         )),
@@ -143,7 +143,7 @@ pub fn check_pip(entry: &str) -> Result<(), SpecError> {
 
 /// One pip entry: never an option; a direct reference parsed (`reference::pip`); else a
 /// PEP 508 requirement from the index.
-pub fn pip_entry(entry: &str) -> Result<Entry, SpecError> {
+pub fn pip_entry(entry: &str) -> Result<PipEntry, SpecError> {
     let e = entry.trim();
     if e.is_empty() {
         return Err(pip_err(entry, "it is empty"));
@@ -158,9 +158,9 @@ pub fn pip_entry(entry: &str) -> Result<Entry, SpecError> {
         return Err(pip_err(entry, "it contains control characters"));
     }
     if let Some(d) = super::reference::pip(e)? {
-        return Ok(Entry::Direct(d));
+        return Ok(PipEntry::Direct(d));
     }
-    index_requirement(entry, e).map(|()| Entry::Index)
+    index_requirement(entry, e).map(|()| PipEntry::Index)
 }
 
 /// A requirement naming a package on the index: `name[extras] (specifiers) ; marker`.
@@ -230,7 +230,7 @@ fn index_requirement(entry: &str, e: &str) -> Result<(), SpecError> {
 }
 
 /// One line of a committed `requirements.lock` (None for comments and blank lines).
-pub fn pip_lock_line(line: &str) -> Result<Option<Entry>, SpecError> {
+pub fn pip_lock_line(line: &str) -> Result<Option<PipEntry>, SpecError> {
     let l = line.trim();
     if l.is_empty() || l.starts_with('#') {
         return Ok(None);
@@ -242,8 +242,8 @@ pub fn pip_lock_line(line: &str) -> Result<Option<Entry>, SpecError> {
 /// version, range or tag.
 pub fn check_npm(name: &str, spec: &str) -> Result<(), SpecError> {
     match npm_entry(name, spec)? {
-        Entry::Index => Ok(()),
-        Entry::Direct(_) => Err(SpecError {
+        PipEntry::Index => Ok(()),
+        PipEntry::Direct(_) => Err(SpecError {
             ecosystem: "npm",
             entry: format!("{name}@{spec}"),
             why: "it is not a registry version (file:, link:, git+…, github:/user/repo shorthands, paths and tarball URLs are refused: they could run code from anywhere at install)".into(),
@@ -254,7 +254,7 @@ pub fn check_npm(name: &str, spec: &str) -> Result<(), SpecError> {
 
 /// One npm dependency: its name checked, then a direct reference parsed
 /// (`reference::npm`), else a version, range or tag from the registry.
-pub fn npm_entry(name: &str, spec: &str) -> Result<Entry, SpecError> {
+pub fn npm_entry(name: &str, spec: &str) -> Result<PipEntry, SpecError> {
     let err = |why: &str| SpecError {
         ecosystem: "npm",
         entry: format!("{name}@{spec}"),
@@ -278,7 +278,7 @@ pub fn npm_entry(name: &str, spec: &str) -> Result<Entry, SpecError> {
         ));
     }
     if let Some(d) = super::reference::npm(name, spec)? {
-        return Ok(Entry::Direct(d));
+        return Ok(PipEntry::Direct(d));
     }
     let s = spec.trim();
     let lower = s.to_ascii_lowercase();
@@ -294,7 +294,7 @@ pub fn npm_entry(name: &str, spec: &str) -> Result<Entry, SpecError> {
     {
         return Err(err("it is not a version, a range or a tag"));
     }
-    Ok(Entry::Index)
+    Ok(PipEntry::Index)
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ pub(crate) fn speaks_jsonrpc(dir: &Path, m: &crate::manifest::Manifest) -> bool 
 /// Turn a call's outcome and its stderr into the result.
 pub(crate) fn finish(
     m: &crate::manifest::Manifest,
-    outcome: Result<CallOutput, Outcome>,
+    outcome: Result<CallOutput, Ending>,
     err_bytes: &[u8],
     stderr_text: &str,
     err_overflow: bool,
@@ -27,15 +27,15 @@ pub(crate) fn finish(
     let name = m.name.clone();
     let cap = m.limits.output_bytes();
     match outcome {
-        Err(Outcome::Timeout) => Err(RunError::Timeout {
+        Err(Ending::Timeout) => Err(RunError::Timeout {
             tool: name,
             ms: m.limits.timeout_ms(),
         }),
-        Err(Outcome::Overflow) => Err(RunError::OutputTooLarge {
+        Err(Ending::Overflow) => Err(RunError::OutputTooLarge {
             tool: name,
             bytes: cap,
         }),
-        Err(Outcome::Exited(code)) => Err(RunError::Failed {
+        Err(Ending::Exited(code)) => Err(RunError::Failed {
             tool: name,
             code,
             stderr: format!(
@@ -44,7 +44,7 @@ pub(crate) fn finish(
                 sandbox::explain(stderr_text)
             ),
         }),
-        Err(Outcome::ExitedWith(code, stdout)) => Err(RunError::Failed {
+        Err(Ending::ExitedWith(code, stdout)) => Err(RunError::Failed {
             tool: name,
             code,
             stderr: format!(
@@ -53,7 +53,7 @@ pub(crate) fn finish(
                 sandbox::explain(stderr_text)
             ),
         }),
-        Err(Outcome::Mismatch(what)) => Err(RunError::ProtocolMismatch {
+        Err(Ending::Mismatch(what)) => Err(RunError::ProtocolMismatch {
             tool: name,
             message: format!(
                 "{what}{}",
@@ -64,11 +64,11 @@ pub(crate) fn finish(
                 }
             ),
         }),
-        Err(Outcome::Eof) => Err(RunError::Protocol {
+        Err(Ending::Eof) => Err(RunError::Protocol {
             tool: name,
             message: "the script closed its stdout without answering".into(),
         }),
-        Err(Outcome::Protocol(message)) => Err(RunError::Protocol {
+        Err(Ending::Protocol(message)) => Err(RunError::Protocol {
             tool: name,
             message: format!(
                 "{message}{}",
@@ -79,7 +79,7 @@ pub(crate) fn finish(
                 }
             ),
         }),
-        Err(Outcome::ToolError(message, data)) => Err(RunError::ToolError {
+        Err(Ending::ToolError(message, data)) => Err(RunError::ToolError {
             tool: name,
             message,
             data,
@@ -138,7 +138,7 @@ fn tail(s: &str) -> String {
     format!("…{}", &s[start..])
 }
 
-pub(crate) enum Outcome {
+pub(crate) enum Ending {
     Timeout,
     Eof,
     Overflow,

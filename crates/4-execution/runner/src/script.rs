@@ -14,8 +14,8 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 
 pub use super::host::{Host, NoHost, ToolRequest};
-use super::outcome::{Outcome, finish, speaks_jsonrpc};
-use super::session::{Session, request_line};
+use super::outcome::{Ending, finish, speaks_jsonrpc};
+use super::session::{Conversation, request_line};
 
 use super::launch::CallStdout;
 pub use super::launch::toolbox_root;
@@ -59,7 +59,7 @@ pub(crate) async fn call_fresh(
     let mut stderr = proc.stderr().expect("stderr is piped");
     let mut err = Capped::new(cap);
     let memory = toolbox_root(dir).map(|r| crate::memory::Memory::for_toolbox(&r));
-    let session = Session {
+    let session = Conversation {
         tool: &name,
         memory: memory.as_ref(),
         host,
@@ -81,17 +81,17 @@ pub(crate) async fn call_fresh(
                 tool_started(child, go_pending).await?;
                 let mut reader = BufReader::new(child.tool_stdout().expect("stdout is piped"));
                 match session.exchange(&mut stdin, &mut reader, 0).await {
-                    Err(Outcome::Eof) => {
+                    Err(Ending::Eof) => {
                         let code = exit_status(child).await?;
                         if code != 0 {
-                            return Err(Outcome::Exited(code));
+                            return Err(Ending::Exited(code));
                         }
                         if !speaks_jsonrpc(dir, m) {
-                            return Err(Outcome::Mismatch(
+                            return Err(Ending::Mismatch(
                                 "it exited without answering the JSON-RPC request".into(),
                             ));
                         }
-                        Err(Outcome::Protocol(
+                        Err(Ending::Protocol(
                             "the script exited without answering the request (id 0)".into(),
                         ))
                     }
@@ -133,12 +133,12 @@ pub(crate) async fn call_fresh(
     let outcome = match outcome {
         // A plain script waits for the end of stdin, which a jsonrpc call keeps open.
         Err(_) if m.protocol() == Protocol::Jsonrpc && !speaks_jsonrpc(dir, m) => {
-            Err(Outcome::Mismatch(format!(
+            Err(Ending::Mismatch(format!(
                 "it never answered the JSON-RPC request while its stdin stayed open (stopped after {} ms)",
                 m.limits.timeout_ms()
             )))
         }
-        Err(_) => Err(Outcome::Timeout),
+        Err(_) => Err(Ending::Timeout),
         Ok(r) => r,
     };
     let mut out = finish(m, outcome, &err_bytes, &stderr_text, err_overflow, host);
@@ -254,7 +254,7 @@ impl Capped {
 
 /// With a spare's "g" still to come (its input was written right behind the entry line):
 /// read it; when the process ended before starting the tool, its exit status.
-async fn tool_started(child: &mut CallProcess, go_pending: Option<bool>) -> Result<(), Outcome> {
+async fn tool_started(child: &mut CallProcess, go_pending: Option<bool>) -> Result<(), Ending> {
     let Some(ready) = go_pending else {
         return Ok(());
     };
@@ -265,17 +265,17 @@ async fn tool_started(child: &mut CallProcess, go_pending: Option<bool>) -> Resu
         return Ok(());
     };
     match exit_status(child).await? {
-        0 => Err(Outcome::Protocol(format!(
+        0 => Err(Ending::Protocol(format!(
             "the process did not start the tool: {why}"
         ))),
-        code => Err(Outcome::Exited(code)),
+        code => Err(Ending::Exited(code)),
     }
 }
 
 /// The status the tool exited with: the `x<status>` line its stub (or a fork server) writes
 /// on the channel as it ends, else — no such line, as when a signal ended it or it replaced
 /// the stub's exit handler — the process's own, once it is gone.
-async fn exit_status(child: &mut CallProcess) -> Result<i32, Outcome> {
+async fn exit_status(child: &mut CallProcess) -> Result<i32, Ending> {
     while let Some(channel) = child.channel() {
         let mut line = Vec::with_capacity(8);
         let mut b = [0u8; 1];
@@ -305,10 +305,10 @@ async fn exit_status(child: &mut CallProcess) -> Result<i32, Outcome> {
     match child
         .wait()
         .await
-        .map_err(|e| Outcome::Protocol(e.to_string()))?
+        .map_err(|e| Ending::Protocol(e.to_string()))?
     {
         Some(code) => Ok(code),
-        None => Err(Outcome::Protocol(
+        None => Err(Ending::Protocol(
             "the call's process ended without an exit status (its fork server stopped)".into(),
         )),
     }
@@ -319,7 +319,7 @@ async fn run_plain(
     args: &Value,
     cap: usize,
     go_pending: Option<bool>,
-) -> Result<CallOutput, Outcome> {
+) -> Result<CallOutput, Ending> {
     let mut stdin: CallStdin = child.stdin().expect("stdin is piped");
     let input = args.to_string();
     let writer = tokio::spawn(async move {
@@ -334,12 +334,12 @@ async fn run_plain(
     .await;
     let _ = writer.await;
     if overflow {
-        return Err(Outcome::Overflow);
+        return Err(Ending::Overflow);
     }
     let code = exit_status(child).await?;
     if code != 0 {
         let stdout = String::from_utf8_lossy(&out).into_owned();
-        return Err(Outcome::ExitedWith(code, stdout));
+        return Err(Ending::ExitedWith(code, stdout));
     }
     Ok(CallOutput::from_stdout(&out, b""))
 }

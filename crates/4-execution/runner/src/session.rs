@@ -4,7 +4,7 @@
 
 use super::CallOutput;
 use super::host::{Host, ToolRequest};
-use super::outcome::Outcome;
+use super::outcome::Ending;
 use crate::error::{HostCode, HostError};
 use crate::index::Tool;
 use crate::memory::MemoryOp;
@@ -26,7 +26,7 @@ pub(crate) fn request_line(tool: &Tool, id: u64, args: &Value, roots: &[PathBuf]
 
 /// One call's side of the JSON-RPC conversation: answers the script's requests until the
 /// response to the call's id arrives.
-pub(crate) struct Session<'a> {
+pub(crate) struct Conversation<'a> {
     pub tool: &'a str,
     /// Where `memory/*` requests are answered (None outside a toolbox).
     pub memory: Option<&'a crate::memory::Memory>,
@@ -35,7 +35,7 @@ pub(crate) struct Session<'a> {
     pub cap: usize,
 }
 
-impl Session<'_> {
+impl Conversation<'_> {
     async fn answer(&self, method: &str, params: Value) -> Result<Value, HostError> {
         match ToolRequest::parse(method, params)? {
             ToolRequest::Memory(mut op) => {
@@ -62,13 +62,13 @@ impl Session<'_> {
         }
     }
 
-    /// Read the script's messages until the response to `id`; `Outcome::Eof` when stdout ends.
+    /// Read the script's messages until the response to `id`; `Ending::Eof` when stdout ends.
     pub(crate) async fn exchange(
         &self,
         stdin: &mut (impl tokio::io::AsyncWrite + Unpin),
         reader: &mut BufReader<impl tokio::io::AsyncRead + Unpin>,
         call_id: u64,
-    ) -> Result<CallOutput, Outcome> {
+    ) -> Result<CallOutput, Ending> {
         let host = self.host;
         let mut total = 0usize;
         let mut buf = String::new();
@@ -78,13 +78,13 @@ impl Session<'_> {
             let n = reader
                 .read_line(&mut buf)
                 .await
-                .map_err(|e| Outcome::Protocol(format!("reading stdout: {e}")))?;
+                .map_err(|e| Ending::Protocol(format!("reading stdout: {e}")))?;
             if n == 0 {
-                return Err(Outcome::Eof);
+                return Err(Ending::Eof);
             }
             total += n;
             if total > self.cap {
-                return Err(Outcome::Overflow);
+                return Err(Ending::Overflow);
             }
             let text = buf.trim();
             if text.is_empty() {
@@ -109,10 +109,10 @@ impl Session<'_> {
                             .and_then(Value::as_str)
                             .unwrap_or("unknown error")
                             .to_string();
-                        return Err(Outcome::ToolError(message, err.get("data").cloned()));
+                        return Err(Ending::ToolError(message, err.get("data").cloned()));
                     }
                     let result = msg.get("result").cloned().ok_or_else(|| {
-                        Outcome::Protocol(format!(
+                        Ending::Protocol(format!(
                             "the response to id {call_id} has neither result nor error"
                         ))
                     })?;
@@ -120,12 +120,12 @@ impl Session<'_> {
                 }
                 (None, None) if msg.get("jsonrpc").is_none() => {
                     let shown: String = text.chars().take(200).collect();
-                    return Err(Outcome::Mismatch(format!(
+                    return Err(Ending::Mismatch(format!(
                         "it printed {shown} instead of a JSON-RPC response"
                     )));
                 }
                 (None, _) => {
-                    return Err(Outcome::Protocol(format!("unexpected response {text}")));
+                    return Err(Ending::Protocol(format!("unexpected response {text}")));
                 }
                 (Some("log"), None) | (Some("notifications/message"), None) => {
                     let p = msg.get("params").cloned().unwrap_or(Value::Null);
@@ -163,7 +163,7 @@ impl Session<'_> {
                     let mut line = reply.to_string();
                     line.push('\n');
                     stdin.write_all(line.as_bytes()).await.map_err(|e| {
-                        Outcome::Protocol(format!(
+                        Ending::Protocol(format!(
                             "the script closed stdin before the host answered {method}: {e}"
                         ))
                     })?;

@@ -11,8 +11,8 @@
 
 use super::host::Host;
 use super::launch::{Launched, toolbox_root};
-use super::outcome::{Outcome, exit_code, finish};
-use super::session::{Session, request_line};
+use super::outcome::{Ending, exit_code, finish};
+use super::session::{Conversation, request_line};
 use super::{CallOutput, RunError};
 use crate::config::Config;
 use serde_json::Value;
@@ -241,7 +241,7 @@ impl Pool {
         w.next_id += 1;
         w.busy = true;
         let memory = toolbox_root(dir).map(|r| crate::memory::Memory::for_toolbox(&r));
-        let session = Session {
+        let session = Conversation {
             tool: &m.name,
             memory: memory.as_ref(),
             host,
@@ -252,12 +252,12 @@ impl Pool {
             w.stdin
                 .write_all(line.as_bytes())
                 .await
-                .map_err(|_| Outcome::Eof)?;
+                .map_err(|_| Ending::Eof)?;
             session.exchange(&mut w.stdin, &mut w.stdout, id).await
         };
         let outcome =
             match tokio::time::timeout(Duration::from_millis(m.limits.timeout_ms()), work).await {
-                Err(_) => Err(Outcome::Timeout),
+                Err(_) => Err(Ending::Timeout),
                 Ok(r) => r,
             };
         w.busy = false;
@@ -267,20 +267,20 @@ impl Pool {
         }
         let mut lines = w.drain_stderr();
         let outcome = match outcome {
-            Err(Outcome::Eof) => {
+            Err(Ending::Eof) => {
                 // The worker died during the call: report how, and start afresh next time.
                 let status =
                     tokio::time::timeout(Duration::from_secs(2), w.launched.child.wait()).await;
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 lines.extend(w.drain_stderr());
                 match status {
-                    Ok(Ok(s)) => Err(Outcome::Exited(exit_code(s))),
-                    _ => Err(Outcome::Eof),
+                    Ok(Ok(s)) => Err(Ending::Exited(exit_code(s))),
+                    _ => Err(Ending::Eof),
                 }
             }
             other => other,
         };
-        let keep = matches!(outcome, Ok(_) | Err(Outcome::ToolError(..)));
+        let keep = matches!(outcome, Ok(_) | Err(Ending::ToolError(..)));
         if !keep {
             *guard = None; // killed on drop; the next call starts a new worker
         }

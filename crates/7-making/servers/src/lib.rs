@@ -152,7 +152,7 @@ pub struct Added {
 
 /// What an addition did: the entries and the one commit.
 #[derive(Debug, Clone, Serialize)]
-pub struct Outcome {
+pub struct Additions {
     /// Each entry added or updated.
     pub entries: Vec<Added>,
     /// The commit (None when nothing changed).
@@ -527,7 +527,7 @@ pub async fn add(
     host: &dyn Host,
     progress: Progress<'_>,
     source: Option<&str>,
-) -> Result<Outcome, AddError> {
+) -> Result<Additions, AddError> {
     let mut ready = Vec::new();
     for spec in specs {
         if ready.iter().any(|r: &Ready| r.added.name == spec.name) {
@@ -579,7 +579,7 @@ pub async fn add(
         })??;
     app.refresh();
     let entries = ready.into_iter().map(|r| r.added).collect();
-    Ok(Outcome { entries, commit })
+    Ok(Additions { entries, commit })
 }
 
 /// The specs of an editor's MCP configuration file, with the notes for the person.

@@ -26,7 +26,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 /// A component call's store data.
-pub(super) struct Ctx {
+pub(super) struct ComponentState {
     wasi: WasiCtx,
     http: WasiHttpCtx,
     filter: Filter,
@@ -34,7 +34,7 @@ pub(super) struct Ctx {
     limits: Limits,
 }
 
-impl WasiHttpView for Ctx {
+impl WasiHttpView for ComponentState {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
         WasiHttpCtxView {
             ctx: &mut self.http,
@@ -44,7 +44,7 @@ impl WasiHttpView for Ctx {
     }
 }
 
-impl WasiView for Ctx {
+impl WasiView for ComponentState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView {
             ctx: &mut self.wasi,
@@ -55,7 +55,7 @@ impl WasiView for Ctx {
 
 /// The linker of every component: WASI 0.2 and `wasi:http`'s outgoing handler (their
 /// permissions come from each call's context: no sockets ever, requests through `Filter`).
-pub(super) fn linker(engine: &Engine) -> wasmtime::Result<Linker<Ctx>> {
+pub(super) fn linker(engine: &Engine) -> wasmtime::Result<Linker<ComponentState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)?;
@@ -64,7 +64,7 @@ pub(super) fn linker(engine: &Engine) -> wasmtime::Result<Linker<Ctx>> {
 
 /// A verified, compiled component ready to instantiate, and its tool function.
 pub(super) struct Loaded {
-    pre: wasmtime::component::InstancePre<Ctx>,
+    pre: wasmtime::component::InstancePre<ComponentState>,
     /// Instantiating it runs none of its code (no start function anywhere in it).
     pub(super) inert: bool,
     func: ComponentExportIndex,
@@ -302,7 +302,7 @@ impl WasmRunner {
     /// A store for one instance of a component tool: no sockets (network goes through
     /// `filter` only), its memory limit (growth past it traps), interruption at the epoch
     /// deadline (none set yet: already passed).
-    fn component_store(&self, tool: &Tool, mut b: WasiCtxBuilder, filter: Filter) -> Store<Ctx> {
+    fn component_store(&self, tool: &Tool, mut b: WasiCtxBuilder, filter: Filter) -> Store<ComponentState> {
         let mem_mb = tool.manifest.limits.memory_mb().min(MAX_MEMORY_MB);
         b.allow_tcp(false)
             .allow_udp(false)
@@ -317,7 +317,7 @@ impl WasmRunner {
         );
         let mut store = Store::new(
             &self.engine,
-            Ctx {
+            ComponentState {
                 wasi: b.build(),
                 http: WasiHttpCtx::new(),
                 filter,

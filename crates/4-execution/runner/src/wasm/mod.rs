@@ -40,7 +40,7 @@ const TICK: Duration = Duration::from_millis(5);
 /// The most memory any one instance may have (a tool's `memory_mb` is capped to this).
 pub const MAX_MEMORY_MB: u64 = 1024;
 
-struct Ctx {
+struct ModuleState {
     wasi: WasiP1Ctx,
     limits: Limits,
 }
@@ -99,7 +99,7 @@ impl ResourceLimiter for Limits {
 
 /// A verified, compiled module ready to instantiate.
 struct Loaded {
-    pre: wasmtime::InstancePre<Ctx>,
+    pre: wasmtime::InstancePre<ModuleState>,
     /// Instantiating it runs none of its code (no start function): `prepare` may instantiate
     /// it once ahead of its first call.
     inert: bool,
@@ -120,9 +120,9 @@ impl Verified for Loaded {
 #[derive(Clone)]
 pub struct WasmRunner {
     engine: Engine,
-    linker: Arc<Linker<Ctx>>,
+    linker: Arc<Linker<ModuleState>>,
     /// Components (`[run] world`): their own linker (WASI 0.2).
-    component_linker: Arc<wasmtime::component::Linker<component::Ctx>>,
+    component_linker: Arc<wasmtime::component::Linker<component::ModuleState>>,
     /// The loaded modules and components, within the memory budget.
     resident: Arc<Resident>,
     /// Compiled code on disk.
@@ -229,7 +229,7 @@ impl WasmRunner {
             .map_err(|e| start(e.to_string()))?;
         let engine = Engine::new(&config).map_err(|e| start(e.to_string()))?;
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |c: &mut Ctx| &mut c.wasi)
+        wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |c: &mut ModuleState| &mut c.wasi)
             .map_err(|e| start(e.to_string()))?;
         let component_linker = component::linker(&engine).map_err(|e| start(e.to_string()))?;
         let weak = engine.weak();
@@ -367,7 +367,7 @@ impl WasmRunner {
 
     /// A store for one instance of a module tool: its memory limit (growth past it traps),
     /// one instance, interruption at the epoch deadline (none set yet: already passed).
-    fn module_store(&self, tool: &Tool, wasi: WasiP1Ctx) -> Store<Ctx> {
+    fn module_store(&self, tool: &Tool, wasi: WasiP1Ctx) -> Store<ModuleState> {
         let mem_mb = tool.manifest.limits.memory_mb().min(MAX_MEMORY_MB);
         let limits = Limits::new(
             StoreLimitsBuilder::new()
@@ -376,7 +376,7 @@ impl WasmRunner {
                 .instances(1)
                 .build(),
         );
-        let mut store = Store::new(&self.engine, Ctx { wasi, limits });
+        let mut store = Store::new(&self.engine, ModuleState { wasi, limits });
         store.limiter(|c| &mut c.limits);
         store.epoch_deadline_trap();
         store

@@ -2,7 +2,7 @@
 //! progress and log notifications while cargo runs and cancellation that stops cargo.
 
 use super::Ctx;
-use super::meta::{Hints, MetaTool, Outcome};
+use super::meta::{Hints, MetaTool, Reply};
 use super::result::{failure, json_result};
 use crate::build::{self, BuildError, BuildRequest};
 use crate::error::Hint;
@@ -30,7 +30,7 @@ impl MetaTool for BuildTool {
     fn runs_as_task(_: &JsonObject) -> bool {
         true
     }
-    async fn call(a: BuildArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: BuildArgs, ctx: Ctx) -> Reply {
         Ok(run(a.request, a.commit_anyway.unwrap_or(false), &ctx).await)
     }
 }

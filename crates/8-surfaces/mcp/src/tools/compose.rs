@@ -2,7 +2,7 @@
 //! `execute_code` (Python or JavaScript calling stored tools; only the final result returns).
 
 use super::Ctx;
-use super::meta::{Hints, MetaTool, Outcome};
+use super::meta::{Hints, MetaTool, Reply};
 use super::result::{error_result, failure, json_result};
 use crate::compose::{execute, pipeline};
 use crate::error::Hint;
@@ -106,7 +106,7 @@ impl MetaTool for Pipeline {
     const RESULT: &'static [&'static str] = &["pipelines", "steps", "commit"];
     const HINTS: Hints = Hints::WRITE.destructive();
     type Args = PipelineArgs;
-    async fn call(a: PipelineArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: PipelineArgs, ctx: Ctx) -> Reply {
         pipeline_tool(&ctx, a).await
     }
 }
@@ -121,12 +121,12 @@ impl MetaTool for ExecuteCode {
     const RESULT: &'static [&'static str] = &["result", "tool_calls"];
     const HINTS: Hints = Hints::WRITE.open_world();
     type Args = ExecArgs;
-    async fn call(a: ExecArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: ExecArgs, ctx: Ctx) -> Reply {
         execute_code(&ctx, a).await
     }
 }
 
-async fn pipeline_tool(ctx: &Ctx, a: PipelineArgs) -> Outcome {
+async fn pipeline_tool(ctx: &Ctx, a: PipelineArgs) -> Reply {
     let app = &ctx.shared.app;
     let named = || {
         a.name.as_deref().ok_or_else(|| {
@@ -193,7 +193,7 @@ async fn pipeline_tool(ctx: &Ctx, a: PipelineArgs) -> Outcome {
     }
 }
 
-async fn execute_code(ctx: &Ctx, a: ExecArgs) -> Outcome {
+async fn execute_code(ctx: &Ctx, a: ExecArgs) -> Reply {
     let language = match a.language {
         ExecLanguage::Python => execute::Language::Python,
         ExecLanguage::Node => execute::Language::JavaScript,

@@ -1,7 +1,7 @@
 //! The core meta-tools: `list_tools`, `get_tool`, `search_tools`, `call_tool`, `delete_tool` —
 //! their MCP definitions (schemas, annotations) and what they do.
 
-use super::meta::{Hints, MetaTool, Outcome};
+use super::meta::{Hints, MetaTool, Reply};
 use super::result::{call_result, error_result, failure, json_result};
 use super::{Ctx, args};
 use crate::Shared;
@@ -69,7 +69,7 @@ impl MetaTool for ListTools {
     const RESULT: &'static [&'static str] = &["tools", "next_cursor"];
     const HINTS: Hints = Hints::READ;
     type Args = ListArgs;
-    async fn call(a: ListArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: ListArgs, ctx: Ctx) -> Reply {
         list_tools(&ctx.shared, a)
     }
 }
@@ -84,7 +84,7 @@ impl MetaTool for GetTool {
     const RESULT: &'static [&'static str] = &["kind", "protocol", "manifest", "files"];
     const HINTS: Hints = Hints::READ;
     type Args = GetArgs;
-    async fn call(a: GetArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: GetArgs, ctx: Ctx) -> Reply {
         get_tool(&ctx.shared, a)
     }
 }
@@ -97,7 +97,7 @@ impl MetaTool for SearchTools {
     const RESULT: &'static [&'static str] = &["query", "results", "ranking", "notice"];
     const HINTS: Hints = Hints::READ;
     type Args = SearchArgs;
-    async fn call(a: SearchArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: SearchArgs, ctx: Ctx) -> Reply {
         search_tools(&ctx, a).await
     }
 }
@@ -110,7 +110,7 @@ impl MetaTool for CallTool {
     const RESULT: &'static [&'static str] = &[];
     const HINTS: Hints = Hints::WRITE.open_world();
     type Args = CallArgs;
-    async fn call(a: CallArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: CallArgs, ctx: Ctx) -> Reply {
         call_tool(&ctx, a).await
     }
 }
@@ -123,7 +123,7 @@ impl MetaTool for DeleteTool {
     const RESULT: &'static [&'static str] = &["commit"];
     const HINTS: Hints = Hints::WRITE.destructive().idempotent();
     type Args = NameArgs;
-    async fn call(a: NameArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: NameArgs, ctx: Ctx) -> Reply {
         delete_tool(&ctx, a).await
     }
 }

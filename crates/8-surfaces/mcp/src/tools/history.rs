@@ -2,7 +2,7 @@
 //! `undo_session` — their MCP definitions and what they do (through `crate::history`).
 
 use super::Ctx;
-use super::meta::{Hints, MetaTool, Outcome};
+use super::meta::{Hints, MetaTool, Reply};
 use super::result::{error_result, failure, json_result};
 use crate::error::Hint;
 use crate::history::{self, HistoryError};
@@ -60,7 +60,7 @@ impl MetaTool for ToolHistory {
     const RESULT: &'static [&'static str] = &["versions"];
     const HINTS: Hints = Hints::READ;
     type Args = HistoryArgs;
-    async fn call(a: HistoryArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: HistoryArgs, ctx: Ctx) -> Reply {
         tool_history(&ctx, a).await
     }
 }
@@ -73,7 +73,7 @@ impl MetaTool for DiffTool {
     const RESULT: &'static [&'static str] = &["files", "unified"];
     const HINTS: Hints = Hints::READ;
     type Args = DiffArgs;
-    async fn call(a: DiffArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: DiffArgs, ctx: Ctx) -> Reply {
         diff_tool(&ctx, a).await
     }
 }
@@ -86,7 +86,7 @@ impl MetaTool for RollbackTool {
     const RESULT: &'static [&'static str] = &["commit", "warnings"];
     const HINTS: Hints = Hints::WRITE.destructive().idempotent();
     type Args = RollbackArgs;
-    async fn call(a: RollbackArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: RollbackArgs, ctx: Ctx) -> Reply {
         rollback(&ctx, a.name, Some(a.revision), false).await
     }
 }
@@ -99,7 +99,7 @@ impl MetaTool for RestoreTool {
     const RESULT: &'static [&'static str] = &["commit", "warnings"];
     const HINTS: Hints = Hints::WRITE.idempotent();
     type Args = RestoreArgs;
-    async fn call(a: RestoreArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: RestoreArgs, ctx: Ctx) -> Reply {
         rollback(&ctx, a.name, a.revision, true).await
     }
 }
@@ -113,7 +113,7 @@ impl MetaTool for UndoSession {
     const RESULT: &'static [&'static str] = &["tools", "commit"];
     const HINTS: Hints = Hints::WRITE.destructive();
     type Args = UndoArgs;
-    async fn call(a: UndoArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: UndoArgs, ctx: Ctx) -> Reply {
         undo(&ctx, a).await
     }
 }

@@ -2,7 +2,7 @@
 //! same store scripts reach with `memory/get|set|list|delete`), and see how much is kept.
 
 use super::Ctx;
-use super::meta::{Hints, MetaTool, Outcome};
+use super::meta::{Hints, MetaTool, Reply};
 use super::result::{error_result, failure, json_result};
 use crate::error::Hint;
 use crate::memory::Memory;
@@ -45,12 +45,12 @@ impl MetaTool for MemoryTool {
     const RESULT: &'static [&'static str] = &["found", "value", "keys"];
     const HINTS: Hints = Hints::WRITE.destructive();
     type Args = MemoryArgs;
-    async fn call(a: MemoryArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: MemoryArgs, ctx: Ctx) -> Reply {
         memory(a, &ctx).await
     }
 }
 
-async fn memory(a: MemoryArgs, ctx: &Ctx) -> Outcome {
+async fn memory(a: MemoryArgs, ctx: &Ctx) -> Reply {
     // Memory belongs to a stored tool: a name that is none is refused, not silently created.
     if a.action != Action::Stats {
         match a.name.as_deref() {

@@ -88,7 +88,7 @@ impl Hints {
 }
 
 /// What a meta-tool's call ends with: a result, or an error result (`isError`).
-pub type Outcome = Result<CallToolResult, CallToolResult>;
+pub type Reply = Result<CallToolResult, CallToolResult>;
 
 /// One meta-tool.
 pub trait MetaTool: 'static {
@@ -112,7 +112,7 @@ pub trait MetaTool: 'static {
     }
 
     /// Do it.
-    fn call(args: Self::Args, ctx: Ctx) -> impl Future<Output = Outcome> + Send;
+    fn call(args: Self::Args, ctx: Ctx) -> impl Future<Output = Reply> + Send;
 }
 
 type Running = Pin<Box<dyn Future<Output = CallToolResponse> + Send>>;

@@ -3,7 +3,7 @@
 //! run before the commit, and progress notifications while pip or npm work.
 
 use super::Ctx;
-use super::meta::{Hints, MetaTool, Outcome};
+use super::meta::{Hints, MetaTool, Reply};
 use super::result::{error_result, failure, json_result};
 use crate::error::Hint;
 use crate::register::{self, ScriptSpec};
@@ -34,7 +34,7 @@ impl MetaTool for RegisterScript {
                 })
             })
     }
-    async fn call(spec: ScriptSpec, ctx: Ctx) -> Outcome {
+    async fn call(spec: ScriptSpec, ctx: Ctx) -> Reply {
         Ok(register_script(spec, &ctx).await)
     }
 }

@@ -2,7 +2,7 @@
 //! become `<name>__<tool>` tools. What it asks for beyond the defaults waits for the person.
 
 use super::Ctx;
-use super::meta::{Hints, MetaTool, Outcome};
+use super::meta::{Hints, MetaTool, Reply};
 use super::result::{error_result, failure, json_result};
 use crate::error::Hint;
 use crate::manifest::{Capabilities, Network, SecretsSpec};
@@ -40,7 +40,7 @@ impl MetaTool for ImportMcp {
     const RESULT: &'static [&'static str] = &["entries", "commit"];
     const HINTS: Hints = Hints::WRITE.idempotent().open_world();
     type Args = ImportMcpArgs;
-    async fn call(a: ImportMcpArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: ImportMcpArgs, ctx: Ctx) -> Reply {
         Ok(import_mcp(a, &ctx).await)
     }
 }

@@ -3,7 +3,7 @@
 
 use super::Ctx;
 use super::history::blocking;
-use super::meta::{Hints, MetaTool, Outcome};
+use super::meta::{Hints, MetaTool, Reply};
 use super::result::{error_result, json_result};
 use crate::error::Hint;
 use crate::share::{self, ImportRequest, ShareError};
@@ -57,7 +57,7 @@ impl MetaTool for ImportTool {
     fn runs_as_task(_: &JsonObject) -> bool {
         true
     }
-    async fn call(a: ImportArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: ImportArgs, ctx: Ctx) -> Reply {
         import(&ctx, a).await
     }
 }
@@ -72,7 +72,7 @@ impl MetaTool for UpdateTool {
     const RESULT: &'static [&'static str] = &["diff", "applied"];
     const HINTS: Hints = Hints::WRITE.destructive().idempotent().open_world();
     type Args = UpdateArgs;
-    async fn call(a: UpdateArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: UpdateArgs, ctx: Ctx) -> Reply {
         update(&ctx, a).await
     }
 }
@@ -87,7 +87,7 @@ impl MetaTool for ExportTool {
     const RESULT: &'static [&'static str] = &["commit", "files"];
     const HINTS: Hints = Hints::WRITE.idempotent().open_world();
     type Args = ExportArgs;
-    async fn call(a: ExportArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: ExportArgs, ctx: Ctx) -> Reply {
         export(&ctx, a).await
     }
 }

@@ -4,7 +4,7 @@
 
 use super::Ctx;
 use super::history::blocking;
-use super::meta::{Hints, MetaTool, Outcome};
+use super::meta::{Hints, MetaTool, Reply};
 use super::result::{error_result, json_result};
 use crate::error::Hint;
 use crate::sync::{self, Side, SyncError, SyncRequest};
@@ -38,7 +38,7 @@ impl MetaTool for SyncTool {
     const RESULT: &'static [&'static str] = &["action", "changed_tools", "held"];
     const HINTS: Hints = Hints::WRITE.idempotent().open_world();
     type Args = SyncArgs;
-    async fn call(a: SyncArgs, ctx: Ctx) -> Outcome {
+    async fn call(a: SyncArgs, ctx: Ctx) -> Reply {
         run_sync(&ctx, a).await
     }
 }
