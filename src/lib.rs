@@ -41,3 +41,4 @@ pub use toolsmith_telemetry as telemetry;
 pub use toolsmith_toolbox as toolbox;
 pub use toolsmith_trust as trust;
 pub use toolsmith_versions as versions;
+pub use toolsmith_wasm as wasm;

@@ -191,6 +191,8 @@ fn runners_know_nothing_of_git_or_mcp() {
     let bad = scan(
         |p| {
             p.starts_with("crates/4-execution/runner/")
+                || p.starts_with("crates/4-execution/wasm/")
+                || p.starts_with("crates/4-execution/call/")
                 || p.starts_with("crates/4-execution/deps/")
                 || p.starts_with("crates/4-execution/sandbox/")
         },
@@ -219,7 +221,6 @@ fn only_sandbox_env_sets_a_sandboxed_process_environment() {
                 || p.starts_with("crates/4-execution/deps/")
                 || p.starts_with("crates/4-execution/sandbox/"))
                 && p != "crates/4-execution/sandbox/src/env.rs"
-                && !p.starts_with("crates/4-execution/runner/src/wasm/")
         },
         &[".env(", ".envs(", ".env_clear(", ".env_remove("],
     );

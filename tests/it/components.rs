@@ -94,7 +94,7 @@ fn run_error(r: Result<toolsmith::runner::CallOutput, CallError>) -> RunError {
 
 #[test]
 fn wit_types_become_the_schemas() {
-    let runner = toolsmith::runner::wasm::WasmRunner::new(None, Vec::new()).expect("engine");
+    let runner = toolsmith::wasm::WasmRunner::new(None, Vec::new()).expect("engine");
     let s = runner
         .component_schemas(component(), Some("measure"))
         .expect("schemas");
@@ -377,12 +377,12 @@ fn http_reaches_only_approved_hosts_through_the_wasi_http_filter() {
 #[test]
 fn a_component_is_instantiated_ahead_when_prepared() {
     let (_tmp, app) = app_with("", Vec::new());
-    let runner = toolsmith::runner::wasm::WasmRunner::new(None, Vec::new()).expect("engine");
+    let runner = toolsmith::wasm::WasmRunner::new(None, Vec::new()).expect("engine");
     let tool = app.tool("measure").expect("the tool");
     let dir = app.toolbox.tools_dir().join("measure");
     assert_eq!(
         runner.prepare(&dir, &tool).expect("prepared"),
-        toolsmith::runner::wasm::Prepared::Instantiated
+        toolsmith::wasm::Prepared::Instantiated
     );
 }
 

@@ -1,7 +1,7 @@
 //! The WIT of a component tool generated from its declared JSON schemas, when the AI gives
 //! none: each input property a parameter of one exported function `call` (in the order of
 //! their JSON names), returning `result<output, string>` (the output schema's type, or a
-//! string). Each schema node has the WIT form `runner::wit::form` gives it, the one the call's
+//! string). Each schema node has the WIT form `wasm::wit::form` gives it, the one the call's
 //! value conversion reads too: a free-form value is its JSON text (a `string`), `null` beside
 //! a type an `option` (a property not required too), `prefixItems` a `tuple`,
 //! `additionalProperties` alone a `list<tuple<string, T>>`, `anyOf`/`oneOf` of different JSON
@@ -10,7 +10,7 @@
 //! Beside the WIT, each parameter's and the result's `Shape`: what the bindings around the
 //! tool's code (Python, JavaScript) convert between the world's values and plain JSON ones.
 
-use crate::runner::wit::form::{self, Form, Scalar};
+use crate::wasm::wit::form::{self, Form, Scalar};
 use serde::Serialize;
 use serde_json::{Map, Value};
 

@@ -1,11 +1,11 @@
 //! Every schema toolsmith writes into tool.toml for a component is one its generator takes,
 //! and a value keeps its JSON through the generated world: for every kind of WIT type, a
 //! component of that type (made from WIT, no code) gives the schema `with_schemas` would write
-//! (`runner::wit::object`, `output_schema`), the generator turns it into WIT again, and JSON
+//! (`wasm::wit::object`, `output_schema`), the generator turns it into WIT again, and JSON
 //! values converted to the generated world's types with that schema and back are the same
 //! JSON.
 
-use crate::runner::wit;
+use crate::wasm::wit;
 use crate::wit_gen::generate;
 use serde_json::{Map, Value, json};
 use wasm_encoder::{

@@ -4,8 +4,24 @@
 //!
 //! The compiled-code cache is verified, never trusted: see `cache`. What stays loaded is
 //! bounded by a memory budget, the tools used least recently unloaded first: see `budget`.
+//! `wit` maps a component function's WIT types to JSON. The only crate that compiles wasmtime
+//! for calls (the builds' generator reads `wit::form` from here).
 
-use super::{CallOutput, RunError};
+#![deny(missing_docs)]
+
+// The crates below, under the names the code map gives them.
+use toolsmith_call as call;
+use toolsmith_config as config;
+use toolsmith_hashing as hashing;
+use toolsmith_index as index;
+use toolsmith_manifest as manifest;
+use toolsmith_platform as platform;
+use toolsmith_sandbox as sandbox;
+use toolsmith_telemetry as telemetry;
+
+pub mod wit;
+
+pub(crate) use crate::call::{CallOutput, Granted, RunError, TRACEBACK, lines};
 use crate::sandbox::inside_roots;
 
 mod artifact;
