@@ -6,7 +6,7 @@
 
 use super::install::{self, Ctx};
 use super::{
-    Allowed, Checked, DepsError, PipEntry, MARKER, NPM_LOCK, NPM_MANIFEST, PIP_LOCK, REQUEST, io,
+    Allowed, Checked, DepsError, MARKER, NPM_LOCK, NPM_MANIFEST, PIP_LOCK, PipEntry, REQUEST, io,
     marker_matches, npm_refs, spec, tail_text, verify,
 };
 use crate::hashing::sha256_bytes;

@@ -10,7 +10,6 @@
 use toolsmith_config as config;
 use toolsmith_deps as deps;
 use toolsmith_error as error;
-use toolsmith_hashing as hashing;
 use toolsmith_index as index;
 use toolsmith_manifest as manifest;
 use toolsmith_memory as memory;
@@ -43,7 +42,6 @@ use crate::index::Tool;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use thiserror::Error;
 
 /// What runs script tools for an `App`: the configuration and the processes kept between
 /// calls (warm workers, spares), stopped when it is dropped.
@@ -123,7 +121,6 @@ impl Scripts {
         self.spares.stop_all();
     }
 }
-
 
 /// The tool directory of a tool inside a toolbox root.
 pub fn tool_dir(root: &Path, tool: &Tool) -> PathBuf {

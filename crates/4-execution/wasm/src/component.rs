@@ -302,7 +302,12 @@ impl WasmRunner {
     /// A store for one instance of a component tool: no sockets (network goes through
     /// `filter` only), its memory limit (growth past it traps), interruption at the epoch
     /// deadline (none set yet: already passed).
-    fn component_store(&self, tool: &Tool, mut b: WasiCtxBuilder, filter: Filter) -> Store<ComponentState> {
+    fn component_store(
+        &self,
+        tool: &Tool,
+        mut b: WasiCtxBuilder,
+        filter: Filter,
+    ) -> Store<ComponentState> {
         let mem_mb = tool.manifest.limits.memory_mb().min(MAX_MEMORY_MB);
         b.allow_tcp(false)
             .allow_udp(false)

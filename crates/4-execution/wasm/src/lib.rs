@@ -138,7 +138,7 @@ pub struct WasmRunner {
     engine: Engine,
     linker: Arc<Linker<ModuleState>>,
     /// Components (`[run] world`): their own linker (WASI 0.2).
-    component_linker: Arc<wasmtime::component::Linker<component::ModuleState>>,
+    component_linker: Arc<wasmtime::component::Linker<component::ComponentState>>,
     /// The loaded modules and components, within the memory budget.
     resident: Arc<Resident>,
     /// Compiled code on disk.

@@ -26,11 +26,11 @@ use toolsmith_manifest as manifest;
 use toolsmith_names as names;
 use toolsmith_platform as platform;
 use toolsmith_runner as runner;
-use toolsmith_wasm as wasm;
 use toolsmith_sandbox as sandbox;
 use toolsmith_scaffold as scaffold;
 use toolsmith_telemetry as telemetry;
 use toolsmith_toolbox as toolbox;
+use toolsmith_wasm as wasm;
 
 mod artifacts;
 mod cargo;
