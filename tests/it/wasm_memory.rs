@@ -94,7 +94,7 @@ fn a_tool_unloaded_for_the_memory_budget_is_loaded_again_at_its_next_call() {
             calls[1]
         );
     };
-    let log_env = ("TOOLSMITH_LOG", "toolsmith_runner=debug");
+    let log_env = ("TOOLSMITH_LOG", "toolsmith_wasm=debug");
 
     // No two components fit in 0 MiB: each load unloads the other one.
     let (out, log) = serve(

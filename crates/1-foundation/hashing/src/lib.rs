@@ -66,3 +66,63 @@ pub fn source_hash(dir: &Path, artifact: Option<&str>) -> std::io::Result<String
     }
     Ok(format!("sha256:{}", hex::encode(h.finalize())))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, rel: &str, bytes: &[u8]) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+
+    #[test]
+    fn the_source_hash_covers_the_source_and_nothing_else() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        write(dir, "main.py", b"print(1)\n");
+        write(dir, "lib/util.py", b"x = 1\n");
+        let base = source_hash(dir, Some("tool.wasm")).unwrap();
+        assert!(
+            base.starts_with("sha256:") && base.len() == 7 + 64,
+            "{base}"
+        );
+
+        // tool.toml, the artifact and reserved directories (environments, build outputs) are
+        // not source: changing them keeps the hash.
+        write(dir, toolsmith_names::MANIFEST_FILE, b"name = \"t\"\n");
+        write(dir, "tool.wasm", b"\0asm");
+        for reserved in IGNORED_NAMES {
+            write(dir, &format!("{reserved}/x"), b"anything");
+        }
+        assert_eq!(source_hash(dir, Some("tool.wasm")).unwrap(), base);
+
+        // A source file's content, its name or a new file changes it.
+        write(dir, "lib/util.py", b"x = 2\n");
+        let edited = source_hash(dir, Some("tool.wasm")).unwrap();
+        assert_ne!(edited, base);
+        write(dir, "lib/util.py", b"x = 1\n");
+        assert_eq!(source_hash(dir, Some("tool.wasm")).unwrap(), base);
+        write(dir, "extra.py", b"");
+        assert_ne!(source_hash(dir, Some("tool.wasm")).unwrap(), base);
+    }
+
+    #[test]
+    fn where_one_file_ends_and_the_next_begins_is_part_of_the_hash() {
+        let a = tempfile::tempdir().unwrap();
+        write(a.path(), "a", b"xy");
+        write(a.path(), "b", b"z");
+        let b = tempfile::tempdir().unwrap();
+        write(b.path(), "a", b"x");
+        write(b.path(), "b", b"yz");
+        assert_ne!(
+            source_hash(a.path(), None).unwrap(),
+            source_hash(b.path(), None).unwrap()
+        );
+        assert_eq!(
+            sha256_bytes(b""),
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+}
