@@ -12,6 +12,9 @@ if [ -n "$free_kb" ] && [ "$free_kb" -lt $((12 * 1024 * 1024)) ]; then
   echo "  so setup, the build or the tests may fail for want of space (hint: free some, or point" >&2
   echo "  CARGO_TARGET_DIR at a larger disk)" >&2
 fi
+# A failure (setup, the build, a test) says how full the disk was: npm and pip fail with
+# little said when it is (CI's upstream tests once failed with only npm's log path printed).
+trap 'echo "test.sh: failed; the disk then:" >&2; df -h . /tmp >&2 || true; du -sh target/debug >&2 || true' ERR
 source scripts/setup.sh
 # Formatting gate: unformatted code fails the suite (fix with `cargo fmt --all`).
 cargo fmt --all -- --check
@@ -37,11 +40,7 @@ fi
 # One test per core (cargo's default; RUST_TEST_THREADS=4 ran the integration tests in 197-250 s
 # instead of 260-346 s on 2 cores, but under that load a hand edit made the moment a server
 # started was once missed: its watch is set up in the background).
-# A failure says how full the disk was: npm and pip fail with little said when it is (CI's
-# upstream tests once failed with only npm's log path printed).
-trap 'echo "test.sh: failed; the disk then:" >&2; df -h . /tmp >&2 || true; du -sh target/debug >&2 || true' ERR
 cargo test --workspace "$@" 2>&1
-trap - ERR
 df -h . >&2 || true
 du -sh target/debug >&2 || true
 # macOS (Seatbelt) and Windows build check, without clippy's driver; set

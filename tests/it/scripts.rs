@@ -636,7 +636,7 @@ async fn a_warm_worker_serves_many_calls_restarts_after_a_crash_and_on_change() 
 async fn a_warm_worker_is_replaced_when_a_person_changes_its_grants() {
     let (tmp, app) = app();
     let code = py(
-        "import os\ncalls = 0\ndef run(args, ctx):\n    global calls\n    calls += 1\n    t = os.environ.get('W_TOKEN')\n    return {'calls': calls, 'token': t, 'len': len(t or '')}\n",
+        "import os\ncalls = 0\ndef run(args, ctx):\n    global calls\n    calls += 1\n    t = os.environ.get('W_TOKEN')\n    if t:\n        call_host('memory/set', {'key': 'k-' + t, 'value': {'v': t}})\n    return {'calls': calls, 'token': t, 'len': len(t or '')}\n",
     );
     reg(
         &app,
@@ -678,6 +678,18 @@ async fn a_warm_worker_is_replaced_when_a_person_changes_its_grants() {
     let b = structured(app.call("warm_tok", json!({}), &quiet).await);
     assert_eq!(b["token"], "[secret W_TOKEN]", "{b}");
     assert_eq!(b["len"], 17);
+    // What it keeps in memory (read back by the AI) holds the secret's name, in a key as in a
+    // value, never the value.
+    let kept = std::fs::read_to_string(
+        app.toolbox
+            .root()
+            .join(".toolsmith/memory/warm_tok.json"),
+    )
+    .expect("the tool's memory");
+    assert!(
+        !kept.contains("warm-secret-value") && kept.contains("k-[secret W_TOKEN]"),
+        "{kept}"
+    );
     assert_eq!(
         b["calls"], 1,
         "the worker with the old grants was replaced: {b}"

@@ -23,10 +23,10 @@ mod restore;
 mod scan;
 
 pub use restore::same_environment;
-// A tool at a revision and diffs: the read half, below the toolbox (`toolsmith-versions`).
 pub use restore::{
     RollbackOutcome, UndoOutcome, UndoneTool, restore_tool, rollback_tool, undo_session,
 };
+// A tool at a revision and diffs: the read half, below the toolbox (`toolsmith-versions`).
 pub(crate) use versions::files_at;
 pub use versions::{
     FileAt, FileDiff, ToolAt, ToolDiff, VersionsError, diff_files, diff_tool, tool_at,
@@ -162,14 +162,10 @@ impl crate::error::Hint for HistoryError {
     fn hint(&self) -> Option<String> {
         Some(match self {
             HistoryError::Toolbox(e) => return e.hint(),
-            HistoryError::Git(GitError::UnknownRevision { .. }) => {
-                "use a commit id from `tool_history` (a unique prefix is enough), HEAD~N, a branch or a tag".into()
-            }
+            HistoryError::Git(GitError::UnknownRevision { .. }) => versions::REVISION_HINT.into(),
             HistoryError::Git(_) => return None,
             HistoryError::Name(e) => return e.hint(),
-            HistoryError::NotAt { name, .. } => {
-                format!("`tool_history {name}` lists the commits where the tool exists")
-            }
+            HistoryError::NotAt { name, .. } => versions::not_at_hint(name),
             HistoryError::NoHistory { .. } => "`list_tools` shows the tools there are".into(),
             HistoryError::Exists { name } => {
                 format!("to go back to an older version of {name}, use rollback_tool")

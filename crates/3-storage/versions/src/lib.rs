@@ -43,16 +43,21 @@ impl crate::error::Hint for VersionsError {
     /// What the user can do about it.
     fn hint(&self) -> Option<String> {
         match self {
-            VersionsError::Git(GitError::UnknownRevision { .. }) => Some(
-                "use a commit id from `tool_history` (a unique prefix is enough), HEAD~N, a branch or a tag".into(),
-            ),
+            VersionsError::Git(GitError::UnknownRevision { .. }) => Some(REVISION_HINT.into()),
             VersionsError::Git(_) => None,
             VersionsError::Name(e) => e.hint(),
-            VersionsError::NotAt { name, .. } => Some(format!(
-                "`tool_history {name}` lists the commits where the tool exists"
-            )),
+            VersionsError::NotAt { name, .. } => Some(not_at_hint(name)),
         }
     }
+}
+
+/// What to do about a revision git does not know (history's errors say the same).
+pub const REVISION_HINT: &str =
+    "use a commit id from `tool_history` (a unique prefix is enough), HEAD~N, a branch or a tag";
+
+/// What to do about a tool that is not at a revision (history's errors say the same).
+pub fn not_at_hint(name: &str) -> String {
+    format!("`tool_history {name}` lists the commits where the tool exists")
 }
 
 /// A tool's directory in a commit's tree: `tools/<name>`, the name checked.

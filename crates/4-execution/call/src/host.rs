@@ -75,15 +75,30 @@ impl ToolRequest {
         }
     }
 
-    /// What the tool sends out with it to someone else (a question, a prompt, another tool's
-    /// arguments), for redaction; memory stays with the tool and is redacted where it is kept.
-    pub fn outgoing_mut(&mut self) -> Option<&mut Value> {
+    /// Apply `redact` to every value and text the tool sends in it (arguments, a question, a
+    /// prompt, a name, a URI, a memory key, value or prefix): what a host redacts secrets from
+    /// before anything of it is kept, shown or passed on.
+    pub fn redact_with(&mut self, redact: &mut dyn FnMut(&mut Value)) {
         match self {
-            ToolRequest::CallTool { arguments, .. } => Some(arguments),
-            ToolRequest::Question(p) | ToolRequest::Sample(p) => Some(p),
-            ToolRequest::ReadResource { .. } | ToolRequest::Memory(_) | ToolRequest::Unknown(_) => {
-                None
+            ToolRequest::CallTool { name, arguments } => {
+                redact_text(name, redact);
+                redact(arguments);
             }
+            ToolRequest::ReadResource { uri } => redact_text(uri, redact),
+            ToolRequest::Question(p) | ToolRequest::Sample(p) => redact(p),
+            ToolRequest::Memory(op) => match op {
+                MemoryOp::Get { key } | MemoryOp::Delete { key } => redact_text(key, redact),
+                MemoryOp::Set { key, value } => {
+                    redact_text(key, redact);
+                    redact(value);
+                }
+                MemoryOp::List { prefix } => {
+                    if let Some(p) = prefix {
+                        redact_text(p, redact);
+                    }
+                }
+            },
+            ToolRequest::Unknown(method) => redact_text(method, redact),
         }
     }
 
@@ -94,6 +109,16 @@ impl ToolRequest {
             format!("the host does not offer {} here", self.method()),
         )
     }
+}
+
+/// `redact` applied to a text (as a JSON string).
+fn redact_text(text: &mut String, redact: &mut dyn FnMut(&mut Value)) {
+    let mut v = Value::String(std::mem::take(text));
+    redact(&mut v);
+    *text = match v {
+        Value::String(t) => t,
+        other => other.to_string(),
+    };
 }
 
 /// What a running script can ask of the host. The MCP layer implements it and routes each
@@ -190,8 +215,38 @@ mod tests {
         assert!(bad.message.contains("`name`"), "{bad:?}");
         let mem = ToolRequest::parse("memory/set", json!({"key": "k", "value": 1})).unwrap();
         assert_eq!(mem.method(), "memory/set");
-        let mut q = ToolRequest::parse("elicitation/create", json!({"message": "m"})).unwrap();
-        assert_eq!(q.outgoing_mut(), Some(&mut json!({"message": "m"})));
+        // Every text it sends is redacted: a memory key as much as another tool's arguments.
+        let hide = &mut |v: &mut Value| {
+            if let Some(s) = v.as_str() {
+                *v = Value::String(s.replace("tok", "[secret T]"));
+            } else if let Some(o) = v.as_object_mut() {
+                for x in o.values_mut() {
+                    if x.as_str() == Some("tok") {
+                        *x = json!("[secret T]");
+                    }
+                }
+            }
+        };
+        let mut set = ToolRequest::parse("memory/set", json!({"key": "tok", "value": "tok"})).unwrap();
+        set.redact_with(hide);
+        assert_eq!(
+            set,
+            ToolRequest::Memory(MemoryOp::Set {
+                key: "[secret T]".into(),
+                value: json!("[secret T]")
+            })
+        );
+        let mut call =
+            ToolRequest::parse("tools/call", json!({"name": "tok", "arguments": {"a": "tok"}}))
+                .unwrap();
+        call.redact_with(hide);
+        assert_eq!(
+            call,
+            ToolRequest::CallTool {
+                name: "[secret T]".into(),
+                arguments: json!({"a": "[secret T]"})
+            }
+        );
         let other = ToolRequest::parse("roots/list", json!({})).unwrap();
         assert_eq!(other, ToolRequest::Unknown("roots/list".into()));
         let refused = futures::executor::block_on(NoHost.request(other)).unwrap_err();

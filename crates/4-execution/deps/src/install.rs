@@ -68,7 +68,9 @@ pub(super) async fn step(
     if text.is_empty() {
         text = out.status;
     }
-    if let Some(log) = npm_log_errors(&text) {
+    if installer == "npm"
+        && let Some(log) = npm_log_errors(&text, &job.write)
+    {
         text = format!("{text}\n{log}");
     }
     Err(DepsError::Install {
@@ -81,21 +83,41 @@ pub(super) async fn step(
 /// What npm prints last when it fails: where its debug log is.
 const NPM_LOG_POINTER: &str = "A complete log of this run can be found in:";
 
+/// The most of npm's debug log read (its end): its errors are its last lines.
+const NPM_LOG_TAIL: u64 = 256 * 1024;
+
 /// npm's own account of a failure it printed nothing about but the path of its debug log
 /// (some failures print only that line): the log's error lines, its failed fetches and the
-/// first lines of its stack, at most 40 lines. `None` when npm said more, or the log is gone.
-fn npm_log_errors(printed: &str) -> Option<String> {
+/// first lines of its stack, at most 40 lines. Only a regular file in the `_logs` directory of
+/// one of the step's own writable directories (npm's cache) is read, and only its end: the
+/// path comes from the output of a process that may run a package's scripts. `None` when npm
+/// said more, or there is no such log.
+fn npm_log_errors(printed: &str, writable: &[PathBuf]) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
     let path = printed
         .lines()
         .find_map(|l| l.split_once(NPM_LOG_POINTER))
-        .map(|(_, p)| p.trim())?;
-    let said_more = printed
-        .lines()
-        .any(|l| l.starts_with("npm error") && !l.contains(NPM_LOG_POINTER));
+        .map(|(_, p)| Path::new(p.trim()))?;
+    let said_more = printed.lines().any(|l| {
+        (l.starts_with("npm error") || l.starts_with("npm ERR!")) && !l.contains(NPM_LOG_POINTER)
+    });
     if said_more {
         return None;
     }
-    let log = std::fs::read_to_string(path).ok()?;
+    let logs = path.parent()?.canonicalize().ok()?;
+    let ours = writable
+        .iter()
+        .any(|w| w.join("_logs").canonicalize().is_ok_and(|a| a == logs));
+    let md = std::fs::symlink_metadata(path).ok()?;
+    if !ours || !md.file_type().is_file() {
+        return None;
+    }
+    let mut file = std::fs::File::open(path).ok()?;
+    file.seek(SeekFrom::Start(md.len().saturating_sub(NPM_LOG_TAIL)))
+        .ok()?;
+    let mut bytes = Vec::new();
+    file.take(NPM_LOG_TAIL).read_to_end(&mut bytes).ok()?;
+    let log = String::from_utf8_lossy(&bytes);
     let mut frames = 0;
     let wanted: Vec<&str> = log
         .lines()
@@ -116,7 +138,11 @@ fn npm_log_errors(printed: &str) -> Option<String> {
         return None;
     }
     let tail = &wanted[wanted.len().saturating_sub(40)..];
-    Some(format!("npm's log ({path}) says:\n{}", tail.join("\n")))
+    Some(format!(
+        "npm's log ({}) says:\n{}",
+        path.display(),
+        tail.join("\n")
+    ))
 }
 
 /// The npm registry's host (the person's `npm_config_registry`, else the public one).
@@ -390,7 +416,9 @@ mod tests {
     #[test]
     fn an_npm_failure_that_printed_only_its_log_path_is_told_from_the_log() {
         let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("debug-0.log");
+        let cache = dir.path().join("npm-cache");
+        std::fs::create_dir_all(cache.join("_logs")).unwrap();
+        let log = cache.join("_logs").join("debug-0.log");
         std::fs::write(
             &log,
             "17 http fetch GET 200 https://registry.npmjs.org/a 3ms (cache stale)\n\
@@ -407,7 +435,8 @@ mod tests {
         )
         .unwrap();
         let printed = format!("npm error {NPM_LOG_POINTER} {}", log.display());
-        let told = npm_log_errors(&printed).expect("the log's errors");
+        let writable = [dir.path().join("env"), cache.clone()];
+        let told = npm_log_errors(&printed, &writable).expect("the log's errors");
         assert!(
             told.contains("GET 503") && !told.contains("GET 200"),
             "{told}"
@@ -425,11 +454,24 @@ mod tests {
 
         // npm said what failed: its output is enough.
         let said = format!("npm error code ETARGET\n{printed}");
-        assert_eq!(npm_log_errors(&said), None);
+        assert_eq!(npm_log_errors(&said, &writable), None);
         // No log to read: nothing added.
-        assert_eq!(
-            npm_log_errors(&format!("npm error {NPM_LOG_POINTER} /nonexistent/x.log")),
-            None
-        );
+        let gone = format!("npm error {NPM_LOG_POINTER} /nonexistent/x.log");
+        assert_eq!(npm_log_errors(&gone, &writable), None);
+        // A path the output names outside npm's own logs (a package's script can print
+        // anything) is never read: not another file, not a device, not a link.
+        let other = dir.path().join("elsewhere.log");
+        std::fs::copy(&log, &other).unwrap();
+        for p in [other.as_path(), Path::new("/dev/zero")] {
+            let named = format!("npm error {NPM_LOG_POINTER} {}", p.display());
+            assert_eq!(npm_log_errors(&named, &writable), None, "{}", p.display());
+        }
+        #[cfg(unix)]
+        {
+            let link = cache.join("_logs").join("link.log");
+            std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+            let named = format!("npm error {NPM_LOG_POINTER} {}", link.display());
+            assert_eq!(npm_log_errors(&named, &writable), None);
+        }
     }
 }

@@ -7,7 +7,6 @@ use super::host::{Host, ToolRequest};
 use super::outcome::Ending;
 use crate::error::{HostCode, HostError};
 use crate::index::Tool;
-use crate::memory::MemoryOp;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -37,12 +36,14 @@ pub(crate) struct Conversation<'a> {
 
 impl Conversation<'_> {
     async fn answer(&self, method: &str, params: Value) -> Result<Value, HostError> {
-        match ToolRequest::parse(method, params)? {
-            ToolRequest::Memory(mut op) => {
-                // What a tool stores is read back by the AI (the memory meta-tool): no secret in it.
-                if let MemoryOp::Set { value, .. } = &mut op {
-                    self.host.redact(value);
-                }
+        let mut request = ToolRequest::parse(method, params)?;
+        if matches!(request, ToolRequest::Memory(_)) {
+            // What a tool stores is read back by the AI (the memory meta-tool): no secret in
+            // it, neither in a value nor in a key.
+            request.redact_with(&mut |v| self.host.redact(v));
+        }
+        match request {
+            ToolRequest::Memory(op) => {
                 match self.memory {
                     Some(mem) => {
                         let (mem, tool) = (mem.clone(), self.tool.to_string());

@@ -49,7 +49,7 @@ pub enum TrustError {
     Toolbox(#[from] crate::toolbox::ToolboxError),
     /// Its history could not be read.
     #[error(transparent)]
-    History(#[from] crate::versions::VersionsError),
+    Versions(#[from] crate::versions::VersionsError),
     /// No tool of that name at HEAD.
     #[error("there is no committed tool named {0:?}")]
     NoSuchTool(String),
@@ -66,7 +66,7 @@ impl crate::error::Hint for TrustError {
         match self {
             TrustError::Git(_) => Some("the git CLI must be installed".into()),
             TrustError::Toolbox(e) => e.hint(),
-            TrustError::History(e) => e.hint(),
+            TrustError::Versions(e) => e.hint(),
             TrustError::NoSuchTool(_) => Some("`toolsmith list` shows the tools".into()),
         }
     }
