@@ -680,12 +680,8 @@ async fn a_warm_worker_is_replaced_when_a_person_changes_its_grants() {
     assert_eq!(b["len"], 17);
     // What it keeps in memory (read back by the AI) holds the secret's name, in a key as in a
     // value, never the value.
-    let kept = std::fs::read_to_string(
-        app.toolbox
-            .root()
-            .join(".toolsmith/memory/warm_tok.json"),
-    )
-    .expect("the tool's memory");
+    let kept = std::fs::read_to_string(app.toolbox.root().join(".toolsmith/memory/warm_tok.json"))
+        .expect("the tool's memory");
     assert!(
         !kept.contains("warm-secret-value") && kept.contains("k-[secret W_TOKEN]"),
         "{kept}"

@@ -227,7 +227,8 @@ mod tests {
                 }
             }
         };
-        let mut set = ToolRequest::parse("memory/set", json!({"key": "tok", "value": "tok"})).unwrap();
+        let mut set =
+            ToolRequest::parse("memory/set", json!({"key": "tok", "value": "tok"})).unwrap();
         set.redact_with(hide);
         assert_eq!(
             set,
@@ -236,9 +237,11 @@ mod tests {
                 value: json!("[secret T]")
             })
         );
-        let mut call =
-            ToolRequest::parse("tools/call", json!({"name": "tok", "arguments": {"a": "tok"}}))
-                .unwrap();
+        let mut call = ToolRequest::parse(
+            "tools/call",
+            json!({"name": "tok", "arguments": {"a": "tok"}}),
+        )
+        .unwrap();
         call.redact_with(hide);
         assert_eq!(
             call,

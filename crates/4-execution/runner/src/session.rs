@@ -43,22 +43,18 @@ impl Conversation<'_> {
             request.redact_with(&mut |v| self.host.redact(v));
         }
         match request {
-            ToolRequest::Memory(op) => {
-                match self.memory {
-                    Some(mem) => {
-                        let (mem, tool) = (mem.clone(), self.tool.to_string());
-                        crate::platform::blocking(move || mem.answer(&tool, op))
-                            .await
-                            .unwrap_or_else(|e| {
-                                Err(HostError::new(HostCode::Internal, e.to_string()))
-                            })
-                    }
-                    None => Err(HostError::new(
-                        HostCode::MethodNotFound,
-                        "memory is only available to tools stored in a toolbox",
-                    )),
+            ToolRequest::Memory(op) => match self.memory {
+                Some(mem) => {
+                    let (mem, tool) = (mem.clone(), self.tool.to_string());
+                    crate::platform::blocking(move || mem.answer(&tool, op))
+                        .await
+                        .unwrap_or_else(|e| Err(HostError::new(HostCode::Internal, e.to_string())))
                 }
-            }
+                None => Err(HostError::new(
+                    HostCode::MethodNotFound,
+                    "memory is only available to tools stored in a toolbox",
+                )),
+            },
             request => self.host.request(request).await,
         }
     }

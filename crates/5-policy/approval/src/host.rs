@@ -65,7 +65,9 @@ impl Host for Redacting<'_> {
     ) -> futures::future::BoxFuture<'_, Result<Value, HostError>> {
         // What a tool sends out (a question to the person, a prompt, another tool's name and
         // arguments: a secret reaches only the tools that declare it) is redacted too.
-        request.redact_with(&mut |v| self.redactor.json(v));
+        request.redact_with(&mut |v| {
+            self.redactor.json(v);
+        });
         match request {
             ToolRequest::Question(params) => self.inner.tool_question(self.tool, params),
             request => self.inner.request(request),
