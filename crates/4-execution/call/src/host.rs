@@ -111,6 +111,49 @@ impl ToolRequest {
     }
 }
 
+/// toolsmith's own question to the person (never a tool's: those are `ToolRequest::Question`),
+/// asked through the one channel a host offers for it, `Host::ask_person`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ask {
+    /// What names it among toolsmith's questions (a 2026 client answers it by this key on the
+    /// call's retry).
+    pub key: String,
+    /// What the person is told.
+    pub message: String,
+    /// What the person does.
+    pub wants: Wants,
+}
+
+/// What toolsmith's question wants of the person.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Wants {
+    /// To open a page of toolsmith's console (an elicitation in URL mode): `id` is the
+    /// elicitation's, told to the client again when the person is done there.
+    Page {
+        /// The page.
+        url: String,
+        /// The elicitation's id.
+        id: String,
+    },
+    /// To fill in a form: its JSON Schema (an object; no properties when there is only the
+    /// choice to decline).
+    Form(Value),
+}
+
+impl Ask {
+    /// The question as MCP's `elicitation/create` params.
+    pub fn elicitation(&self) -> Value {
+        match &self.wants {
+            Wants::Page { url, id } => serde_json::json!({
+                "mode": "url", "message": self.message, "url": url, "elicitationId": id,
+            }),
+            Wants::Form(schema) => serde_json::json!({
+                "mode": "form", "message": self.message, "requestedSchema": schema,
+            }),
+        }
+    }
+}
+
 /// `redact` applied to a text (as a JSON string).
 fn redact_text(text: &mut String, redact: &mut dyn FnMut(&mut Value)) {
     let mut v = Value::String(std::mem::take(text));
@@ -169,13 +212,10 @@ pub trait Host: Send + Sync {
         })
     }
     /// toolsmith's own question to the person (an approval, a missing secret): an elicitation
-    /// under a `key` of its own, which a tool's requests cannot use. Refused by default.
-    fn ask_person<'a>(
-        &'a self,
-        key: &'a str,
-        params: Value,
-    ) -> BoxFuture<'a, Result<Value, HostError>> {
-        let _ = (key, params);
+    /// under the question's key, which a tool's requests cannot use; the answer as the client
+    /// gave it (`action`, and `content` for a form). Refused by default.
+    fn ask_person<'a>(&'a self, question: Ask) -> BoxFuture<'a, Result<Value, HostError>> {
+        let _ = question;
         Box::pin(async move {
             Err(HostError::new(
                 HostCode::MethodNotFound,
@@ -199,6 +239,35 @@ impl Host for NoHost {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn toolsmiths_question_is_an_elicitation_of_its_kind() {
+        let page = Ask {
+            key: "console-t".into(),
+            message: "approve t there".into(),
+            wants: Wants::Page {
+                url: "http://127.0.0.1:1/approvals#tool-t".into(),
+                id: "ab12".into(),
+            },
+        };
+        assert_eq!(
+            page.elicitation(),
+            json!({"mode": "url", "message": "approve t there",
+                "url": "http://127.0.0.1:1/approvals#tool-t", "elicitationId": "ab12"})
+        );
+        let form = Ask {
+            key: "tell-t".into(),
+            message: "m".into(),
+            wants: Wants::Form(json!({"type": "object", "properties": {}})),
+        };
+        assert_eq!(
+            form.elicitation(),
+            json!({"mode": "form", "message": "m",
+                "requestedSchema": {"type": "object", "properties": {}}})
+        );
+        let refused = futures::executor::block_on(NoHost.ask_person(form)).unwrap_err();
+        assert_eq!(refused.code, HostCode::MethodNotFound);
+    }
 
     #[test]
     fn a_tools_request_is_parsed_once_by_its_method() {

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 
-pub use super::host::{Host, NoHost, ToolRequest};
+pub use super::host::{Ask, Host, NoHost, ToolRequest, Wants};
 use super::outcome::{Ending, finish, speaks_jsonrpc};
 use super::session::{Conversation, request_line};
 

@@ -15,7 +15,7 @@
 //! or how to set it. No form asks for a secret value.
 
 use super::{Decision, Gate, Item, Record, request};
-use crate::call::host::Host;
+use crate::call::host::{Ask, Host, Wants};
 use crate::index::Tool;
 use serde_json::{Value, json};
 
@@ -191,13 +191,15 @@ async fn in_console(
         describe(q),
         q.name
     );
-    let params = json!({
-        "mode": "url",
-        "message": message,
-        "url": format!("{console}/approvals#tool-{}", q.name),
-        "elicitationId": id,
-    });
-    match host.ask_person(&key("console", q), params).await {
+    let ask = Ask {
+        key: key("console", q),
+        message,
+        wants: Wants::Page {
+            url: format!("{console}/approvals#tool-{}", q.name),
+            id: id.clone(),
+        },
+    };
+    match host.ask_person(ask).await {
         Ok(a) => match a.get("action").and_then(Value::as_str) {
             Some("accept") => {
                 let identity = crate::platform::dir_id(q.dir);
@@ -254,12 +256,12 @@ async fn tell_by_form(gate: &Gate<'_>, q: &Question<'_>, host: &dyn Host) -> Ans
         describe(q),
         name = q.name
     );
-    let params = json!({
-        "mode": "form",
-        "message": message,
-        "requestedSchema": {"type": "object", "properties": {}}
-    });
-    match host.ask_person(&key("tell", q), params).await {
+    let ask = Ask {
+        key: key("tell", q),
+        message,
+        wants: Wants::Form(json!({"type": "object", "properties": {}})),
+    };
+    match host.ask_person(ask).await {
         Ok(a) if a.get("action").and_then(Value::as_str) == Some("decline") => {
             record_denial(gate, q, "elicitation (declined)")
         }
@@ -276,10 +278,10 @@ async fn approve_by_form(gate: &Gate<'_>, q: &Question<'_>, host: &dyn Host) -> 
     let (name, items, content) = (q.name, q.items, q.content);
     let mut message = describe(q);
     message.push_str("\nApprove it? Decline to run it with the default grants only.");
-    let params = json!({
-        "mode": "form",
-        "message": message,
-        "requestedSchema": {
+    let ask = Ask {
+        key: key("approve", q),
+        message,
+        wants: Wants::Form(json!({
             "type": "object",
             "properties": {
                 "approve_for": {
@@ -290,9 +292,9 @@ async fn approve_by_form(gate: &Gate<'_>, q: &Question<'_>, host: &dyn Host) -> 
                 }
             },
             "required": ["approve_for"]
-        }
-    });
-    let answer = match host.ask_person(&key("approve", q), params).await {
+        })),
+    };
+    let answer = match host.ask_person(ask).await {
         Ok(a) => a,
         Err(why) => {
             tracing::debug!(tool = name, %why, "cannot ask the person through the client");
@@ -349,15 +351,17 @@ pub async fn secret(
     };
     if let Some(console) = crate::personal::console_address(gate.personal) {
         let id = random_id();
-        let params = json!({
-            "mode": "url",
-            "message": format!(
+        let ask = Ask {
+            key: format!("secret-{secret}"),
+            message: format!(
                 "toolsmith: the tool \"{name}\" needs the secret {secret}{purpose}, which is not set on this machine. Only you can set it, outside this chat: on the Secrets page of the toolsmith console (the browser where you opened its login link from your terminal); this call waits for it. The value is stored by toolsmith on this machine and never passes through the AI. Decline here to leave it unset."
             ),
-            "url": format!("{console}/secrets#secret-{secret}"),
-            "elicitationId": id,
-        });
-        match host.ask_person(&format!("secret-{secret}"), params).await {
+            wants: Wants::Page {
+                url: format!("{console}/secrets#secret-{secret}"),
+                id: id.clone(),
+            },
+        };
+        match host.ask_person(ask).await {
             Ok(a) if a.get("action").and_then(Value::as_str) == Some("accept") => {
                 let waiting = super::wait::Waiting {
                     host,
@@ -377,17 +381,14 @@ pub async fn secret(
             Err(e) => tracing::debug!(tool = name, %e, "no URL-mode elicitation"),
         }
     }
-    let params = json!({
-        "mode": "form",
-        "message": format!(
+    let ask = Ask {
+        key: format!("secret-tell-{secret}"),
+        message: format!(
             "toolsmith: the tool \"{name}\" needs the secret {secret}{purpose}, which is not set on this machine. Only you can set it, outside this chat: run `toolsmith console` in a terminal (a page in your browser) or `toolsmith secret set {secret}`; the value is stored on this machine and never passes through the AI. Then call the tool again."
         ),
-        "requestedSchema": {"type": "object", "properties": {}}
-    });
-    if let Err(why) = host
-        .ask_person(&format!("secret-tell-{secret}"), params)
-        .await
-    {
+        wants: Wants::Form(json!({"type": "object", "properties": {}})),
+    };
+    if let Err(why) = host.ask_person(ask).await {
         tracing::debug!(tool = name, %why, "cannot tell the person through the client");
     }
     is_set().is_some()

@@ -4,7 +4,7 @@
 //! and progress messages are labelled as its own (`Host::tool_question`, `Host::tool_log`,
 //! `tool NAME: …`).
 
-use crate::call::host::{Host, ToolRequest};
+use crate::call::host::{Ask, Host, ToolRequest};
 use crate::error::HostError;
 use crate::secrets::{Redactor, lines::Window};
 use serde_json::Value;
@@ -90,10 +90,9 @@ impl Host for Redacting<'_> {
     }
     fn ask_person<'a>(
         &'a self,
-        key: &'a str,
-        params: Value,
+        question: Ask,
     ) -> futures::future::BoxFuture<'a, Result<Value, HostError>> {
-        self.inner.ask_person(key, params)
+        self.inner.ask_person(question)
     }
     fn elicitation_complete(&self, elicitation_id: &str) {
         self.inner.elicitation_complete(elicitation_id);

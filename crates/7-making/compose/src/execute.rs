@@ -10,7 +10,7 @@ use crate::error::{HostCode, HostError};
 use crate::index::Tool;
 use crate::manifest::{self, Kind, Manifest, Protocol};
 use crate::runner::CallOutput;
-use crate::runner::host::{Host, ToolRequest};
+use crate::runner::host::{Ask, Host, ToolRequest};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -142,12 +142,8 @@ impl Host for CountingHost<'_> {
     fn actor(&self) -> Option<(String, Option<String>)> {
         self.outer.actor()
     }
-    fn ask_person<'b>(
-        &'b self,
-        key: &'b str,
-        params: Value,
-    ) -> BoxFuture<'b, Result<Value, HostError>> {
-        self.outer.ask_person(key, params)
+    fn ask_person<'b>(&'b self, question: Ask) -> BoxFuture<'b, Result<Value, HostError>> {
+        self.outer.ask_person(question)
     }
     fn elicitation_complete(&self, elicitation_id: &str) {
         self.outer.elicitation_complete(elicitation_id);

@@ -6,7 +6,7 @@
 
 use super::Shared;
 use crate::error::{HostCode, HostError};
-use crate::runner::script::{Host, ToolRequest};
+use crate::runner::script::{Ask, Host, ToolRequest};
 use futures::future::BoxFuture;
 use rmcp::model::{
     CreateMessageRequestParams, ElicitRequestParams, LoggingLevel, LoggingMessageNotificationParam,
@@ -260,12 +260,9 @@ impl McpHost {
 }
 
 impl Host for McpHost {
-    fn ask_person<'a>(
-        &'a self,
-        key: &'a str,
-        params: Value,
-    ) -> BoxFuture<'a, Result<Value, HostError>> {
+    fn ask_person<'a>(&'a self, question: Ask) -> BoxFuture<'a, Result<Value, HostError>> {
         Box::pin(async move {
+            let (key, params) = (&question.key, question.elicitation());
             match &self.rounds {
                 Some(rounds) if refuse_modern(&self.peer, "elicitation").is_some() => {
                     if !self.elicitation {
