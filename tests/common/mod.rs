@@ -29,8 +29,13 @@ pub fn commit_tool(tb: &Path, name: &str, files: &[(&str, &str)]) {
         std::fs::write(dir.join(file), text).unwrap();
     }
     git(tb, &["add", &format!("tools/{name}")]);
+    commit(tb, &format!("add {name}"));
+}
+
+/// Commit what is staged in `dir`, as a test's author.
+pub fn commit(dir: &Path, message: &str) {
     git(
-        tb,
+        dir,
         &[
             "-c",
             "user.name=t",
@@ -38,7 +43,7 @@ pub fn commit_tool(tb: &Path, name: &str, files: &[(&str, &str)]) {
             "user.email=t@t",
             "commit",
             "-qm",
-            &format!("add {name}"),
+            message,
         ],
     );
 }
@@ -52,18 +57,7 @@ pub fn git_repo(repo: &Path, files: &[(&str, &str)]) -> std::path::PathBuf {
     }
     git(repo, &["init", "-q", "-b", "main"]);
     git(repo, &["add", "-A"]);
-    git(
-        repo,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "commit",
-            "-qm",
-            "files",
-        ],
-    );
+    commit(repo, "files");
     repo.to_path_buf()
 }
 

@@ -313,18 +313,7 @@ fn the_tool_list_ranks_instead_of_falling_off_a_cliff() {
         }
     }
     git(&root, &["add", "-A"]);
-    git(
-        &root,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "205 tools",
-        ],
-    );
+    common::commit(&root, "205 tools");
     let s = scenario(&root, "cap", &[]);
     let before: Vec<&str> = s["listed_before"]
         .as_array()

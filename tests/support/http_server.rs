@@ -173,8 +173,14 @@ impl McpHttp {
 
     /// `initialize` + `notifications/initialized`; the reply to `initialize`.
     pub fn initialize(&mut self, client_name: &str) -> Reply {
+        self.initialize_with(client_name, json!({}))
+    }
+
+    /// `initialize` declaring `capabilities`, then `notifications/initialized`; the session id
+    /// kept for the requests after it.
+    pub fn initialize_with(&mut self, client_name: &str, capabilities: Value) -> Reply {
         let r = self.post_raw(
-            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": client_name, "version": "1"}}}).to_string(),
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": client_name, "version": "1"}}}).to_string(),
             "application/json",
         );
         if r.status == 200 {
@@ -221,24 +227,12 @@ pub fn session(url: &str, tasks: bool) -> McpHttp {
     } else {
         json!({})
     };
-    let r = c.post_raw(
-        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": caps, "clientInfo": {"name": "tasks-test", "version": "1"}}}).to_string(),
-        "application/json",
-    );
+    let r = c.initialize_with("tasks-test", caps);
     assert_eq!(r.status, 200, "{}", r.body);
     let init = &r.messages()[0];
     assert!(
         init["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object(),
         "the server does not advertise tasks: {init}"
-    );
-    c.session = r
-        .headers
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    c.post_raw(
-        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
-        "application/json",
     );
     c
 }

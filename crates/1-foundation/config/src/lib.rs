@@ -3,7 +3,7 @@
 //! The binary builds one `Config` at start (`Config::from_env`, a bad value is an error naming
 //! the variable, before anything runs), hands it to `App`, and everything below gets the values
 //! it needs from there: the runners through their recipe and sandbox spec, builds through
-//! `App`. No other module reads a `TOOLSMITH_*` variable (`tests/it/architecture.rs` checks it).
+//! `App`. No other module reads a `TOOLSMITH_*` variable (`tests/it/architecture/boundaries.rs` checks it).
 //! Variables toolsmith *sets* for a tool's process (`TOOLSMITH_TOOL`, `TOOLSMITH_TOOL_DIR`,
 //! `TOOLSMITH_WORKER`) are not configuration. `TOOLSMITH_EXPOSE` is the environment form of
 //! `serve --expose` and is parsed with that flag by clap.

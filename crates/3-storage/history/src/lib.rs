@@ -50,14 +50,9 @@ pub enum HistoryError {
     /// A tool name that is not allowed.
     #[error(transparent)]
     Name(#[from] NameError),
-    /// The tool is not in the tree of that revision.
-    #[error("tool {name:?} does not exist at revision {rev}")]
-    NotAt {
-        /// The tool.
-        name: String,
-        /// The revision as given.
-        rev: String,
-    },
+    /// A tool's version could not be read (not at that revision, an unknown revision).
+    #[error(transparent)]
+    Versions(#[from] VersionsError),
     /// The commits could not be read.
     #[error("cannot read the toolbox history: {message}")]
     Scan {
@@ -147,16 +142,6 @@ pub enum HistoryError {
     },
 }
 
-impl From<VersionsError> for HistoryError {
-    fn from(e: VersionsError) -> Self {
-        match e {
-            VersionsError::Git(e) => HistoryError::Git(e),
-            VersionsError::Name(e) => HistoryError::Name(e),
-            VersionsError::NotAt { name, rev } => HistoryError::NotAt { name, rev },
-        }
-    }
-}
-
 impl crate::error::Hint for HistoryError {
     /// What the user can do about it.
     fn hint(&self) -> Option<String> {
@@ -165,7 +150,7 @@ impl crate::error::Hint for HistoryError {
             HistoryError::Git(GitError::UnknownRevision { .. }) => versions::REVISION_HINT.into(),
             HistoryError::Git(_) => return None,
             HistoryError::Name(e) => return e.hint(),
-            HistoryError::NotAt { name, .. } => versions::not_at_hint(name),
+            HistoryError::Versions(e) => return e.hint(),
             HistoryError::NoHistory { .. } => "`list_tools` shows the tools there are".into(),
             HistoryError::Exists { name } => {
                 format!("to go back to an older version of {name}, use rollback_tool")

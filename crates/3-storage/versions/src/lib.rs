@@ -55,8 +55,8 @@ impl crate::error::Hint for VersionsError {
 pub const REVISION_HINT: &str =
     "use a commit id from `tool_history` (a unique prefix is enough), HEAD~N, a branch or a tag";
 
-/// What to do about a tool that is not at a revision (history's errors say the same).
-pub fn not_at_hint(name: &str) -> String {
+/// What to do about a tool that is not at a revision.
+fn not_at_hint(name: &str) -> String {
     format!("`tool_history {name}` lists the commits where the tool exists")
 }
 
