@@ -4,7 +4,7 @@
 
 use crate::common;
 use common::*;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use toolsmith::error::Hint;
@@ -133,6 +133,33 @@ fn examples_compare_values_and_unknown_keys_are_refused() {
     assert!(wrong.contains("1 of 2 examples failed"), "{wrong}");
     assert!(wrong.contains("$.items[1]: expected 4, got 3"), "{wrong}");
     assert_eq!(commit_count(tb.root()), before, "nothing was committed");
+}
+
+#[test]
+fn meta_tool_results_conform_to_their_typed_output_schemas() {
+    let (_tmp, tb) = toolbox();
+    let s = scenario(tb.root(), "typed", &[]);
+    // Output schemas type the main keys of the read meta-tools' results (and the SDK checked
+    // every result of the scenario's calls against them: a mismatch fails the script).
+    for (tool, keys) in [
+        ("list_tools", vec!["tools", "total"]),
+        ("search_tools", vec!["ranking", "results"]),
+        ("memory", vec!["found", "keys", "value"]),
+        ("tool_history", vec!["versions"]),
+        ("diff_tool", vec!["files", "unified"]),
+    ] {
+        assert_eq!(s["typed"][tool], json!(keys), "{tool}: {s}");
+    }
+    assert_eq!(
+        s["typed"]["call_tool"],
+        json!([]),
+        "a tool's own result: any object"
+    );
+    assert_eq!(
+        s["typed_keys"]["memory"].as_array().map(Vec::len),
+        Some(5),
+        "{s}"
+    );
 }
 
 #[test]
@@ -341,9 +368,10 @@ fn the_tool_list_ranks_instead_of_falling_off_a_cliff() {
         "{guide}"
     );
     assert!(
-        // 20 meta-tools within 12,000 bytes as sent (11,686 with `import_mcp`): one-line
-        // descriptions, object output schemas (their main keys and the details are in the
-        // guide's Meta-tools section).
+        // 20 meta-tools within 12,000 bytes as sent (11,959 with typed output schemas):
+        // one-line descriptions, input schemas sent without `additionalProperties: false`
+        // (still checked closed), the main result keys of 14 typed (the rest, and the
+        // details, are in the guide's Meta-tools section).
         s["meta_bytes"].as_u64().unwrap() <= 12_000,
         "meta-tool definitions: {} bytes",
         s["meta_bytes"]

@@ -137,6 +137,37 @@ async def strict(client, summary):
     summary["wrong_example"] = {"is_error": r.is_error, "text": text_of(r)}
 
 
+async def typed(client, summary):
+    """The meta-tools' output schemas type their main keys, and every result on every path
+    tried here conforms: the SDK checks each result against the schema it listed (and raises)."""
+    listed = {t.name: (t.output_schema or {}) for t in (await client.list_tools()).tools}
+    summary["typed"] = {n: sorted((s.get("properties") or {}).keys()) for n, s in listed.items()}
+    ok = lambda r, what: expect(not r.is_error, f"{what}: {text_of(r)}")
+    src = NAIVE["python"]
+    for version in ("v1", "v2"):
+        ok(await client.call_tool("register_script", {
+            "name": "adder", "language": "python", "description": f"Adds two numbers ({version})",
+            "source": src if version == "v1" else src + "# v2\n",
+            "examples": [{"input": {"a": 1, "b": 2}, "output": {"sum": 3}}]}), "register_script")
+    calls = [
+        ("list_tools", {}), ("get_tool", {"name": "adder"}),
+        ("get_tool", {"name": "adder", "revision": "HEAD~1"}),
+        ("search_tools", {"query": "add numbers"}), ("tool_history", {"name": "adder"}),
+        ("diff_tool", {"name": "adder", "from": "HEAD~1"}),
+        ("memory", {"action": "store", "name": "adder", "key": "k", "value": {"n": 1}}),
+        ("memory", {"action": "get", "name": "adder", "key": "k"}),
+        ("memory", {"action": "get", "name": "adder", "key": "absent"}),
+        ("memory", {"action": "list", "name": "adder"}), ("memory", {"action": "stats"}),
+        ("pipeline", {"action": "list"}),
+        ("call_tool", {"name": "adder", "arguments": {"a": 2, "b": 3}}),
+    ]
+    summary["typed_keys"] = {}
+    for name, args in calls:
+        r = await client.call_tool(name, args)
+        ok(r, f"{name} {args}")
+        summary["typed_keys"].setdefault(name, []).append(sorted(r.structured_content or {}))
+
+
 LOGGER = """import sys, json
 def run(args, ctx):
     for i in range(5):
@@ -301,7 +332,7 @@ async def skills(client, summary, a):
     summary["get_full_has_text"] = any("text" in f for f in r.structured_content["files"])
 
 
-SCENARIOS = {"naive": naive, "errors": errors, "strict": strict, "consistent": naive_then_consistent, "cap": cap, "skills": skills}
+SCENARIOS = {"naive": naive, "errors": errors, "strict": strict, "typed": typed, "consistent": naive_then_consistent, "cap": cap, "skills": skills}
 
 
 async def main():

@@ -32,6 +32,39 @@ pub fn schema_of<T: JsonSchema>() -> Arc<JsonObject> {
     }
 }
 
+/// The input schema as sent: `schema` without its `additionalProperties: false` (about 900 of
+/// the definitions' 12,000-byte budget, given to typed output schemas instead). Arguments are
+/// still checked against the closed schema (`Entry::checked_schema`), so an unknown key is
+/// refused all the same, with a "did you mean".
+pub fn as_sent(schema: &JsonObject) -> Arc<JsonObject> {
+    fn open(v: &mut Value) {
+        match v {
+            Value::Object(o) => {
+                if o.get("additionalProperties") == Some(&Value::Bool(false)) {
+                    o.remove("additionalProperties");
+                }
+                for (k, x) in o.iter_mut() {
+                    match (k.as_str(), x) {
+                        // A map of names to schemas: a property's name is no keyword.
+                        ("properties" | "$defs" | "patternProperties", Value::Object(m)) => {
+                            m.values_mut().for_each(open)
+                        }
+                        (_, x) => open(x),
+                    }
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(open),
+            _ => {}
+        }
+    }
+    let mut v = Value::Object(schema.clone());
+    open(&mut v);
+    match v {
+        Value::Object(o) => Arc::new(o),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
 /// Drop what a client does not need (nulls of optional fields, integer formats, nested
 /// descriptions: the guide has the details) and close every object that lists properties.
 fn tidy(v: &mut Value, depth: usize) {

@@ -2,7 +2,7 @@
 //! progress and log notifications while cargo runs and cancellation that stops cargo.
 
 use super::Ctx;
-use super::meta::{Hints, MetaTool, Reply};
+use super::meta::{Hints, MetaTool, Reply, Ty};
 use super::result::{failure, json_result};
 use crate::build::{self, BuildError, BuildRequest};
 use crate::error::Hint;
@@ -25,6 +25,7 @@ impl MetaTool for BuildTool {
     const DESCRIPTION: &'static str = "Build Rust modules/components or Python/JavaScript components; commits once examples pass.";
     const DETAILS: &'static str = "The Rust source (`source`, src/main.rs; left out: rebuild the stored one; `files`: other files, path → text) reads the JSON arguments on stdin and prints the result on stdout (see *WASM tools*); `crates`: name → version (serde_json by default).";
     const RESULT: &'static [&'static str] = &["name", "action", "commit", "warnings", "similar"];
+    const OUTPUT: &'static [(&'static str, Ty)] = &[("action", Ty::Str), ("warnings", Ty::Arr)];
     const HINTS: Hints = Hints::WRITE.idempotent().open_world();
     type Args = BuildArgs;
     fn runs_as_task(_: &JsonObject) -> bool {

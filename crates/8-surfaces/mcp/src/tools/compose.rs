@@ -2,7 +2,7 @@
 //! `execute_code` (Python or JavaScript calling stored tools; only the final result returns).
 
 use super::Ctx;
-use super::meta::{Hints, MetaTool, Reply};
+use super::meta::{Hints, MetaTool, Reply, Ty};
 use super::result::{error_result, failure, json_result};
 use crate::compose::{execute, pipeline};
 use crate::error::Hint;
@@ -104,6 +104,7 @@ impl MetaTool for Pipeline {
     const DESCRIPTION: &'static str = "Pipelines: tools made of steps that call other tools.";
     const DETAILS: &'static str = "A step's `args` may use `$input.x`, `$prev.x` and `$steps.NAME.x`; `when` runs it only when the reference is truthy; `on_error`: stop or continue.";
     const RESULT: &'static [&'static str] = &["pipelines", "steps", "commit"];
+    const OUTPUT: &'static [(&'static str, Ty)] = &[("pipelines", Ty::Arr), ("steps", Ty::Arr)];
     const HINTS: Hints = Hints::WRITE.destructive();
     type Args = PipelineArgs;
     async fn call(a: PipelineArgs, ctx: Ctx) -> Reply {
@@ -119,6 +120,7 @@ impl MetaTool for ExecuteCode {
         "Run Python/Node code that calls tools.NAME(args); only its result returns.";
     const DETAILS: &'static str = "`code` is a function body returning the result.";
     const RESULT: &'static [&'static str] = &["result", "tool_calls"];
+    const OUTPUT: &'static [(&'static str, Ty)] = &[("result", Ty::Any), ("tool_calls", Ty::Int)];
     const HINTS: Hints = Hints::WRITE.open_world();
     type Args = ExecArgs;
     async fn call(a: ExecArgs, ctx: Ctx) -> Reply {

@@ -1,7 +1,7 @@
 //! The core meta-tools: `list_tools`, `get_tool`, `search_tools`, `call_tool`, `delete_tool` —
 //! their MCP definitions (schemas, annotations) and what they do.
 
-use super::meta::{Hints, MetaTool, Reply};
+use super::meta::{Hints, MetaTool, Reply, Ty};
 use super::result::{call_result, error_result, failure, json_result};
 use super::{Ctx, args};
 use crate::Shared;
@@ -66,7 +66,8 @@ pub struct ListTools;
 impl MetaTool for ListTools {
     const NAME: &'static str = "list_tools";
     const DESCRIPTION: &'static str = "Stored tools (name, kind, summary), by kind or tag.";
-    const RESULT: &'static [&'static str] = &["tools", "next_cursor"];
+    const RESULT: &'static [&'static str] = &["tools", "total", "next_cursor"];
+    const OUTPUT: &'static [(&'static str, Ty)] = &[("tools", Ty::Arr), ("total", Ty::Int)];
     const HINTS: Hints = Hints::READ;
     type Args = ListArgs;
     async fn call(a: ListArgs, ctx: Ctx) -> Reply {
@@ -81,7 +82,14 @@ impl MetaTool for GetTool {
     const DESCRIPTION: &'static str = "One tool: manifest, schemas, version, files.";
     const DETAILS: &'static str =
         "`include_source`: the files' text too; `revision`: as it was at that revision.";
-    const RESULT: &'static [&'static str] = &["kind", "protocol", "manifest", "files"];
+    const RESULT: &'static [&'static str] =
+        &["name", "status", "kind", "protocol", "manifest", "files"];
+    const OUTPUT: &'static [(&'static str, Ty)] = &[
+        ("name", Ty::Str),
+        ("status", Ty::Str),
+        ("kind", Ty::Str),
+        ("manifest", Ty::Obj),
+    ];
     const HINTS: Hints = Hints::READ;
     type Args = GetArgs;
     async fn call(a: GetArgs, ctx: Ctx) -> Reply {
@@ -95,6 +103,7 @@ impl MetaTool for SearchTools {
     const NAME: &'static str = "search_tools";
     const DESCRIPTION: &'static str = "Find tools by what they do or by name; results say why.";
     const RESULT: &'static [&'static str] = &["query", "results", "ranking", "notice"];
+    const OUTPUT: &'static [(&'static str, Ty)] = &[("results", Ty::Arr), ("ranking", Ty::Str)];
     const HINTS: Hints = Hints::READ;
     type Args = SearchArgs;
     async fn call(a: SearchArgs, ctx: Ctx) -> Reply {
@@ -120,7 +129,8 @@ pub struct DeleteTool;
 impl MetaTool for DeleteTool {
     const NAME: &'static str = "delete_tool";
     const DESCRIPTION: &'static str = "Delete a tool (restore_tool undoes it).";
-    const RESULT: &'static [&'static str] = &["commit"];
+    const RESULT: &'static [&'static str] = &["deleted", "commit"];
+    const OUTPUT: &'static [(&'static str, Ty)] = &[("deleted", Ty::Str)];
     const HINTS: Hints = Hints::WRITE.destructive().idempotent();
     type Args = NameArgs;
     async fn call(a: NameArgs, ctx: Ctx) -> Reply {

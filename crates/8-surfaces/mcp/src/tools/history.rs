@@ -2,7 +2,7 @@
 //! `undo_session` — their MCP definitions and what they do (through `crate::history`).
 
 use super::Ctx;
-use super::meta::{Hints, MetaTool, Reply};
+use super::meta::{Hints, MetaTool, Reply, Ty};
 use super::result::{error_result, failure, json_result};
 use crate::error::Hint;
 use crate::history::{self, HistoryError};
@@ -58,6 +58,7 @@ impl MetaTool for ToolHistory {
     const NAME: &'static str = "tool_history";
     const DESCRIPTION: &'static str = "A tool's versions, newest first.";
     const RESULT: &'static [&'static str] = &["versions"];
+    const OUTPUT: &'static [(&'static str, Ty)] = &[("versions", Ty::Arr)];
     const HINTS: Hints = Hints::READ;
     type Args = HistoryArgs;
     async fn call(a: HistoryArgs, ctx: Ctx) -> Reply {
@@ -71,6 +72,7 @@ impl MetaTool for DiffTool {
     const NAME: &'static str = "diff_tool";
     const DESCRIPTION: &'static str = "Diff a tool between revisions.";
     const RESULT: &'static [&'static str] = &["files", "unified"];
+    const OUTPUT: &'static [(&'static str, Ty)] = &[("files", Ty::Arr), ("unified", Ty::Str)];
     const HINTS: Hints = Hints::READ;
     type Args = DiffArgs;
     async fn call(a: DiffArgs, ctx: Ctx) -> Reply {

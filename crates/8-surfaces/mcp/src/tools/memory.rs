@@ -2,7 +2,7 @@
 //! same store scripts reach with `memory/get|set|list|delete`), and see how much is kept.
 
 use super::Ctx;
-use super::meta::{Hints, MetaTool, Reply};
+use super::meta::{Hints, MetaTool, Reply, Ty};
 use super::result::{error_result, failure, json_result};
 use crate::error::Hint;
 use crate::memory::Memory;
@@ -43,6 +43,11 @@ impl MetaTool for MemoryTool {
     const DESCRIPTION: &'static str = "A tool's persistent key-value memory.";
     const DETAILS: &'static str = "`name`: the tool whose memory it is (not for `stats`).";
     const RESULT: &'static [&'static str] = &["found", "value", "keys"];
+    const OUTPUT: &'static [(&'static str, Ty)] = &[
+        ("found", Ty::Bool),
+        ("value", Ty::Any),
+        ("keys", Ty::ArrOrInt),
+    ];
     const HINTS: Hints = Hints::WRITE.destructive();
     type Args = MemoryArgs;
     async fn call(a: MemoryArgs, ctx: Ctx) -> Reply {

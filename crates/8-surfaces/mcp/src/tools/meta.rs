@@ -4,11 +4,11 @@
 //! once; `tools/list`, the guide, `is_meta` and the reserved names' test derive from it.
 
 use super::Ctx;
-use super::args::{parse, schema_of};
+use super::args::{as_sent, parse, schema_of};
 use rmcp::model::{CallToolResponse, CallToolResult, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -87,6 +87,41 @@ impl Hints {
     }
 }
 
+/// The JSON type a meta-tool's output schema gives one key of its result: true of that key on
+/// every successful path (a key a path leaves out is fine: no key is `required`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    /// A string.
+    Str,
+    /// An integer.
+    Int,
+    /// `true` or `false`.
+    Bool,
+    /// An array.
+    Arr,
+    /// An object.
+    Obj,
+    /// An array on one path, an integer on another (`memory`'s `keys`: listed, or counted).
+    ArrOrInt,
+    /// Any JSON value, `null` included (a tool's or a stored value's own).
+    Any,
+}
+
+impl Ty {
+    /// Its JSON Schema.
+    pub fn schema(self) -> Value {
+        match self {
+            Ty::Str => json!({"type": "string"}),
+            Ty::Int => json!({"type": "integer"}),
+            Ty::Bool => json!({"type": "boolean"}),
+            Ty::Arr => json!({"type": "array"}),
+            Ty::Obj => json!({"type": "object"}),
+            Ty::ArrOrInt => json!({"type": ["array", "integer"]}),
+            Ty::Any => json!({}),
+        }
+    }
+}
+
 /// What a meta-tool's call ends with: a result, or an error result (`isError`).
 pub type Reply = Result<CallToolResult, CallToolResult>;
 
@@ -100,6 +135,10 @@ pub trait MetaTool: 'static {
     const DETAILS: &'static str = "";
     /// The main keys of its result, told in the guide.
     const RESULT: &'static [&'static str];
+    /// The keys of `RESULT` its output schema types, with their types. Every meta-tool's
+    /// definitions share a 12,000-byte budget as sent, so the most-read results are typed
+    /// first; the others' output schema says only "an object".
+    const OUTPUT: &'static [(&'static str, Ty)] = &[];
     /// Its effects.
     const HINTS: Hints;
     /// Its arguments: the input schema, and what a call's arguments are parsed into once they
@@ -126,6 +165,7 @@ pub struct Entry {
     /// The main keys of its result (`MetaTool::RESULT`).
     pub result: &'static [&'static str],
     definition: fn() -> Tool,
+    checked: fn() -> Arc<JsonObject>,
     run: fn(JsonObject, Ctx) -> Running,
     /// `MetaTool::runs_as_task`.
     pub runs_as_task: fn(&JsonObject) -> bool,
@@ -139,15 +179,23 @@ impl Entry {
             details: T::DETAILS,
             result: T::RESULT,
             definition: definition::<T>,
+            checked: schema_of::<T::Args>,
             run: run::<T>,
             runs_as_task: T::runs_as_task,
         }
     }
 
-    /// Its MCP definition: typed input schema, an object output schema, annotations. (No
+    /// Its MCP definition: typed input schema, typed output schema, annotations. (No
     /// `title`: the names say it, and the default tools/list stays small.)
     pub fn definition(&self) -> Tool {
         (self.definition)()
+    }
+
+    /// The input schema its arguments are checked against: the one sent, closed
+    /// (`additionalProperties: false` wherever an object lists its properties), so that an
+    /// unknown key is refused with a "did you mean".
+    pub fn checked_schema(&self) -> Arc<JsonObject> {
+        (self.checked)()
     }
 
     /// Run it with arguments already checked against its schema.
@@ -157,11 +205,23 @@ impl Entry {
 }
 
 fn definition<T: MetaTool>() -> Tool {
+    Tool::new(T::NAME, T::DESCRIPTION, as_sent(&schema_of::<T::Args>()))
+        .with_raw_output_schema(Arc::new(output_schema(T::OUTPUT)))
+        .with_annotations(T::HINTS.annotations())
+}
+
+/// An output schema: an object, with the types of the keys given.
+pub fn output_schema(keys: &[(&str, Ty)]) -> JsonObject {
     let mut object = JsonObject::new();
     object.insert("type".into(), json!("object"));
-    Tool::new(T::NAME, T::DESCRIPTION, schema_of::<T::Args>())
-        .with_raw_output_schema(Arc::new(object))
-        .with_annotations(T::HINTS.annotations())
+    if !keys.is_empty() {
+        let properties: serde_json::Map<String, Value> = keys
+            .iter()
+            .map(|(k, t)| ((*k).to_string(), t.schema()))
+            .collect();
+        object.insert("properties".into(), Value::Object(properties));
+    }
+    object
 }
 
 fn run<T: MetaTool>(args: JsonObject, ctx: Ctx) -> Running {

@@ -79,6 +79,12 @@ pub fn definitions() -> Vec<Tool> {
         .clone()
 }
 
+/// The closed input schemas arguments are checked against, in listing order (built once).
+fn checked_schemas() -> &'static [Arc<JsonObject>] {
+    static CHECKED: std::sync::OnceLock<Vec<Arc<JsonObject>>> = std::sync::OnceLock::new();
+    CHECKED.get_or_init(|| ALL.iter().map(Entry::checked_schema).collect())
+}
+
 /// The guide's section on the meta-tools: each one's purpose, what its description leaves
 /// out, and the main keys of its result.
 pub fn guide_section() -> String {
@@ -116,13 +122,13 @@ pub fn is_meta(name: &str) -> bool {
 /// Run a meta-tool; None when `name` is not one. (A response, not just a result: a 2026
 /// client may be answered with an input-required result.)
 pub async fn call(name: &str, mut args: JsonObject, ctx: Ctx) -> Option<CallToolResponse> {
-    let (entry, def) = ALL
+    let (entry, checked) = ALL
         .iter()
-        .zip(definitions())
+        .zip(checked_schemas())
         .find(|(e, _)| e.name == name)?;
-    // Every meta-tool's arguments are checked against its typed schema first: old spellings
-    // renamed, unknown keys refused with a "did you mean".
-    if let Err(e) = args::check(name, &def.input_schema, &mut args) {
+    // Every meta-tool's arguments are checked against its typed, closed schema first: old
+    // spellings renamed, unknown keys refused with a "did you mean".
+    if let Err(e) = args::check(name, checked, &mut args) {
         return Some(e.into());
     }
     Some(entry.run(args, ctx).await)
@@ -146,6 +152,58 @@ mod tests {
                 "{name} must be refused as a stored tool's name"
             );
         }
+    }
+
+    /// An output schema types only keys the guide names as the result's, and the input
+    /// schema sent is the checked one opened: the same properties, no `additionalProperties:
+    /// false` (an unknown key is still refused, by the check).
+    #[test]
+    fn output_schemas_type_named_keys_and_sent_inputs_are_the_checked_ones_opened() {
+        for (e, t) in ALL.iter().zip(definitions()) {
+            let out = t.output_schema.as_deref().cloned().unwrap_or_default();
+            assert_eq!(
+                out.get("type"),
+                Some(&serde_json::json!("object")),
+                "{}",
+                e.name
+            );
+            let typed = out.get("properties").and_then(|p| p.as_object());
+            for k in typed.into_iter().flat_map(|p| p.keys()) {
+                assert!(
+                    e.result.contains(&k.as_str()),
+                    "{}: `{k}` typed, not in RESULT",
+                    e.name
+                );
+            }
+            let sent = serde_json::to_string(&t.input_schema).unwrap_or_default();
+            assert!(
+                !sent.contains("\"additionalProperties\":false"),
+                "{}: {sent}",
+                e.name
+            );
+            assert_eq!(
+                *args::as_sent(&e.checked_schema()),
+                *t.input_schema,
+                "{}",
+                e.name
+            );
+        }
+        let mut unknown = serde_json::json!({"name": "x", "source": "print(1)",
+            "description": "d", "limits": {"timeout": 5}})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+        let checked = &checked_schemas()[ALL
+            .iter()
+            .position(|e| e.name == "register_script")
+            .unwrap_or(0)];
+        let refused = args::check("register_script", checked, &mut unknown)
+            .expect_err("an unknown key inside limits is refused");
+        let text = format!("{:?}", refused.content);
+        assert!(
+            text.contains("unknown key `timeout`") && text.contains("timeout_ms"),
+            "{text}"
+        );
     }
 
     /// Each meta-tool's definition carries its own name, and names are unique.

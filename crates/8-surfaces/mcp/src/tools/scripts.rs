@@ -3,7 +3,7 @@
 //! run before the commit, and progress notifications while pip or npm work.
 
 use super::Ctx;
-use super::meta::{Hints, MetaTool, Reply};
+use super::meta::{Hints, MetaTool, Reply, Ty};
 use super::result::{error_result, failure, json_result};
 use crate::error::Hint;
 use crate::register::{self, ScriptSpec};
@@ -20,6 +20,7 @@ impl MetaTool for RegisterScript {
     const RESULT: &'static [&'static str] = &[
         "name", "action", "commit", "protocol", "warnings", "similar",
     ];
+    const OUTPUT: &'static [(&'static str, Ty)] = &[("action", Ty::Str), ("warnings", Ty::Arr)];
     const HINTS: Hints = Hints::WRITE.idempotent().open_world();
     type Args = ScriptSpec;
     /// Only with dependencies to install.

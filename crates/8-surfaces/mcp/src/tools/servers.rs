@@ -2,7 +2,7 @@
 //! become `<name>__<tool>` tools. What it asks for beyond the defaults waits for the person.
 
 use super::Ctx;
-use super::meta::{Hints, MetaTool, Reply};
+use super::meta::{Hints, MetaTool, Reply, Ty};
 use super::result::{error_result, failure, json_result};
 use crate::error::Hint;
 use crate::manifest::{Capabilities, Network, SecretsSpec};
@@ -38,6 +38,7 @@ impl MetaTool for ImportMcp {
         "Add an MCP server (package, command or url); its tools become NAME__TOOL.";
     const DETAILS: &'static str = "`package`: npm:NAME@VERSION or pip:NAME==VERSION, installed and pinned like a script's dependencies; `command` and `args` start it (default: the package's own command; `npx -y PKG@VER ...` and `uvx PKG ...` become the package); or `url`, a streamable HTTP server (network to its host). `env`: settings it starts with; `secrets`: names a person sets with `toolsmith secret set NAME`, given as environment variables (with a `url`, one secret is sent as `Authorization: Bearer`); `network` (true or domains), `read` and `write` (paths): what it may reach. Anything beyond the default grants waits for the person's approval; its tools are listed once it runs (see *MCP servers*).";
     const RESULT: &'static [&'static str] = &["entries", "commit"];
+    const OUTPUT: &'static [(&'static str, Ty)] = &[("entries", Ty::Arr)];
     const HINTS: Hints = Hints::WRITE.idempotent().open_world();
     type Args = ImportMcpArgs;
     async fn call(a: ImportMcpArgs, ctx: Ctx) -> Reply {

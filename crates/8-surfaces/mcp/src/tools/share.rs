@@ -3,7 +3,7 @@
 
 use super::Ctx;
 use super::history::blocking;
-use super::meta::{Hints, MetaTool, Reply};
+use super::meta::{Hints, MetaTool, Reply, Ty};
 use super::result::{error_result, json_result};
 use crate::error::Hint;
 use crate::share::{self, ImportRequest, ShareError};
@@ -51,7 +51,8 @@ impl MetaTool for ImportTool {
     const DESCRIPTION: &'static str =
         "Import tools or Agent Skills from git, a Gist or oci:// (never run).";
     const DETAILS: &'static str = "Validated, never run; the result lists what it refused. `source`: a git URL or path, a Gist or oci://REF; `path`: a directory in it.";
-    const RESULT: &'static [&'static str] = &["tools", "skills", "refused", "commit", "similar"];
+    const RESULT: &'static [&'static str] = &["tools", "refused", "commit", "similar"];
+    const OUTPUT: &'static [(&'static str, Ty)] = &[("tools", Ty::Arr), ("refused", Ty::Arr)];
     const HINTS: Hints = Hints::WRITE.open_world();
     type Args = ImportArgs;
     fn runs_as_task(_: &JsonObject) -> bool {

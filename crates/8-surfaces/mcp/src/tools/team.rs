@@ -4,7 +4,7 @@
 
 use super::Ctx;
 use super::history::blocking;
-use super::meta::{Hints, MetaTool, Reply};
+use super::meta::{Hints, MetaTool, Reply, Ty};
 use super::result::{error_result, json_result};
 use crate::error::Hint;
 use crate::sync::{self, Side, SyncError, SyncRequest};
@@ -36,6 +36,7 @@ impl MetaTool for SyncTool {
     const DESCRIPTION: &'static str = "Fetch, merge, push with a git remote (default origin).";
     const DETAILS: &'static str = "`take`: {tool: side} settles a conflicting tool.";
     const RESULT: &'static [&'static str] = &["action", "changed_tools", "held"];
+    const OUTPUT: &'static [(&'static str, Ty)] = &[("action", Ty::Str), ("held", Ty::Arr)];
     const HINTS: Hints = Hints::WRITE.idempotent().open_world();
     type Args = SyncArgs;
     async fn call(a: SyncArgs, ctx: Ctx) -> Reply {
