@@ -6,7 +6,9 @@
 # that drop the flags cc-rs adds for other compilers. Uses the main target dir: the checked
 # crates go to target/<triple>/, and the host's proc macros and build scripts, already built for
 # the tests, are reused (on a fresh clone after the test build: 3.5 min instead of 7.5 with a
-# separate dir); the main build stays warm. Usage: ./scripts/cross-check.sh
+# separate dir); the main build stays warm. Usage: ./scripts/cross-check.sh [--prepare]
+# (--prepare: only install the targets and zig, the downloads; scripts/test.sh does that while
+# the test build runs, and the check itself while the tests run).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 target=aarch64-apple-darwin
@@ -61,6 +63,9 @@ cat > "$bin/ar-zig" <<WRAP
 exec "$venv/bin/python" -m ziglang ar "\$@"
 WRAP
 chmod +x "$bin/cc-aarch64-macos" "$bin/cc-x86_64-windows" "$bin/ar-zig"
+if [ "${1:-}" = --prepare ]; then
+  exit 0
+fi
 
 log "cargo check --target $target --target $windows (lib + bin)"
 # One invocation for both targets: cargo interleaves their crates on the cores.

@@ -7,20 +7,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 log() { echo "setup: $*" >&2; }
 
-if command -v rustup >/dev/null 2>&1; then
-  for target in wasm32-wasip1 wasm32-wasip2; do
-    if ! rustup target list --installed | grep -qx "$target"; then
-      log "adding the $target target"
-      rustup target add "$target" >&2
-    fi
-  done
-  for comp in rustfmt clippy; do
-    if ! rustup component list --installed 2>/dev/null | grep -q "^$comp"; then
-      log "adding $comp (the formatting and lint gates)"
-      rustup component add "$comp" >&2
-    fi
-  done
-fi
+# The Rust toolchain's parts (scripts/setup-rust.sh: the wasm targets, rustfmt, clippy).
+source "$root/scripts/setup-rust.sh"
 
 # Debian packages the script runners and sandbox tests need, ssh-keygen and git (with its
 # git-daemon) for the team tests, the reference OCI registry for the OCI tests, and pgrep
