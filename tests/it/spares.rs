@@ -81,7 +81,7 @@ async fn a_call_through_a_spare_sees_nothing_of_the_previous_call() {
     app.scripts().spares.set_enabled(true);
     let py_helper = template_helper("python", "main.py", "# --- toolsmith jsonrpc helper");
     let py = format!(
-        "import os\nCOUNT = 0\ndef run(args, ctx):\n    global COUNT\n    COUNT += 1\n    seen_file = os.path.exists('left.txt')\n    open('left.txt', 'w').write('x')\n    seen_env = os.environ.get('LEFT_BY_LAST_CALL')\n    os.environ['LEFT_BY_LAST_CALL'] = '1'\n    return {{'count': COUNT, 'file': seen_file, 'env': seen_env, 'argv0': os.path.basename(__import__('sys').argv[0]), 'main': __name__}}\n{py_helper}"
+        "import os\nCOUNT = 0\ndef run(args, ctx):\n    global COUNT\n    COUNT += 1\n    seen_file = os.path.exists('left.txt')\n    open('left.txt', 'w').write('x')\n    seen_env = os.environ.get('LEFT_BY_LAST_CALL')\n    os.environ['LEFT_BY_LAST_CALL'] = '1'\n    return {{'count': COUNT, 'file': seen_file, 'env': seen_env, 'argv0': os.path.basename(__import__('sys').argv[0]), 'main': __name__ if __import__('sys').modules['__main__'].__dict__ is globals() else 'not sys.modules[__main__]'}}\n{py_helper}"
     );
     add(
         &app,

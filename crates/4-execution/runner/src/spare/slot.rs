@@ -86,8 +86,8 @@ pub(super) struct Slot {
     /// calls fork their own).
     #[cfg(target_os = "linux")]
     pub(super) claimed: usize,
-    /// How many processes the fork server keeps forked ahead: one, two while calls come back
-    /// to back.
+    /// How many processes the fork server keeps forked ahead: one, more while calls come back
+    /// to back (`forked::AHEAD_BACK_TO_BACK`).
     #[cfg(target_os = "linux")]
     pub(super) ahead: usize,
     /// When a call last asked the fork server for its process.

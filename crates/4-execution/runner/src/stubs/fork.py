@@ -18,8 +18,7 @@
 # tool can start is "e<why>" on the channel.
 import sys, os
 def _toolsmith_fork_server():
-    import array, ctypes, json, runpy, select, socket, site
-    import pkgutil  # what runpy.run_path imports in each call: loaded once, here
+    import array, ctypes, json, select, socket, site
     ctl_fd, cfg_fd = int(sys.argv[1]), int(sys.argv[2])
     with os.fdopen(cfg_fd, "rb") as f:
         cfg = json.loads(f.read())

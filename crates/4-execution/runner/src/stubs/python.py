@@ -8,7 +8,7 @@ import sys, os
 _toolsmith_channel = os.dup(9)
 os.close(9)
 def _toolsmith_spare():
-    import json, runpy  # the stdlib modules every tool's helper imports: loaded while waiting
+    import json  # the stdlib module every tool's helper imports: loaded while waiting
     os.write(_toolsmith_channel, b"r")
     got = b""
     while not got.endswith(b"\n"):
@@ -22,9 +22,8 @@ def _toolsmith_spare():
         globals().pop("_toolsmith_site")()
     entry = os.fsdecode(got[:-1])
     here = os.path.dirname(entry)
-    # A tool with its own json (or pkgutil, which a fork server loads) module must get it, as
-    # it would in a cold start.
-    for own in ("json", "pkgutil"):
+    # A tool with its own json module must get it, as it would in a cold start.
+    for own in ("json",):
         if os.path.exists(os.path.join(here, own + ".py")) or os.path.isdir(os.path.join(here, own)):
             for m in [m for m in sys.modules if m == own or m.startswith(own + ".")]:
                 del sys.modules[m]
@@ -55,8 +54,19 @@ def _toolsmith_exit(code):
 if not os.path.isfile(_toolsmith_entry):
     print(f"{sys.executable}: can't open file {_toolsmith_entry!r}: [Errno 2] No such file or directory", file=sys.stderr)
     _toolsmith_exit(2)
+def _toolsmith_run(entry):
+    # As `python3 ENTRY` runs a file (and runpy.run_path, for a file, minus its asking pkgutil
+    # whether the path is a zip or a directory: about 0.4 ms a call): its code compiled under
+    # its own name, run as a fresh __main__ module that stays in sys.modules (pickle and
+    # `import __main__` find it).
+    with __import__("io").open_code(entry) as f:
+        code = compile(f.read(), entry, "exec", dont_inherit=True)
+    main = type(sys)("__main__")
+    main.__dict__.update(__file__=entry, __cached__=None, __loader__=None, __package__=None, __spec__=None)
+    sys.modules["__main__"] = main
+    exec(code, main.__dict__)
 try:
-    __import__("runpy").run_path(_toolsmith_entry, run_name="__main__")
+    _toolsmith_run(_toolsmith_entry)
 except SystemExit as e:
     c = e.code
     if c is None:
