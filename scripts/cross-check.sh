@@ -8,7 +8,7 @@
 # the tests, are reused (on a fresh clone after the test build: 3.5 min instead of 7.5 with a
 # separate dir); the main build stays warm. Usage: ./scripts/cross-check.sh [--prepare]
 # (--prepare: only install the targets and zig, the downloads; scripts/test.sh does that while
-# the test build runs, and the check itself while the tests run).
+# the test build runs).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 target=aarch64-apple-darwin
