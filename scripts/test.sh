@@ -20,9 +20,9 @@ fi
 # A failure (setup, the build, a test) says how full the disk was: npm and pip fail with
 # little said when it is (CI's upstream tests once failed with only npm's log path printed).
 trap 'echo "test.sh: failed; the disk then:" >&2; df -h . /tmp >&2 || true; du -sh target/debug >&2 || true' ERR
-# What runs in the background is stopped when this script ends early; the throwaway personal
+# The background build (below) is stopped when this script ends early; the throwaway personal
 # directory (below) is removed.
-background=()
+build=""
 kill_tree() {
   local child
   for child in $(pgrep -P "$1" 2>/dev/null); do
@@ -31,10 +31,9 @@ kill_tree() {
   kill "$1" 2>/dev/null || true
 }
 cleanup() {
-  local pid
-  for pid in "${background[@]}"; do
-    kill_tree "$pid"
-  done
+  if [ -n "$build" ]; then
+    kill_tree "$build"
+  fi
   if [ -n "${throwaway_data:-}" ]; then
     rm -rf "$throwaway_data"
   fi
@@ -53,15 +52,12 @@ if [ ! -x "$clippy_driver" ]; then
   echo "test.sh: clippy-driver not found; hint: rustup component add clippy" >&2
   exit 1
 fi
+export RUSTC_WORKSPACE_WRAPPER="$clippy_driver"
+export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 cross="${TOOLSMITH_SKIP_CROSS:-0}"
 # The build, in the background while setup downloads.
-(
-  export RUSTC_WORKSPACE_WRAPPER="$clippy_driver"
-  export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
-  exec cargo test --workspace --all-targets --no-run
-) &
+cargo test --workspace --all-targets --no-run &
 build=$!
-background+=("$build")
 source scripts/setup.sh
 # The cross check's downloads (its targets, zig) while the build still runs.
 if [ "$cross" != 1 ]; then
@@ -71,9 +67,7 @@ if ! wait "$build"; then
   echo "test.sh: the test build failed (above)" >&2
   false
 fi
-background=()
-export RUSTC_WORKSPACE_WRAPPER="$clippy_driver"
-export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+build=""
 # Approvals, secrets and the audit log of tests that use the default personal directory go to
 # a throwaway one, never the person's own.
 if [ -z "${TOOLSMITH_DATA:-}" ]; then
