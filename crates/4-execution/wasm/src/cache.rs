@@ -21,6 +21,9 @@
 //! same user, outside a sandbox) could forge entries, but could equally replace the toolsmith
 //! binary. Without a key file (no data dir, unwritable), nothing is cached on disk.
 //!
+//! The store of compiled functions (`functions`) is saved beside the entries, as
+//! `functions-<engine>.bin`, under the same key, and trimmed with them.
+//!
 //! # Bounded
 //! Every rebuild of a tool compiles a new entry (a component embedding an interpreter: about
 //! 35 MB). After each new entry the directory is trimmed to [`MAX_BYTES`], the entries used
@@ -35,6 +38,11 @@ use wasmtime::{Engine, Module};
 /// The most the cache directory's entries may hold together (bytes).
 pub(super) const MAX_BYTES: u64 = 2 << 30;
 
+/// The size from which an artifact's compilation reads the compiled functions saved by earlier
+/// starts and saves them again (`functions`): components embedding an interpreter (18 MB and
+/// more), not a Rust tool's module.
+const SAVED_FUNCTIONS_FROM: usize = 8 << 20;
+
 /// Where compiled code is kept, under which key, for which engine.
 pub(super) struct CodeCache {
     /// None: nothing is cached on disk (no directory, or no key).
@@ -43,8 +51,13 @@ pub(super) struct CodeCache {
     /// The engine's compatibility hash, in every entry's name and MAC.
     engine: String,
     max_bytes: u64,
-    /// The engine's store of compiled functions (counted in the log of each compilation).
+    /// The engine's store of compiled functions (counted in the log of each compilation),
+    /// saved in `dir` after a compilation that added to it.
     functions: Arc<super::functions::Functions>,
+    /// Whether the saved store was read (before this start's first compilation).
+    functions_read: std::sync::Once,
+    /// The artifact size from which a compilation reads and saves the store.
+    saved_from: usize,
 }
 
 impl CodeCache {
@@ -76,7 +89,15 @@ impl CodeCache {
             engine: format!("{:016x}", h.finish()),
             max_bytes: MAX_BYTES,
             functions,
+            functions_read: std::sync::Once::new(),
+            saved_from: SAVED_FUNCTIONS_FROM,
         }
+    }
+
+    /// Where the store of compiled functions is saved, with the key its MAC is made under.
+    fn functions_file(&self) -> Option<(PathBuf, &[u8; 32])> {
+        let (dir, key) = (self.dir.as_ref()?, self.key.as_deref()?);
+        Some((dir.join(format!("functions-{}.bin", self.engine)), key))
     }
 
     /// Code compiled earlier for exactly this artifact and engine (its MAC checked), or
@@ -172,6 +193,19 @@ impl CodeCache {
             return Ok(compiled);
         }
         let file = self.entry_file::<C>(sha);
+        // The functions earlier starts compiled, before this start's first compilation of a
+        // large artifact (an interpreter: the store is about their code; a small module
+        // compiles in milliseconds and leaves the server's memory as it was).
+        let large = bytes.len() >= self.saved_from;
+        if large {
+            self.functions_read.call_once(|| {
+            if let Some((path, key)) = self.functions_file() {
+                let began = std::time::Instant::now();
+                let read = self.functions.load(&path, key, &self.engine);
+                    tracing::debug!(functions = ?read, took = ?began.elapsed(), "compiled functions of earlier starts read");
+                }
+            });
+        }
         let (began, before) = (std::time::Instant::now(), self.functions.counts());
         let module = C::compile(engine, bytes)?;
         let after = self.functions.counts();
@@ -181,6 +215,19 @@ impl CodeCache {
             compiled = after.compiled - before.compiled,
             "compiled (functions reused from earlier compilations, and compiled now)"
         );
+        if large
+            && after.compiled > before.compiled
+            && let Some((path, key)) = self.functions_file()
+        {
+            if let Some(parent) = path.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            let began = std::time::Instant::now();
+            if let Err(e) = self.functions.save(&path, key, &self.engine) {
+                tracing::debug!(error = %e, file = %path.display(), "compiled functions not saved");
+            }
+            tracing::debug!(took = ?began.elapsed(), "compiled functions saved");
+        }
         if let (Some(f), Some(key), Ok(data)) = (&file, &self.key, module.serialize()) {
             if let Some(parent) = f.parent() {
                 let _ = std::fs::create_dir_all(parent);
@@ -210,7 +257,11 @@ impl CodeCache {
         };
         let mut entries: Vec<(SystemTime, u64, PathBuf)> = read
             .flatten()
-            .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+            .filter(|e| {
+                e.path()
+                    .extension()
+                    .is_some_and(|x| x == "cwasm" || x == "bin")
+            })
             .filter_map(|e| {
                 let m = e.metadata().ok()?;
                 Some((m.modified().ok()?, m.len(), e.path()))
@@ -407,6 +458,8 @@ mod tests {
             engine: "e".into(),
             max_bytes: 250,
             functions: Arc::new(super::super::functions::Functions::new(0)),
+            functions_read: std::sync::Once::new(),
+            saved_from: 0,
         };
         let now = SystemTime::now();
         let write = |name: &str, age_s: u64| {
@@ -435,5 +488,74 @@ mod tests {
             dir.join("key.other").exists(),
             "only entries are counted and removed"
         );
+    }
+
+    /// A module returning 42: one type, one function, exported as `run`.
+    const MODULE: &[u8] = &[
+        0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f,
+        0x03, 0x02, 0x01, 0x00, 0x07, 0x07, 0x01, 0x03, b'r', b'u', b'n', 0x00, 0x00, 0x0a, 0x06,
+        0x01, 0x04, 0x00, 0x41, 0x2a, 0x0b,
+    ];
+
+    /// A fresh start: an engine with its own store of functions, a cache in `dir` under `key`.
+    fn start(dir: &Path, key: [u8; 32]) -> (Engine, CodeCache) {
+        let functions = Arc::new(super::super::functions::Functions::new(1 << 20));
+        let mut config = wasmtime::Config::new();
+        config
+            .enable_incremental_compilation(Arc::clone(&functions) as Arc<dyn wasmtime::CacheStore>)
+            .expect("incremental");
+        let engine = Engine::new(&config).expect("engine");
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut h);
+        let cache = CodeCache {
+            dir: Some(dir.to_path_buf()),
+            key: Some(Arc::new(key)),
+            engine: format!("{:016x}", h.finish()),
+            max_bytes: MAX_BYTES,
+            functions,
+            functions_read: std::sync::Once::new(),
+            saved_from: 0,
+        };
+        (engine, cache)
+    }
+
+    #[test]
+    fn a_later_start_compiles_only_what_earlier_ones_did_not_and_only_under_the_key() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (engine, first) = start(tmp.path(), [1; 32]);
+        let _: Module = first
+            .compiled(&engine, MODULE, "sha256:a")
+            .expect("compile");
+        let counts = first.functions.counts();
+        assert!(counts.compiled > 0 && counts.reused == 0, "{counts:?}");
+        let (path, _) = first.functions_file().expect("a file");
+        assert!(path.is_file(), "saved after the compilation");
+
+        // A restart, another artifact with the same function: nothing compiled again.
+        let (engine, later) = start(tmp.path(), [1; 32]);
+        let _: Module = later
+            .compiled(&engine, MODULE, "sha256:b")
+            .expect("compile");
+        let counts = later.functions.counts();
+        assert_eq!(counts.compiled, 0, "{counts:?}");
+        assert!(counts.reused > 0, "{counts:?}");
+
+        // Under another key the saved store is not read: compiled again (and saved anew).
+        let (engine, other) = start(tmp.path(), [2; 32]);
+        let _: Module = other
+            .compiled(&engine, MODULE, "sha256:c")
+            .expect("compile");
+        assert!(other.functions.counts().compiled > 0);
+
+        // A changed byte: not read either.
+        let mut bytes = std::fs::read(&path).expect("read");
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0x55;
+        std::fs::write(&path, &bytes).expect("write");
+        let (engine, edited) = start(tmp.path(), [2; 32]);
+        let _: Module = edited
+            .compiled(&engine, MODULE, "sha256:d")
+            .expect("compile");
+        assert!(edited.functions.counts().compiled > 0);
     }
 }

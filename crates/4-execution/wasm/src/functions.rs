@@ -4,13 +4,22 @@
 //! Every Python component embeds the same CPython, every JavaScript component the same
 //! engine: tens of thousands of functions whose bodies are byte for byte those of the last
 //! component compiled. Cranelift keys each function by a SHA-256 of its IR and the target's
-//! flags; a hit skips that function's compilation. The store lives in the server's memory
-//! only: an entry is native code, and nothing outside this process can write it (the on-disk
-//! compiled-code cache, `cache`, is MAC-checked for the same reason). It is bounded
-//! ([`MAX_BYTES`]); past the bound the entries kept longest are dropped first.
-
+//! flags; a hit skips that function's compilation. It is bounded ([`MAX_BYTES`]); past the
+//! bound the entries kept longest are dropped first.
+//!
+//! # Kept between starts, verified
+//! The store is written to the compiled-code cache's directory after a compilation that added
+//! to it, and read back before the first compilation of a later start (`save`, `load`): the
+//! first component built after a restart compiles only its own code, not the interpreter
+//! again. An entry is native code, so the file is verified as the cache's entries are: a MAC
+//! (BLAKE3 in keyed mode, the cache's secret key kept outside the directory) over the engine's
+//! compatibility hash and every byte of the entries. The file is read into memory once, its
+//! MAC checked over those bytes, and the entries taken from the same bytes; a file that fails
+//! the check is ignored (and replaced at the next save). Two servers saving at once: the last
+//! one's store is what the file holds, each file whole (written aside, then renamed).
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
+use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -62,6 +71,81 @@ impl Functions {
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// The first bytes of a saved store, before its 32-byte MAC.
+const MAGIC: &[u8] = b"toolsmith-functions-v1\n";
+
+impl Functions {
+    /// Write every entry (the oldest first) to `path` with its MAC under `key`, for an engine
+    /// whose compatibility hash is `engine`: written aside, then renamed over the file.
+    pub(super) fn save(&self, path: &Path, key: &[u8; 32], engine: &str) -> std::io::Result<()> {
+        let mut body = Vec::new();
+        {
+            let s = self.state();
+            body.reserve(s.bytes + 8 * s.order.len());
+            for k in &s.order {
+                if let Some(v) = s.entries.get(k) {
+                    for part in [k, v] {
+                        let len = u32::try_from(part.len()).map_err(std::io::Error::other)?;
+                        body.extend_from_slice(&len.to_le_bytes());
+                        body.extend_from_slice(part);
+                    }
+                }
+            }
+        }
+        let mut file = Vec::with_capacity(MAGIC.len() + 32 + body.len());
+        file.extend_from_slice(MAGIC);
+        file.extend_from_slice(&mac(key, engine, &body));
+        file.extend_from_slice(&body);
+        crate::platform::write_atomic(path, &file, crate::platform::Atomic::CACHE)
+    }
+
+    /// Add the entries saved at `path` (by [`save`](Functions::save), for this engine, under
+    /// `key`) to the store: how many, or None when there is no file or it fails its check
+    /// (then nothing is added).
+    pub(super) fn load(&self, path: &Path, key: &[u8; 32], engine: &str) -> Option<usize> {
+        let bytes = std::fs::read(path).ok()?;
+        let rest = bytes.strip_prefix(MAGIC)?;
+        let (tag, body) = rest.split_at_checked(32)?;
+        // Constant-time comparison (`blake3::Hash`'s equality).
+        if blake3::Hash::from_bytes(mac(key, engine, body))
+            != blake3::Hash::from_bytes(tag.try_into().ok()?)
+        {
+            tracing::warn!(file = %path.display(), "ignoring saved compiled functions that fail their integrity check");
+            return None;
+        }
+        let mut entries = Vec::new();
+        let mut at = body;
+        while !at.is_empty() {
+            let (k, after) = field(at)?;
+            let (v, after) = field(after)?;
+            entries.push((k, v));
+            at = after;
+        }
+        let n = entries.len();
+        for (k, v) in entries {
+            wasmtime::CacheStore::insert(self, k, v.to_vec());
+        }
+        Some(n)
+    }
+}
+
+/// One length-prefixed field of a saved store, and what follows it.
+fn field(at: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (len, rest) = at.split_at_checked(4)?;
+    let len = u32::from_le_bytes(len.try_into().ok()?) as usize;
+    rest.split_at_checked(len)
+}
+
+/// The MAC of a saved store's entries for an engine (its own domain: never a cache entry's).
+fn mac(key: &[u8; 32], engine: &str, body: &[u8]) -> [u8; 32] {
+    let mut mac = blake3::Hasher::new_keyed(key);
+    mac.update(b"toolsmith compiled functions\0");
+    mac.update(engine.as_bytes());
+    mac.update(b"\0");
+    mac.update(body);
+    *mac.finalize().as_bytes()
 }
 
 impl wasmtime::CacheStore for Functions {
@@ -128,6 +212,44 @@ mod tests {
                 reused: 3,
                 compiled: 2
             }
+        );
+    }
+
+    #[test]
+    fn a_saved_store_is_read_back_only_under_its_key_and_engine_and_unchanged() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("functions.bin");
+        let (key, other) = ([7u8; 32], [8u8; 32]);
+        let f = Functions::new(1000);
+        assert!(f.insert(b"one", vec![1; 10]) && f.insert(b"two", vec![2; 20]));
+        f.save(&path, &key, "e1").expect("save");
+
+        let back = Functions::new(1000);
+        assert_eq!(back.load(&path, &key, "e1"), Some(2));
+        assert_eq!(back.get(b"one").as_deref(), Some(&[1u8; 10][..]));
+        assert_eq!(back.get(b"two").as_deref(), Some(&[2u8; 20][..]));
+        assert_eq!(
+            back.state().order,
+            ["one", "two"].map(|k| k.as_bytes().to_vec())
+        );
+
+        // Another key, another engine, a changed byte, a cut file: nothing is added.
+        for (k, e) in [(&other, "e1"), (&key, "e2")] {
+            let none = Functions::new(1000);
+            assert_eq!(none.load(&path, k, e), None);
+            assert!(none.state().entries.is_empty());
+        }
+        let good = std::fs::read(&path).expect("read");
+        let mut bad = good.clone();
+        let last = bad.len() - 1;
+        bad[last] ^= 1;
+        std::fs::write(&path, &bad).expect("write");
+        assert_eq!(Functions::new(1000).load(&path, &key, "e1"), None);
+        std::fs::write(&path, &good[..good.len() - 3]).expect("write");
+        assert_eq!(Functions::new(1000).load(&path, &key, "e1"), None);
+        assert_eq!(
+            Functions::new(1000).load(&tmp.path().join("none"), &key, "e1"),
+            None
         );
     }
 }
