@@ -21,6 +21,9 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Option<String>>();
     let tools = shared.app.toolbox.tools_dir();
     let tools_for_events = tools.clone();
+    // Once the watch is in place: one reading of the whole tree, for an edit made after the
+    // index was read and before the watch saw anything (it has no event of its own).
+    let settle_start = tx.clone();
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         if let Ok(ev) = res {
             if matches!(ev.kind, EventKind::Access(_)) {
@@ -51,6 +54,9 @@ pub fn spawn(shared: Arc<Shared>) -> anyhow::Result<()> {
             }
             Err(_) => return,
         };
+        // Announced only if it changed something (the generation moved).
+        let _ = settle_start.send(None);
+        drop(settle_start);
         loop {
             let mut touched = std::collections::BTreeSet::new();
             let mut full = false;
