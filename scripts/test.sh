@@ -75,9 +75,13 @@ if [ -z "${TOOLSMITH_DATA:-}" ]; then
   TOOLSMITH_DATA="$throwaway_data"
   export TOOLSMITH_DATA
 fi
-# One test per core (cargo's default; RUST_TEST_THREADS=4 ran the integration tests in 197-250 s
-# instead of 260-346 s on 2 cores, but under that load a hand edit made the moment a server
-# started was once missed: its watch is set up in the background).
+# One test more than there are cores (unless RUST_TEST_THREADS says otherwise): a test waits on
+# processes, servers and browsers part of the time (about 14 % of the 2 cores idle with two),
+# and the component builds keep the cores busy; on 2 cores the integration tests took 395 s with
+# three instead of 422 with two. (Under such load a hand edit made the moment a server started
+# was once missed; the watcher now reads the tree again once its watch is in place.)
+cores="$(nproc 2>/dev/null || echo 2)"
+export RUST_TEST_THREADS="${RUST_TEST_THREADS:-$((cores + 1))}"
 cargo test --workspace "$@" 2>&1
 df -h . >&2 || true
 du -sh target/debug >&2 || true
