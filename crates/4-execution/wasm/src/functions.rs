@@ -5,7 +5,8 @@
 //! engine: tens of thousands of functions whose bodies are byte for byte those of the last
 //! component compiled. Cranelift keys each function by a SHA-256 of its IR and the target's
 //! flags; a hit skips that function's compilation. It is bounded ([`MAX_BYTES`]); past the
-//! bound the entries kept longest are dropped first.
+//! bound the entries used least recently are dropped first (an interpreter's functions, reused
+//! by every build, stay; a tool's own, used by its builds only, go).
 //!
 //! # Kept between starts, verified
 //! The store is written to the compiled-code cache's directory after a compilation that added
@@ -18,7 +19,7 @@
 //! the check is ignored (and replaced at the next save). Two servers saving at once: the last
 //! one's store is what the file holds, each file whole (written aside, then renamed).
 use std::borrow::Cow;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,10 +38,26 @@ pub(super) struct Functions {
 
 #[derive(Debug, Default)]
 struct State {
-    entries: HashMap<Vec<u8>, Vec<u8>>,
-    /// Keys in the order they were stored (the oldest is dropped first).
-    order: VecDeque<Vec<u8>>,
+    /// Each entry's value and when it was last stored or served (its key in `order`).
+    entries: HashMap<Vec<u8>, (Vec<u8>, u64)>,
+    /// Keys by when they were last stored or served (the least recent is dropped first).
+    order: BTreeMap<u64, Vec<u8>>,
+    /// The next use's number.
+    clock: u64,
     bytes: usize,
+}
+
+impl State {
+    /// Mark `key` (its entry last used at `stamp`, if it has one) used now: its new stamp.
+    fn touch(&mut self, key: &[u8], stamp: Option<u64>) -> u64 {
+        let now = self.clock;
+        self.clock += 1;
+        let k = stamp
+            .and_then(|t| self.order.remove(&t))
+            .unwrap_or_else(|| key.to_vec());
+        self.order.insert(now, k);
+        now
+    }
 }
 
 /// How many functions a store served and compiled (`Functions::counts`).
@@ -77,15 +94,15 @@ impl Functions {
 const MAGIC: &[u8] = b"toolsmith-functions-v1\n";
 
 impl Functions {
-    /// Write every entry (the oldest first) to `path` with its MAC under `key`, for an engine
+    /// Write every entry (the least recently used first) to `path` with its MAC under `key`, for an engine
     /// whose compatibility hash is `engine`: written aside, then renamed over the file.
     pub(super) fn save(&self, path: &Path, key: &[u8; 32], engine: &str) -> std::io::Result<()> {
         let mut body = Vec::new();
         {
             let s = self.state();
             body.reserve(s.bytes + 8 * s.order.len());
-            for k in &s.order {
-                if let Some(v) = s.entries.get(k) {
+            for k in s.order.values() {
+                if let Some((v, _)) = s.entries.get(k) {
                     for part in [k, v] {
                         let len = u32::try_from(part.len()).map_err(std::io::Error::other)?;
                         body.extend_from_slice(&len.to_le_bytes());
@@ -150,7 +167,19 @@ fn mac(key: &[u8; 32], engine: &str, body: &[u8]) -> [u8; 32] {
 
 impl wasmtime::CacheStore for Functions {
     fn get(&self, key: &[u8]) -> Option<Cow<'_, [u8]>> {
-        let found = self.state().entries.get(key).cloned();
+        let found = {
+            let mut s = self.state();
+            match s.entries.get(key).map(|(v, stamp)| (v.clone(), *stamp)) {
+                Some((v, stamp)) => {
+                    let now = s.touch(key, Some(stamp));
+                    if let Some(e) = s.entries.get_mut(key) {
+                        e.1 = now;
+                    }
+                    Some(v)
+                }
+                None => None,
+            }
+        };
         let counter = if found.is_some() {
             &self.hits
         } else {
@@ -166,17 +195,18 @@ impl wasmtime::CacheStore for Functions {
             return false;
         }
         let mut s = self.state();
-        if let Some(old) = s.entries.insert(key.to_vec(), value) {
-            s.bytes -= key.len() + old.len();
-        } else {
-            s.order.push_back(key.to_vec());
+        let stamp = s.entries.get(key).map(|(old, stamp)| (old.len(), *stamp));
+        if let Some((old, _)) = stamp {
+            s.bytes -= key.len() + old;
         }
+        let now = s.touch(key, stamp.map(|(_, t)| t));
+        s.entries.insert(key.to_vec(), (value, now));
         s.bytes += size;
         while s.bytes > self.max_bytes {
-            let Some(oldest) = s.order.pop_front() else {
+            let Some((_, oldest)) = s.order.pop_first() else {
                 break;
             };
-            if let Some(v) = s.entries.remove(&oldest) {
+            if let Some((v, _)) = s.entries.remove(&oldest) {
                 s.bytes -= oldest.len() + v.len();
             }
         }
@@ -216,6 +246,20 @@ mod tests {
     }
 
     #[test]
+    fn the_entries_used_least_recently_go_first() {
+        let f = Functions::new(100);
+        assert!(f.insert(b"a", vec![1; 40]) && f.insert(b"b", vec![2; 40]));
+        // `a`, stored first, was just used: `b` goes for `c`.
+        assert!(f.get(b"a").is_some());
+        assert!(f.insert(b"c", vec![3; 40]));
+        assert!(f.get(b"b").is_none());
+        assert!(f.get(b"a").is_some() && f.get(b"c").is_some());
+        let s = f.state();
+        assert_eq!(s.entries.len(), s.order.len());
+        assert_eq!(s.bytes, 82);
+    }
+
+    #[test]
     fn a_saved_store_is_read_back_only_under_its_key_and_engine_and_unchanged() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let path = tmp.path().join("functions.bin");
@@ -226,12 +270,11 @@ mod tests {
 
         let back = Functions::new(1000);
         assert_eq!(back.load(&path, &key, "e1"), Some(2));
+        // In the order they were used: the least recent first.
+        let order: Vec<Vec<u8>> = back.state().order.values().cloned().collect();
+        assert_eq!(order, ["one", "two"].map(|k| k.as_bytes().to_vec()));
         assert_eq!(back.get(b"one").as_deref(), Some(&[1u8; 10][..]));
         assert_eq!(back.get(b"two").as_deref(), Some(&[2u8; 20][..]));
-        assert_eq!(
-            back.state().order,
-            ["one", "two"].map(|k| k.as_bytes().to_vec())
-        );
 
         // Another key, another engine, a changed byte, a cut file: nothing is added.
         for (k, e) in [(&other, "e1"), (&key, "e2")] {
