@@ -88,6 +88,7 @@ du -sh target/debug >&2 || true
 # macOS (Seatbelt) and Windows build check, without clippy's driver; set
 # TOOLSMITH_SKIP_CROSS=1 to skip it.
 unset RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
-if [ "$cross" != 1 ]; then
-  ./scripts/cross-check.sh
+if [ "$cross" != 1 ] && ! ./scripts/cross-check.sh; then
+  echo "test.sh: the macOS/Windows build check failed (above); hint: TOOLSMITH_SKIP_CROSS=1 skips it" >&2
+  false
 fi

@@ -68,8 +68,6 @@ impl CodeCache {
         dir: Option<PathBuf>,
         functions: Arc<super::functions::Functions>,
     ) -> CodeCache {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        engine.precompile_compatibility_hash().hash(&mut h);
         let key = match &dir {
             Some(_) => {
                 let key = cache_key_path().and_then(|p| load_or_create_key(&p));
@@ -86,7 +84,7 @@ impl CodeCache {
         CodeCache {
             dir: dir.filter(|_| key.is_some()),
             key,
-            engine: format!("{:016x}", h.finish()),
+            engine: engine_id(engine),
             max_bytes: MAX_BYTES,
             functions,
             functions_read: std::sync::Once::new(),
@@ -98,6 +96,35 @@ impl CodeCache {
     fn functions_file(&self) -> Option<(PathBuf, &[u8; 32])> {
         let (dir, key) = (self.dir.as_ref()?, self.key.as_deref()?);
         Some((dir.join(format!("functions-{}.bin", self.engine)), key))
+    }
+
+    /// Add the compiled functions earlier starts saved to the store, once per start.
+    fn read_saved_functions(&self) {
+        self.functions_read.call_once(|| {
+            let Some((path, key)) = self.functions_file() else {
+                return;
+            };
+            let began = std::time::Instant::now();
+            let read = self.functions.load(&path, key, &self.engine);
+            tracing::debug!(functions = ?read, took = ?began.elapsed(), "compiled functions of earlier starts read");
+        });
+    }
+
+    /// Save the store of compiled functions for later starts.
+    fn save_functions(&self) {
+        let Some((path, key)) = self.functions_file() else {
+            return;
+        };
+        if let Some(parent) = path.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let began = std::time::Instant::now();
+        match self.functions.save(&path, key, &self.engine) {
+            Ok(()) => tracing::debug!(took = ?began.elapsed(), "compiled functions saved"),
+            Err(e) => {
+                tracing::debug!(error = %e, file = %path.display(), "compiled functions not saved")
+            }
+        }
     }
 
     /// Code compiled earlier for exactly this artifact and engine (its MAC checked), or
@@ -198,13 +225,7 @@ impl CodeCache {
         // compiles in milliseconds and leaves the server's memory as it was).
         let large = bytes.len() >= self.saved_from;
         if large {
-            self.functions_read.call_once(|| {
-            if let Some((path, key)) = self.functions_file() {
-                let began = std::time::Instant::now();
-                let read = self.functions.load(&path, key, &self.engine);
-                    tracing::debug!(functions = ?read, took = ?began.elapsed(), "compiled functions of earlier starts read");
-                }
-            });
+            self.read_saved_functions();
         }
         let (began, before) = (std::time::Instant::now(), self.functions.counts());
         let module = C::compile(engine, bytes)?;
@@ -215,18 +236,8 @@ impl CodeCache {
             compiled = after.compiled - before.compiled,
             "compiled (functions reused from earlier compilations, and compiled now)"
         );
-        if large
-            && after.compiled > before.compiled
-            && let Some((path, key)) = self.functions_file()
-        {
-            if let Some(parent) = path.parent() {
-                let _ = std::fs::create_dir_all(parent);
-            }
-            let began = std::time::Instant::now();
-            if let Err(e) = self.functions.save(&path, key, &self.engine) {
-                tracing::debug!(error = %e, file = %path.display(), "compiled functions not saved");
-            }
-            tracing::debug!(took = ?began.elapsed(), "compiled functions saved");
+        if large && after.compiled > before.compiled {
+            self.save_functions();
         }
         if let (Some(f), Some(key), Ok(data)) = (&file, &self.key, module.serialize()) {
             if let Some(parent) = f.parent() {
@@ -415,6 +426,13 @@ impl Compiled for wasmtime::component::Component {
     }
 }
 
+/// An engine's compatibility hash, as entries' names and MACs carry it.
+fn engine_id(engine: &Engine) -> String {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
 /// Where the cache MAC key lives: outside every cache directory.
 pub fn cache_key_path() -> Option<PathBuf> {
     dirs::data_local_dir().map(|d| d.join("toolsmith").join("wasm-cache.key"))
@@ -505,12 +523,10 @@ mod tests {
             .enable_incremental_compilation(Arc::clone(&functions) as Arc<dyn wasmtime::CacheStore>)
             .expect("incremental");
         let engine = Engine::new(&config).expect("engine");
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        engine.precompile_compatibility_hash().hash(&mut h);
         let cache = CodeCache {
             dir: Some(dir.to_path_buf()),
             key: Some(Arc::new(key)),
-            engine: format!("{:016x}", h.finish()),
+            engine: engine_id(&engine),
             max_bytes: MAX_BYTES,
             functions,
             functions_read: std::sync::Once::new(),

@@ -18,6 +18,7 @@
 //! MAC checked over those bytes, and the entries taken from the same bytes; a file that fails
 //! the check is ignored (and replaced at the next save). Two servers saving at once: the last
 //! one's store is what the file holds, each file whole (written aside, then renamed).
+
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -38,17 +39,22 @@ pub(super) struct Functions {
 
 #[derive(Debug, Default)]
 struct State {
-    /// Each entry's value and when it was last stored or served (its key in `order`).
+    /// Each entry's value and when it was last stored or served (its stamp in `recency`).
     entries: HashMap<Vec<u8>, (Vec<u8>, u64)>,
-    /// Keys by when they were last stored or served (the least recent is dropped first).
-    order: BTreeMap<u64, Vec<u8>>,
-    /// The next use's number.
-    clock: u64,
+    recency: Recency,
     bytes: usize,
 }
 
-impl State {
-    /// Mark `key` (its entry last used at `stamp`, if it has one) used now: its new stamp.
+/// The keys by when they were last stored or served: the least recent is dropped first.
+#[derive(Debug, Default)]
+struct Recency {
+    order: BTreeMap<u64, Vec<u8>>,
+    /// The next use's stamp.
+    clock: u64,
+}
+
+impl Recency {
+    /// Mark `key` (last used at `stamp`, if it was stored before) used now: its new stamp.
     fn touch(&mut self, key: &[u8], stamp: Option<u64>) -> u64 {
         let now = self.clock;
         self.clock += 1;
@@ -94,14 +100,14 @@ impl Functions {
 const MAGIC: &[u8] = b"toolsmith-functions-v1\n";
 
 impl Functions {
-    /// Write every entry (the least recently used first) to `path` with its MAC under `key`, for an engine
-    /// whose compatibility hash is `engine`: written aside, then renamed over the file.
+    /// Write every entry (the least recently used first) to `path` with its MAC under `key`,
+    /// for an engine whose compatibility hash is `engine`: written aside, then renamed over it.
     pub(super) fn save(&self, path: &Path, key: &[u8; 32], engine: &str) -> std::io::Result<()> {
         let mut body = Vec::new();
         {
             let s = self.state();
-            body.reserve(s.bytes + 8 * s.order.len());
-            for k in s.order.values() {
+            body.reserve(s.bytes + 8 * s.entries.len());
+            for k in s.recency.order.values() {
                 if let Some((v, _)) = s.entries.get(k) {
                     for part in [k, v] {
                         let len = u32::try_from(part.len()).map_err(std::io::Error::other)?;
@@ -168,17 +174,11 @@ fn mac(key: &[u8; 32], engine: &str, body: &[u8]) -> [u8; 32] {
 impl wasmtime::CacheStore for Functions {
     fn get(&self, key: &[u8]) -> Option<Cow<'_, [u8]>> {
         let found = {
-            let mut s = self.state();
-            match s.entries.get(key).map(|(v, stamp)| (v.clone(), *stamp)) {
-                Some((v, stamp)) => {
-                    let now = s.touch(key, Some(stamp));
-                    if let Some(e) = s.entries.get_mut(key) {
-                        e.1 = now;
-                    }
-                    Some(v)
-                }
-                None => None,
-            }
+            let s = &mut *self.state();
+            s.entries.get_mut(key).map(|(v, stamp)| {
+                *stamp = s.recency.touch(key, Some(*stamp));
+                v.clone()
+            })
         };
         let counter = if found.is_some() {
             &self.hits
@@ -199,11 +199,11 @@ impl wasmtime::CacheStore for Functions {
         if let Some((old, _)) = stamp {
             s.bytes -= key.len() + old;
         }
-        let now = s.touch(key, stamp.map(|(_, t)| t));
+        let now = s.recency.touch(key, stamp.map(|(_, t)| t));
         s.entries.insert(key.to_vec(), (value, now));
         s.bytes += size;
         while s.bytes > self.max_bytes {
-            let Some((_, oldest)) = s.order.pop_first() else {
+            let Some((_, oldest)) = s.recency.order.pop_first() else {
                 break;
             };
             if let Some((v, _)) = s.entries.remove(&oldest) {
@@ -255,7 +255,7 @@ mod tests {
         assert!(f.get(b"b").is_none());
         assert!(f.get(b"a").is_some() && f.get(b"c").is_some());
         let s = f.state();
-        assert_eq!(s.entries.len(), s.order.len());
+        assert_eq!(s.entries.len(), s.recency.order.len());
         assert_eq!(s.bytes, 82);
     }
 
@@ -271,7 +271,7 @@ mod tests {
         let back = Functions::new(1000);
         assert_eq!(back.load(&path, &key, "e1"), Some(2));
         // In the order they were used: the least recent first.
-        let order: Vec<Vec<u8>> = back.state().order.values().cloned().collect();
+        let order: Vec<Vec<u8>> = back.state().recency.order.values().cloned().collect();
         assert_eq!(order, ["one", "two"].map(|k| k.as_bytes().to_vec()));
         assert_eq!(back.get(b"one").as_deref(), Some(&[1u8; 10][..]));
         assert_eq!(back.get(b"two").as_deref(), Some(&[2u8; 20][..]));
