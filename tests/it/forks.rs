@@ -158,6 +158,72 @@ async fn a_forked_call_sees_nothing_of_earlier_calls_and_holds_no_privilege() {
     }
 }
 
+/// A process forked ahead compiles the tool's entry while it waits (`stubs/python.py`); the
+/// call runs the entry as the file holds it at the call. Edited in place after that compile
+/// (the same fork server: the edit changes no grant), the new code runs; an entry that no
+/// longer compiles fails as a cold start does, with the error at its line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forked_call_runs_its_entry_as_the_file_holds_it_at_the_call() {
+    let _turn = TURN.lock().await;
+    for &mech in mechanisms() {
+        let (_tmp, app) = make_app(mech, |_| {});
+        let v1 = "import json\nprint(json.dumps({'v': 1}))\n";
+        add(&app, json!({"name": "ver", "language": "python", "protocol": "plain", "description": "its version", "code": v1})).await;
+        let d = dir(&app, "ver");
+        let entry = d.join("main.py");
+        assert_eq!(std::fs::read_to_string(&entry).unwrap(), v1, "{mech}");
+        assert_eq!(
+            call(&app, "ver", json!({})).await.unwrap(),
+            json!({"v": 1}),
+            "{mech}"
+        );
+        let server = app.scripts().spares.server_pid(&d);
+        assert!(server.is_some(), "{mech}: a fork server runs");
+        for (round, (code, want)) in [
+            (
+                "import json\nprint(json.dumps({'v': 2}))\n",
+                json!({"v": 2}),
+            ),
+            (
+                "import json\nprint(json.dumps({'v': 3, 'same': 1}))\n",
+                json!({"v": 3, "same": 1}),
+            ),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            // The next call's process is forked and has compiled the entry as it was.
+            app.scripts().spares.settled().await;
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            std::fs::write(&entry, code).unwrap();
+            assert_eq!(
+                call(&app, "ver", json!({})).await.unwrap(),
+                want,
+                "{mech}, edit {round}"
+            );
+            assert_eq!(
+                app.scripts().spares.server_pid(&d),
+                server,
+                "{mech}: the same fork server"
+            );
+        }
+        app.scripts().spares.settled().await;
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        std::fs::write(&entry, "import json\n\nprint('unclosed'\n").unwrap();
+        match call(&app, "ver", json!({})).await {
+            Err(CallError::Run(RunError::Failed { code, stderr, .. })) => {
+                assert_eq!(code, 1, "{mech}: {stderr}");
+                assert!(
+                    stderr.contains("SyntaxError") && stderr.contains("main.py\", line 3"),
+                    "{mech}: {stderr}"
+                );
+            }
+            other => panic!("{mech}: {other:?}"),
+        }
+        app.scripts().spares.stop_all();
+    }
+}
+
 /// Twenty calls at once: each forked, each in its own scratch, none seeing another's files.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_forked_calls_each_have_their_own_scratch() {

@@ -553,7 +553,10 @@ pub(crate) fn spawn_fork_server(
     let config = setup
         .config()
         .map_err(|e| start_err(e.to_string()))
-        .and_then(|c| {
+        .and_then(|mut c| {
+            // The tool's entry, which each call's process compiles while it waits for its
+            // call (`stubs/python.py`).
+            c["entry"] = r.entry.to_string_lossy().into_owned().into();
             sandbox::memfd("toolsmith-fork-server", c.to_string().as_bytes())
                 .map_err(|e| start_err(format!("cannot hand over its configuration: {e}")))
         })?;

@@ -19,7 +19,9 @@
 //! so the host may write the call's input right behind it (`pipelined`); PHP, which reads stdin
 //! in blocks, gets its input only after the `g`. It loads nothing of the tool's before that
 //! line arrives, so no tool code runs before the call, and it serves exactly one call: every
-//! call is a fresh process.
+//! call is a fresh process. (A Python process forked by a fork server, which knows the tool's
+//! entry, compiles it while waiting — compiling runs none of it — and uses that code only if
+//! the file holds the same bytes when the call comes.)
 //!
 //! On Windows there are no spares (no descriptors to move): nothing here is used there.
 #![cfg_attr(not(unix), allow(dead_code))]

@@ -17,6 +17,10 @@ const BACK_TO_BACK: Duration = Duration::from_millis(50);
 /// Landlock, seccomp, the move into a cgroup: 7 ms at p50 and 10 at p90 here under
 /// bubblewrap, two calls' time). With two, half the calls waited for theirs (p90 2.8 ms).
 const AHEAD_BACK_TO_BACK: usize = 3;
+/// How many a fork server keeps forked ahead until its first call: a tool just registered or
+/// pre-started is often called twice in a row (an AI tries it, then uses it), and with one
+/// ahead the second call waited for its process's set-up (9–11 ms at p50 instead of 4–6).
+const AHEAD_FIRST: usize = 2;
 
 impl Pool {
     /// A call of `r` forked by the tool's fork server, ready for its input; None when the tool
@@ -39,7 +43,7 @@ impl Pool {
         tracing::debug!(tool = %r.name, ahead = ready.is_some(), waited = ?t0.elapsed(), "a forked call's process");
         let got = match ready {
             Some(f) => Ok(f),
-            None => server.call(r).await,
+            None => server.call(r, crate::fork::Ahead::Plain).await,
         };
         prefork(&self.inner, dir, r, key, &server);
         match got {
@@ -83,7 +87,9 @@ impl Pool {
         let now = Instant::now();
         slot.ahead = match slot.last_fork {
             Some(t) if now.saturating_duration_since(t) < BACK_TO_BACK => AHEAD_BACK_TO_BACK,
-            _ => 1,
+            // The fork server's first call (`start_server`).
+            None => AHEAD_FIRST,
+            Some(_) => 1,
         };
         slot.last_fork = Some(now);
         slot.last_call = now;
@@ -109,6 +115,9 @@ impl Pool {
                 return;
             }
             slot.server = Server::Starting;
+            // Until its first call, it keeps `AHEAD_FIRST` forked ahead.
+            slot.ahead = AHEAD_FIRST;
+            slot.last_fork = None;
         }
         let (inner, dir, r) = (Arc::clone(&self.inner), dir.to_path_buf(), r.clone());
         tokio::spawn(async move {
@@ -165,7 +174,7 @@ fn prefork(
     key: u64,
     server: &Arc<crate::fork::Server>,
 ) {
-    let n = {
+    let (n, ahead) = {
         let mut slots = inner.slots();
         let Some(slot) = slots.get_mut(dir) else {
             return;
@@ -177,7 +186,12 @@ fn prefork(
             .ahead
             .saturating_sub(slot.preforked.len() + slot.preforking);
         slot.preforking += n;
-        n
+        // Calls back to back: the compile would share the processor with the call running.
+        let ahead = match slot.ahead {
+            AHEAD_BACK_TO_BACK => crate::fork::Ahead::Plain,
+            _ => crate::fork::Ahead::Compiled,
+        };
+        (n, ahead)
     };
     for _ in 0..n {
         let (inner, dir, r, server) = (
@@ -187,7 +201,7 @@ fn prefork(
             Arc::clone(server),
         );
         tokio::spawn(async move {
-            let got = server.call(&r).await;
+            let got = server.call(&r, ahead).await;
             let mut slots = inner.slots();
             let Some(slot) = slots.get_mut(&dir) else {
                 if let Ok(f) = got {

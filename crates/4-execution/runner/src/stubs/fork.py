@@ -5,7 +5,8 @@
 # process, after its privileges are gone.) It writes "r" on its stdout once up, then serves
 # calls from its control socket (argv[1]; its configuration is the JSON file at argv[2]):
 # each message carries the call's stdin, stdout, stderr and channel (and, under the in-process
-# sandbox, a Landlock ruleset). For each, it forks a process that is the init of a pid
+# sandbox, a Landlock ruleset); its byte is "p" for a process forked ahead of its call that
+# compiles the tool's entry (cfg["entry"]) while it waits, else "c". For each, it forks a process that is the init of a pid
 # namespace of its own; that process mounts a fresh scratch directory and /dev/shm (and /tmp
 # under bubblewrap) and its own /proc in a mount namespace of its own, unshares the IPC (and, for a
 # tool without network, the network) namespace, moves the call's descriptors to 0, 1, 2 and 9
@@ -239,7 +240,8 @@ def _toolsmith_fork_server():
                 if pid == 0:
                     try:
                         call(ctl, stdin, stdout, stderr, chan, ruleset)
-                        return venv
+                        # "p": forked ahead of a call, it compiles the entry while waiting.
+                        return venv, (cfg.get("entry") if msg == b"p" else None)
                     except BaseException as e:
                         why = b"e" + str(e).encode(errors="replace")[:400] + b"\n"
                         for c in (chan, 9):
@@ -261,7 +263,7 @@ def _toolsmith_fork_server():
                 pfd = os.pidfd_open(pid)
                 live[pfd] = (pid, chan)
                 poll.register(pfd, select.POLLIN)
-_toolsmith_venv = _toolsmith_fork_server()
+_toolsmith_venv, _toolsmith_hint = _toolsmith_fork_server()
 del _toolsmith_fork_server
 def _toolsmith_site():
     # In the call's process, once the entry line has come: a venv's site set-up as the
