@@ -16,6 +16,7 @@ use crate::manifest::Manifest;
 use crate::runner::script::Host;
 use crate::sandbox::contained::{self, Job, Network};
 use crate::sandbox::interpreter_prefixes;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -164,18 +165,48 @@ pub fn resolve(
     };
     let exe = which::which(configured).map_err(|e| missing(e.to_string()))?;
     let exe = exe.canonicalize().unwrap_or(exe);
-    let out = std::process::Command::new(&exe)
-        .arg("--version")
-        .output()
-        .map_err(|e| missing(e.to_string()))?;
-    if !out.status.success() {
-        return Err(missing(format!("`--version` ended with {}", out.status)));
-    }
-    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let version = version_of(&exe).map_err(missing)?;
     match language {
         Language::Python => Ok(python(exe, version, sandbox)),
         Language::JavaScript => javascript(exe, version, sandbox).map_err(missing),
     }
+}
+
+/// What `exe --version` says, asked once per file (its path, size and modification time: a
+/// tool chain reinstalled in place is asked again). A build resolves its tool chain twice
+/// (its input schema, then its build), and each asking cost 75–115 ms.
+fn version_of(exe: &Path) -> Result<String, String> {
+    type Key = (PathBuf, u64, Option<std::time::SystemTime>);
+    static ASKED: std::sync::OnceLock<std::sync::Mutex<HashMap<Key, String>>> =
+        std::sync::OnceLock::new();
+    let key = std::fs::metadata(exe)
+        .ok()
+        .map(|m| (exe.to_path_buf(), m.len(), m.modified().ok()));
+    let asked = ASKED.get_or_init(Default::default);
+    if let Some(v) = key.as_ref().and_then(|k| {
+        asked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(k)
+            .cloned()
+    }) {
+        return Ok(v);
+    }
+    let out = std::process::Command::new(exe)
+        .arg("--version")
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!("`--version` ended with {}", out.status));
+    }
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if let Some(k) = key {
+        asked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(k, version.clone());
+    }
+    Ok(version)
 }
 
 /// componentize-py: bin/componentize-py of a venv; the venv (its site-packages, pyvenv.cfg)
