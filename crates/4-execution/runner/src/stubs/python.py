@@ -14,13 +14,13 @@ def _toolsmith_spare():
     # entry: its code is compiled while waiting (compiling runs none of it), and used at the
     # call only if the file then holds the same bytes. In a freshly forked process a compile
     # cost 1.3-1.7 ms of a 4-5 ms call.
-    global _toolsmith_pre
+    pre = None
     hint = globals().pop("_toolsmith_hint", None)
     if hint:
         try:
             with __import__("io").open_code(hint) as f:
                 src = f.read()
-            _toolsmith_pre = (hint, src, compile(src, hint, "exec", dont_inherit=True))
+            pre = (hint, src, compile(src, hint, "exec", dont_inherit=True))
         except Exception:
             pass  # compiled again at the call, where its error is the tool's
     got = b""
@@ -42,8 +42,8 @@ def _toolsmith_spare():
                 del sys.modules[m]
     sys.argv[:] = [entry]
     sys.path[0] = here
-    return entry
-_toolsmith_entry = _toolsmith_spare()
+    return entry, pre
+_toolsmith_entry, _toolsmith_pre = _toolsmith_spare()
 del _toolsmith_spare
 def _toolsmith_exit(code):
     # What interpreter shutdown does that a script can observe — wait for its threads, run its
@@ -67,14 +67,13 @@ def _toolsmith_exit(code):
 if not os.path.isfile(_toolsmith_entry):
     print(f"{sys.executable}: can't open file {_toolsmith_entry!r}: [Errno 2] No such file or directory", file=sys.stderr)
     _toolsmith_exit(2)
-def _toolsmith_run(entry):
+def _toolsmith_run(entry, pre):
     # As `python3 ENTRY` runs a file (and runpy.run_path, for a file, minus its asking pkgutil
     # whether the path is a zip or a directory: about 0.4 ms a call): its code compiled under
     # its own name, run as a fresh __main__ module that stays in sys.modules (pickle and
     # `import __main__` find it).
     with __import__("io").open_code(entry) as f:
         src = f.read()
-    pre = globals().pop("_toolsmith_pre", None)
     if pre is not None and pre[0] == entry and pre[1] == src:
         code = pre[2]
     else:
@@ -84,7 +83,7 @@ def _toolsmith_run(entry):
     sys.modules["__main__"] = main
     exec(code, main.__dict__)
 try:
-    _toolsmith_run(_toolsmith_entry)
+    _toolsmith_run(_toolsmith_entry, _toolsmith_pre)
 except SystemExit as e:
     c = e.code
     if c is None:
